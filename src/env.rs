@@ -1,0 +1,333 @@
+//! The file-system boundary.
+//!
+//! The engine touches files only through [`Env`], so tests can substitute an implementation
+//! that injects failures (EIO, ENOSPC, short writes, lost unsynced data). [`StdEnv`] is the real
+//! one, built on `std::fs`.
+
+use std::fmt::Debug;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// A file opened for appending. Data reaches the OS on [`WritableFile::flush`] and stable
+/// storage on [`WritableFile::sync`].
+pub trait WritableFile: Send {
+    /// Appends `data` (possibly only to a user-space buffer).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered data to the operating system (survives a process crash, not a power cut).
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes, then forces the data to stable storage (`fdatasync`).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far (including any still buffered).
+    fn len(&self) -> u64;
+    /// True when nothing has been appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file read by positional reads, shareable between threads.
+pub trait RandomAccessFile: Send + Sync + Debug {
+    /// Reads exactly `len` bytes at `offset`; reading past the end is an error.
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
+    /// The file's size when it was opened.
+    fn size(&self) -> u64;
+    /// The path it was opened from (for error messages).
+    fn path(&self) -> &Path;
+}
+
+/// An exclusive advisory lock on a file, released on drop.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl FileLock {
+    /// The locked file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Everything the engine needs from a file system.
+pub trait Env: Send + Sync + Debug {
+    /// Creates (or truncates) `path` for writing.
+    fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for appending at its end.
+    fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens `path` for positional reads.
+    fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
+    /// Atomically renames `from` to `to` (replacing `to`).
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Deletes a file.
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Truncates a file to `len` bytes and syncs it.
+    fn truncate(&self, path: &Path, len: u64) -> Result<()>;
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// File names (not paths) in a directory.
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
+    /// Makes a directory's entries (creations, renames, deletions) durable.
+    fn sync_dir(&self, path: &Path) -> Result<()>;
+    /// The size of a file.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Whether `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Whether `path` is a directory.
+    fn is_dir(&self, path: &Path) -> bool;
+    /// Takes an exclusive lock on `path` (creating it), failing with [`Error::Locked`] when
+    /// another holder has it.
+    fn lock_file(&self, path: &Path) -> Result<FileLock>;
+}
+
+/// The real file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdEnv;
+
+impl StdEnv {
+    /// A shared handle to the real file system.
+    pub fn shared() -> Arc<dyn Env> {
+        Arc::new(StdEnv)
+    }
+}
+
+struct StdWritable {
+    out: BufWriter<File>,
+    path: PathBuf,
+    len: u64,
+}
+
+impl WritableFile for StdWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.out
+            .write_all(data)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.out.flush().map_err(|e| Error::io(&self.path, e))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.out
+            .get_ref()
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+#[derive(Debug)]
+struct StdRandomAccess {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl RandomAccessFile for StdRandomAccess {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let end = offset.checked_add(len as u64);
+        if end.is_none_or(|end| end > self.size) {
+            return Err(Error::corruption(
+                &self.path,
+                offset,
+                format!(
+                    "read of {len} bytes runs past the end of the file ({} bytes)",
+                    self.size
+                ),
+            ));
+        }
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.file, &mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
+        Ok(buf)
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Env for StdEnv {
+    fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        Ok(Box::new(StdWritable {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            path: path.to_path_buf(),
+            len: 0,
+        }))
+    }
+
+    fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Box::new(StdWritable {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            path: path.to_path_buf(),
+            len,
+        }))
+    }
+
+    fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Arc::new(StdRandomAccess {
+            file,
+            path: path.to_path_buf(),
+            size,
+        }))
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+        Ok(buf)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::rename(from, to).map_err(|e| Error::io(from, e))
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        file.set_len(len).map_err(|e| Error::io(path, e))?;
+        file.sync_all().map_err(|e| Error::io(path, e))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        fs::create_dir_all(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+            let entry = entry.map_err(|e| Error::io(path, e))?;
+            if let Some(name) = entry.file_name().to_str() {
+                names.push(name.to_string());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        #[cfg(unix)]
+        {
+            let dir = File::open(path).map_err(|e| Error::io(path, e))?;
+            dir.sync_all().map_err(|e| Error::io(path, e))?;
+        }
+        #[cfg(not(unix))]
+        let _ = path;
+        Ok(())
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(fs::metadata(path).map_err(|e| Error::io(path, e))?.len())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn lock_file(&self, path: &Path) -> Result<FileLock> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(FileLock {
+                _file: file,
+                path: path.to_path_buf(),
+            }),
+            Err(fs::TryLockError::WouldBlock) => {
+                Err(Error::Locked(path.parent().unwrap_or(path).to_path_buf()))
+            }
+            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_rename_lock() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let env = StdEnv;
+        let a = dir.path().join("a");
+        let mut w = env.create_writable(&a)?;
+        w.append(b"hello ")?;
+        w.append(b"world")?;
+        assert_eq!(w.len(), 11);
+        w.sync()?;
+        drop(w);
+        let r = env.open_random_access(&a)?;
+        assert_eq!(r.read_at(6, 5)?, b"world");
+        assert!(r.read_at(8, 5).is_err());
+        let b = dir.path().join("b");
+        env.rename(&a, &b)?;
+        assert!(!env.exists(&a) && env.exists(&b));
+        assert_eq!(env.list_dir(dir.path())?, vec!["b".to_string()]);
+        let lock_path = dir.path().join("LOCK");
+        let held = env.lock_file(&lock_path)?;
+        assert!(matches!(env.lock_file(&lock_path), Err(Error::Locked(_))));
+        drop(held);
+        env.lock_file(&lock_path)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,188 @@
+//! The one error type of the crate.
+//!
+//! Every fallible public function returns [`Result`]. Variants are structured so callers can
+//! match on the kind of failure, and every variant's `Display` says what failed and where.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Shorthand for `std::result::Result<T, bloomkv::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong in bloomkv.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error, with the path it happened on when known.
+    Io {
+        /// The file or directory involved, if any.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// Bytes on disk (or handed to a decoder) are not what the format says they must be.
+    Corruption {
+        /// The damaged file; empty when the bytes did not come from a file.
+        file: PathBuf,
+        /// Byte offset of the damage within `file` (or within the buffer).
+        offset: u64,
+        /// What is wrong.
+        why: String,
+    },
+    /// The caller passed an argument the API does not accept.
+    InvalidArgument(String),
+    /// Another process (or another `Db` in this process) holds the database lock.
+    Locked(PathBuf),
+    /// The data was written by a newer, incompatible format version.
+    UnsupportedVersion {
+        /// The file carrying the version.
+        file: PathBuf,
+        /// The version found.
+        found: u32,
+        /// The newest version this build understands.
+        supported: u32,
+    },
+    /// A previous write or background job failed; the database refuses further writes until
+    /// it is reopened, so that nothing after the failure can be acknowledged and then lost.
+    WritesStopped(String),
+}
+
+impl Error {
+    /// Builds a [`Error::Corruption`].
+    pub fn corruption(file: impl Into<PathBuf>, offset: u64, why: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            why: why.into(),
+        }
+    }
+
+    /// Builds a [`Error::Corruption`] for bytes that did not come from a file; the location
+    /// can be filled in later with [`Error::located`].
+    pub fn corrupt_bytes(offset: u64, why: impl Into<String>) -> Self {
+        Error::Corruption {
+            file: PathBuf::new(),
+            offset,
+            why: why.into(),
+        }
+    }
+
+    /// Builds an [`Error::Io`] for `path`.
+    pub fn io(path: impl AsRef<Path>, source: io::Error) -> Self {
+        Error::Io {
+            path: Some(path.as_ref().to_path_buf()),
+            source,
+        }
+    }
+
+    /// Fills in where a buffer-relative error happened: a `Corruption` without a file gets
+    /// `file` and has `base` added to its offset; an `Io` without a path gets `file`.
+    /// Other errors are returned unchanged.
+    #[must_use]
+    pub fn located(self, file: &Path, base: u64) -> Self {
+        match self {
+            Error::Corruption {
+                file: f,
+                offset,
+                why,
+            } if f.as_os_str().is_empty() => Error::Corruption {
+                file: file.to_path_buf(),
+                offset: base + offset,
+                why,
+            },
+            Error::Io { path: None, source } => Error::Io {
+                path: Some(file.to_path_buf()),
+                source,
+            },
+            other => other,
+        }
+    }
+
+    /// True for [`Error::Corruption`].
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io {
+                path: Some(p),
+                source,
+            } => write!(f, "I/O error on {}: {source}", p.display()),
+            Error::Io { path: None, source } => write!(f, "I/O error: {source}"),
+            Error::Corruption { file, offset, why } if file.as_os_str().is_empty() => {
+                write!(f, "corruption at byte {offset}: {why}")
+            }
+            Error::Corruption { file, offset, why } => {
+                write!(
+                    f,
+                    "corruption in {} at byte {offset}: {why}",
+                    file.display()
+                )
+            }
+            Error::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            Error::Locked(p) => write!(
+                f,
+                "database {} is locked by another process or handle",
+                p.display()
+            ),
+            Error::UnsupportedVersion {
+                file,
+                found,
+                supported,
+            } => write!(
+                f,
+                "{} has format version {found}; this build supports up to {supported}",
+                file.display()
+            ),
+            Error::WritesStopped(why) => {
+                write!(
+                    f,
+                    "writes stopped after an earlier failure (reopen to recover): {why}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(source: io::Error) -> Self {
+        Error::Io { path: None, source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn located_fills_file_and_offset_once() {
+        let e = Error::corrupt_bytes(5, "bad crc").located(Path::new("000001.sst"), 100);
+        assert_eq!(
+            e.to_string(),
+            "corruption in 000001.sst at byte 105: bad crc"
+        );
+        // A located error keeps its first location.
+        let e = e.located(Path::new("other"), 7);
+        assert!(e.to_string().contains("000001.sst at byte 105"));
+    }
+
+    #[test]
+    fn io_error_names_path() {
+        let e = Error::io("/x/y", io::Error::other("boom"));
+        assert_eq!(e.to_string(), "I/O error on /x/y: boom");
+        assert!(std::error::Error::source(&e).is_some());
+    }
+}

@@ -1,0 +1,53 @@
+//! The interface between tables and filters.
+
+use std::fmt::Debug;
+
+use crate::error::Result;
+
+/// Builds and queries the serialized filters that SSTables carry.
+///
+/// A table stores the bytes returned by [`FilterPolicy::create_filter_from_hashes`] together
+/// with [`FilterPolicy::name`]; a reader whose policy has another name ignores the filter rather
+/// than misreading it. Querying never copies the filter.
+///
+/// Contract: a filter may only ever save work. [`FilterPolicy::may_contain_hash`] must answer
+/// `true` for every key the filter was built from, and also `true` whenever it cannot make
+/// sense of the bytes.
+pub trait FilterPolicy: Send + Sync + Debug {
+    /// A stable name, stored beside each filter. Parameters that the filter records inside its
+    /// own bytes (bits per key, number of probes) are not part of the name.
+    fn name(&self) -> &str;
+
+    /// Bits per key this policy builds filters with.
+    fn bits_per_key(&self) -> f64;
+
+    /// The 64-bit hash of a key; callers compute it once and pass it to every
+    /// [`FilterPolicy::may_contain_hash`] call for that key.
+    fn hash_key(&self, key: &[u8]) -> u64 {
+        super::hash_key(key)
+    }
+
+    /// Builds a serialized filter over the keys whose hashes are given (duplicates allowed).
+    fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8>;
+
+    /// Builds a serialized filter over `keys`.
+    fn create_filter(&self, keys: &[&[u8]]) -> Vec<u8> {
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hash_key(k)).collect();
+        self.create_filter_from_hashes(&hashes)
+    }
+
+    /// Fully validates a serialized filter (header, sizes, checksum). Tables call this once at
+    /// open; a filter that fails it is not used.
+    fn check_filter(&self, filter: &[u8]) -> Result<()>;
+
+    /// May a key with this hash be in the set the filter was built from? `true` when unsure.
+    fn may_contain_hash(&self, filter: &[u8], hash: u64) -> bool;
+
+    /// May `key` be in the set the filter was built from? `true` when unsure.
+    fn may_contain(&self, filter: &[u8], key: &[u8]) -> bool {
+        self.may_contain_hash(filter, self.hash_key(key))
+    }
+
+    /// The false-positive rate the filter's own parameters predict, if the bytes decode.
+    fn expected_fp_rate(&self, filter: &[u8]) -> Option<f64>;
+}

@@ -1,0 +1,115 @@
+//! Tuning knobs for a database. Every field is public and documented with its default.
+
+use std::sync::Arc;
+
+use crate::env::{Env, StdEnv};
+
+/// Number of levels in the LSM tree (L0..L6).
+pub const NUM_LEVELS: usize = 7;
+
+/// The largest user key accepted, in bytes.
+pub const MAX_KEY_BYTES: usize = 64 * 1024;
+
+/// The largest value accepted, in bytes.
+pub const MAX_VALUE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Options for [`crate::Db::open`].
+///
+/// ```
+/// let opts = bloomkv::Options { filter_bits_per_key: 12.0, ..Default::default() };
+/// assert_eq!(opts.block_bytes, 4096);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Bloom filter bits per key for every table (default 10.0, about 1% false positives).
+    /// `0.0` disables filters: every lookup that reaches a table reads a data block.
+    pub filter_bits_per_key: f64,
+    /// Per-level overrides of `filter_bits_per_key`: entry `i` applies to level `i`; levels past
+    /// the end use the last entry. `None` (default) uses `filter_bits_per_key` everywhere.
+    pub filter_bits_per_level: Option<Vec<f64>>,
+    /// Size at which the active memtable is frozen and flushed to a level-0 table
+    /// (default 4 MiB).
+    pub memtable_bytes: usize,
+    /// Target uncompressed size of a data block (default 4096).
+    pub block_bytes: usize,
+    /// Entries between restart points inside a data block (default 16).
+    pub block_restart_interval: usize,
+    /// Capacity of the shared data-block cache in bytes; 0 disables it (default 8 MiB).
+    pub block_cache_bytes: usize,
+    /// Maximum number of table readers kept open (default 1000).
+    pub max_open_files: usize,
+    /// `false` (default): a write returns once the OS has the WAL record, like LevelDB; a
+    /// process crash loses nothing, a power cut may lose the last writes. `true`: the WAL is
+    /// fsynced before a write returns.
+    pub sync_writes: bool,
+    /// Create the database directory if it does not exist (default true).
+    pub create_if_missing: bool,
+    /// Fail if the database already exists (default false).
+    pub error_if_exists: bool,
+    /// `false` (default): a corrupt WAL record in the middle of a log fails `open`. `true`:
+    /// recovery keeps every readable record, skips damaged ones and reports what it dropped.
+    pub best_effort_recovery: bool,
+    /// Number of level-0 files that triggers a compaction into level 1 (default 4).
+    pub level0_compaction_trigger: usize,
+    /// Number of level-0 files at which writes pause until compaction catches up (default 12).
+    pub level0_stop_writes: usize,
+    /// Each level is this many times larger than the one above it (default 10).
+    pub level_size_multiplier: u64,
+    /// Target total size of level 1 (default 10 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Size at which compaction starts a new output table (default 2 MiB).
+    pub target_file_bytes: u64,
+    /// The file system to use (default: the real one).
+    pub env: Arc<dyn Env>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            filter_bits_per_key: 10.0,
+            filter_bits_per_level: None,
+            memtable_bytes: 4 << 20,
+            block_bytes: 4096,
+            block_restart_interval: 16,
+            block_cache_bytes: 8 << 20,
+            max_open_files: 1000,
+            sync_writes: false,
+            create_if_missing: true,
+            error_if_exists: false,
+            best_effort_recovery: false,
+            level0_compaction_trigger: 4,
+            level0_stop_writes: 12,
+            level_size_multiplier: 10,
+            max_bytes_for_level_base: 10 << 20,
+            target_file_bytes: 2 << 20,
+            env: Arc::new(StdEnv),
+        }
+    }
+}
+
+impl Options {
+    /// Filter bits per key to use for tables written to `level`.
+    pub fn bits_per_key_for_level(&self, level: usize) -> f64 {
+        match &self.filter_bits_per_level {
+            Some(v) if !v.is_empty() => v[level.min(v.len() - 1)],
+            _ => self.filter_bits_per_key,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_level_bits_fall_back_to_last_entry() {
+        let o = Options {
+            filter_bits_per_level: Some(vec![12.0, 10.0, 6.0]),
+            ..Default::default()
+        };
+        assert_eq!(o.bits_per_key_for_level(0), 12.0);
+        assert_eq!(o.bits_per_key_for_level(2), 6.0);
+        assert_eq!(o.bits_per_key_for_level(6), 6.0);
+        assert_eq!(Options::default().bits_per_key_for_level(3), 10.0);
+    }
+}
