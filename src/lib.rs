@@ -23,9 +23,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
+pub mod coding;
 pub mod env;
 pub mod error;
 pub mod filter;
+pub mod iter;
 pub mod key;
 pub mod manifest;
 pub mod memtable;
