@@ -1,1 +1,283 @@
 //! Atomic write batches.
+//!
+//! A [`WriteBatch`] collects puts and deletes that the `Db` applies all together or not at
+//! all: the whole batch is one write-ahead-log record, and its operations get consecutive
+//! sequence numbers. The batch keeps its operations already encoded in the WAL payload format
+//! (see `docs/FORMAT.md`, "WriteBatch payload"), so writing it to the log copies no data:
+//!
+//! ```text
+//! sequence: u64 LE | count: u32 LE | op * count
+//! op = kind: u8 | varint key length | key | (Put only) varint value length | value
+//! ```
+
+use std::fmt;
+
+use crate::coding::{Decoder, put_length_prefixed};
+use crate::error::{Error, Result};
+use crate::key::{self, Kind, SeqNo};
+use crate::memtable::MemTable;
+use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
+
+/// Bytes of the payload header: sequence (8) and count (4).
+pub const HEADER_LEN: usize = 12;
+
+const COUNT_OFFSET: usize = 8;
+
+/// A group of puts and deletes applied atomically by `Db::write`.
+///
+/// ```
+/// let mut batch = bloomkv::batch::WriteBatch::new();
+/// batch.put(b"apple", b"red");
+/// batch.delete("pear");
+/// assert_eq!(batch.len(), 2);
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct WriteBatch {
+    /// The encoded payload, header included; the count field is kept up to date.
+    rep: Vec<u8>,
+    /// Number of operations (may exceed `u32::MAX` only in theory; `validate` rejects that).
+    count: usize,
+}
+
+impl Default for WriteBatch {
+    fn default() -> Self {
+        WriteBatch::new()
+    }
+}
+
+impl fmt::Debug for WriteBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not the bytes: a batch may hold hundreds of MiB.
+        f.debug_struct("WriteBatch")
+            .field("sequence", &self.sequence())
+            .field("ops", &self.count)
+            .field("payload_bytes", &self.rep.len())
+            .finish()
+    }
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> WriteBatch {
+        WriteBatch {
+            rep: vec![0; HEADER_LEN],
+            count: 0,
+        }
+    }
+
+    /// Adds "set `key` to `value`".
+    pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.rep.push(Kind::Put as u8);
+        put_length_prefixed(&mut self.rep, key.as_ref());
+        put_length_prefixed(&mut self.rep, value.as_ref());
+        self.set_count(self.count + 1);
+    }
+
+    /// Adds "delete `key`" (a no-op for the store if the key is absent).
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) {
+        self.rep.push(Kind::Delete as u8);
+        put_length_prefixed(&mut self.rep, key.as_ref());
+        self.set_count(self.count + 1);
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when the batch holds no operation.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Removes every operation (the sequence number is reset too).
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.rep.resize(HEADER_LEN, 0);
+        self.count = 0;
+    }
+
+    /// Size of the encoded batch in bytes (the WAL record payload).
+    pub fn approximate_size(&self) -> usize {
+        self.rep.len()
+    }
+
+    /// Checks the batch against the documented limits.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if a key is longer than [`MAX_KEY_BYTES`], a value longer
+    /// than [`MAX_VALUE_BYTES`], or the batch holds more than `u32::MAX` operations; the
+    /// message names the operation index and the sizes.
+    pub fn validate(&self) -> Result<()> {
+        if u32::try_from(self.count).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "write batch has {} operations; at most {} are allowed",
+                self.count,
+                u32::MAX
+            )));
+        }
+        for (i, (kind, k, v)) in self.ops().enumerate() {
+            let op = match kind {
+                Kind::Put => "put",
+                Kind::Delete => "delete",
+            };
+            if k.len() > MAX_KEY_BYTES {
+                return Err(Error::InvalidArgument(format!(
+                    "{op} #{i} of the batch: key of {} bytes exceeds the limit of {MAX_KEY_BYTES}",
+                    k.len()
+                )));
+            }
+            if v.len() > MAX_VALUE_BYTES {
+                return Err(Error::InvalidArgument(format!(
+                    "{op} #{i} of the batch: value of {} bytes exceeds the limit of {MAX_VALUE_BYTES}",
+                    v.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the sequence number of the first operation (internal: the `Db` does this).
+    #[doc(hidden)]
+    pub fn set_sequence(&mut self, seq: SeqNo) {
+        self.rep[..COUNT_OFFSET].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    /// The sequence number of the first operation; operation `i` gets `sequence() + i`.
+    #[doc(hidden)]
+    pub fn sequence(&self) -> SeqNo {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.rep[..COUNT_OFFSET]);
+        u64::from_le_bytes(b)
+    }
+
+    /// The exact bytes to write as one WAL record (see `docs/FORMAT.md`).
+    #[doc(hidden)]
+    pub fn payload(&self) -> &[u8] {
+        &self.rep
+    }
+
+    /// Decodes and fully validates a payload read back from the WAL.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] (offset relative to `bytes`; use [`Error::located`] to name the
+    /// file) if the header is short, an operation has an unknown kind, a length runs past the
+    /// end, a key or value exceeds the size limits, there are fewer or more operations than
+    /// the count says, or the sequence numbers would pass [`key::MAX_SEQ`].
+    #[doc(hidden)]
+    pub fn from_payload(bytes: &[u8]) -> Result<WriteBatch> {
+        let mut d = Decoder::new(bytes);
+        if bytes.len() < HEADER_LEN {
+            return Err(Error::corrupt_bytes(
+                0,
+                format!(
+                    "write batch of {} bytes is shorter than its {HEADER_LEN}-byte header",
+                    bytes.len()
+                ),
+            ));
+        }
+        let seq = d.u64_le()?;
+        let count = d.u32_le()?;
+        for i in 0..count {
+            let op_start = d.position();
+            let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
+            let key_at = d.position();
+            let k = d.length_prefixed()?;
+            if k.len() > MAX_KEY_BYTES {
+                return Err(Error::corrupt_bytes(
+                    key_at as u64,
+                    format!(
+                        "op {i}: key of {} bytes exceeds the limit of {MAX_KEY_BYTES}",
+                        k.len()
+                    ),
+                ));
+            }
+            if kind == Kind::Put {
+                let value_at = d.position();
+                let v = d.length_prefixed()?;
+                if v.len() > MAX_VALUE_BYTES {
+                    return Err(Error::corrupt_bytes(
+                        value_at as u64,
+                        format!(
+                            "op {i}: value of {} bytes exceeds the limit of {MAX_VALUE_BYTES}",
+                            v.len()
+                        ),
+                    ));
+                }
+            }
+            if d.is_empty() && i + 1 < count {
+                return Err(Error::corrupt_bytes(
+                    d.position() as u64,
+                    format!(
+                        "write batch header says {count} operations but the payload ends after {}",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+        if !d.is_empty() {
+            return Err(Error::corrupt_bytes(
+                d.position() as u64,
+                format!(
+                    "{} trailing bytes after the {count} operations of the write batch",
+                    d.remaining().len()
+                ),
+            ));
+        }
+        if count > 0 && (seq > key::MAX_SEQ || key::MAX_SEQ - seq < u64::from(count) - 1) {
+            return Err(Error::corrupt_bytes(
+                0,
+                format!(
+                    "write batch sequence {seq} with {count} operations passes the largest sequence number"
+                ),
+            ));
+        }
+        Ok(WriteBatch {
+            rep: bytes.to_vec(),
+            count: count as usize,
+        })
+    }
+
+    /// Appends the operations of `other` after ours (group commit); our sequence is kept.
+    #[doc(hidden)]
+    pub fn append(&mut self, other: &WriteBatch) {
+        self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
+        self.set_count(self.count + other.count);
+    }
+
+    /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
+    ///
+    /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
+    #[doc(hidden)]
+    pub fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
+        let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
+        std::iter::from_fn(move || {
+            if d.is_empty() {
+                return None;
+            }
+            let kind = Kind::try_from(d.u8().ok()?).ok()?;
+            let k = d.length_prefixed().ok()?;
+            let v: &[u8] = match kind {
+                Kind::Put => d.length_prefixed().ok()?,
+                Kind::Delete => &[],
+            };
+            Some((kind, k, v))
+        })
+    }
+
+    /// Adds every operation to `mem`; operation `i` gets sequence `sequence() + i`.
+    #[doc(hidden)]
+    pub fn insert_into(&self, mem: &MemTable) {
+        let base = self.sequence();
+        for (i, (kind, k, v)) in self.ops().enumerate() {
+            mem.add(base + i as u64, kind, k, v);
+        }
+    }
+
+    fn set_count(&mut self, count: usize) {
+        self.count = count;
+        // Saturates past u32::MAX; `validate` refuses such a batch before it is written.
+        let c = u32::try_from(count).unwrap_or(u32::MAX);
+        self.rep[COUNT_OFFSET..HEADER_LEN].copy_from_slice(&c.to_le_bytes());
+    }
+}

@@ -21,3 +21,6 @@ pub trait InternalIterator: Send {
     /// The current value. REQUIRES: `valid()`.
     fn value(&self) -> &[u8];
 }
+
+pub mod db_iter;
+pub mod merge;
