@@ -181,29 +181,9 @@ impl WriteBatch {
         for i in 0..count {
             let op_start = d.position();
             let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
-            let key_at = d.position();
-            let k = d.length_prefixed()?;
-            if k.len() > MAX_KEY_BYTES {
-                return Err(Error::corrupt_bytes(
-                    key_at as u64,
-                    format!(
-                        "op {i}: key of {} bytes exceeds the limit of {MAX_KEY_BYTES}",
-                        k.len()
-                    ),
-                ));
-            }
+            take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
             if kind == Kind::Put {
-                let value_at = d.position();
-                let v = d.length_prefixed()?;
-                if v.len() > MAX_VALUE_BYTES {
-                    return Err(Error::corrupt_bytes(
-                        value_at as u64,
-                        format!(
-                            "op {i}: value of {} bytes exceeds the limit of {MAX_VALUE_BYTES}",
-                            v.len()
-                        ),
-                    ));
-                }
+                take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
             }
             if d.is_empty() && i + 1 < count {
                 return Err(Error::corrupt_bytes(
@@ -280,4 +260,25 @@ impl WriteBatch {
         let c = u32::try_from(count).unwrap_or(u32::MAX);
         self.rep[COUNT_OFFSET..HEADER_LEN].copy_from_slice(&c.to_le_bytes());
     }
+}
+
+/// Takes one length-prefixed field of op `i`, checking the declared length against `limit`
+/// and the bytes left before touching them; errors point at the length varint.
+fn take_field<'a>(d: &mut Decoder<'a>, i: u32, what: &str, limit: usize) -> Result<&'a [u8]> {
+    let at = d.position();
+    let len = d.varint64()?;
+    let left = d.remaining().len();
+    if len > limit as u64 {
+        return Err(Error::corrupt_bytes(
+            at as u64,
+            format!("op {i}: {what} length {len} exceeds the limit of {limit} bytes"),
+        ));
+    }
+    if len > left as u64 {
+        return Err(Error::corrupt_bytes(
+            at as u64,
+            format!("op {i}: {what} length {len} runs past the end ({left} bytes left)"),
+        ));
+    }
+    d.bytes(len as usize)
 }

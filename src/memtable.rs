@@ -207,7 +207,7 @@ const CHUNK: usize = 64;
 /// Concurrent adds: after a seek it yields every entry that was in the table at that moment
 /// and sorts at or after the target, in strictly increasing internal-key order, each once.
 /// Entries added later may or may not be yielded (those sorting after the entries already
-/// fetched are; it fetches [`CHUNK`] entries at a time). Since the `Db` reads at a snapshot
+/// fetched are; it fetches 64 entries at a time). Since the `Db` reads at a snapshot
 /// sequence number, later adds (with newer sequence numbers) are invisible to it either way.
 pub struct MemTableIter {
     mem: Arc<MemTable>,
