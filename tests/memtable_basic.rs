@@ -131,3 +131,33 @@ fn iterator_outlives_callers_handle_and_sees_later_adds_after_its_position() {
     it.next().unwrap();
     assert!(!it.valid());
 }
+
+/// Resident memory in bytes (Linux), to check the per-entry overhead estimate.
+fn rss_bytes() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+#[test]
+#[ignore = "measures process memory; run alone: cargo test --release --test memtable_basic -- --ignored"]
+fn entry_overhead_estimate_matches_resident_memory() {
+    const N: usize = 400_000;
+    let Some(before) = rss_bytes() else { return };
+    let mem = MemTable::new();
+    for i in 0..N {
+        let k = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes();
+        mem.add(i as u64 + 1, Kind::Put, &k, &[1u8; 16]);
+    }
+    let after = rss_bytes().unwrap();
+    let per_entry = (after - before) as f64 / N as f64;
+    let payload = 8.0 + 16.0;
+    let overhead = per_entry - payload;
+    println!("resident bytes per entry {per_entry:.1}, overhead beyond key+value {overhead:.1}");
+    assert!(
+        overhead > ENTRY_OVERHEAD_BYTES as f64 * 0.6
+            && overhead < ENTRY_OVERHEAD_BYTES as f64 * 1.5,
+        "estimate {ENTRY_OVERHEAD_BYTES} vs measured {overhead:.1}"
+    );
+    assert_eq!(mem.len(), N);
+}
