@@ -221,3 +221,25 @@ fn zeroed_middle_block_loses_only_that_block() {
         .collect();
     assert_eq!(got, without(&records, &lost));
 }
+
+#[test]
+fn damaged_length_loses_only_its_record_when_later_records_chain_to_the_block_end() {
+    // Two blocks of small records; break the length of one in the first block so it claims
+    // to run past the block end. The reader finds the next good record by scanning.
+    let records: Vec<Vec<u8>> = (0..120u64).map(|i| payload(i, 300 + i as usize)).collect();
+    let (mut data, spans) = write_log(&records);
+    assert!(data.len() > BLOCK_SIZE + 1000);
+    let victim = 20;
+    data[spans[victim].start + 5] ^= 0x80; // length += 32768
+    let (got, res, _) = read_log(&data, RecoveryMode::Strict);
+    assert_eq!(corruption_offset(&res), spans[victim].start as u64);
+    assert_eq!(got.len(), victim);
+    let (got, res, r) = read_log(&data, RecoveryMode::BestEffort);
+    res.unwrap();
+    assert_eq!(got, without(&records, &[victim]));
+    let s = spans[victim];
+    assert_eq!(
+        (r.dropped()[0].0, r.dropped()[0].1),
+        (s.start as u64, (s.end - s.start) as u64)
+    );
+}

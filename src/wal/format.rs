@@ -194,7 +194,8 @@ pub(crate) fn resync_point(data: &[u8], at: usize, cut_by_end: bool) -> usize {
     }
     let scan_end = block_end.min(data.len()).saturating_sub(HEADER_SIZE);
     for p in at + 1..=scan_end {
-        if let Physical::Record { end, .. } = parse_at(data, p)
+        if may_start_record(data, p)
+            && let Physical::Record { end, .. } = parse_at(data, p)
             && rest_of_block_is_sound(data, end, block_end)
         {
             return p;
@@ -212,9 +213,15 @@ pub(crate) fn records_hide_in_cut_record(data: &[u8], at: usize) -> bool {
     let block_end = (at / BLOCK_SIZE + 1) * BLOCK_SIZE;
     let scan_end = data.len().saturating_sub(HEADER_SIZE);
     (at + 1..=scan_end).any(|p| {
-        matches!(parse_at(data, p), Physical::Record { end, .. }
+        may_start_record(data, p)
+            && matches!(parse_at(data, p), Physical::Record { end, .. }
             if rest_of_block_is_sound(data, end, block_end))
     })
+}
+
+/// A cheap first test for the byte-by-byte scans: only a known type byte can start a record.
+fn may_start_record(data: &[u8], p: usize) -> bool {
+    matches!(data.get(p + HEADER_SIZE - 1), Some(1..=4))
 }
 
 /// The end a header at `at` claims for its record, if that header is plausible.
