@@ -26,6 +26,7 @@ pub mod batch;
 pub mod coding;
 pub mod env;
 pub mod error;
+pub mod filename;
 pub mod filter;
 pub mod iter;
 pub mod key;

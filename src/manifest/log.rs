@@ -1,0 +1,145 @@
+//! Writing and reading `MANIFEST-NNNNNN` files.
+
+use std::path::{Path, PathBuf};
+
+use crate::env::Env;
+use crate::error::{Error, Result};
+use crate::filename::manifest_path;
+use crate::wal::{LogReader, LogWriter, RecoveryMode};
+
+use super::edit::VersionEdit;
+
+/// The first 8 bytes of a manifest's header record.
+pub const MANIFEST_MAGIC: [u8; 8] = *b"BKVMANIF";
+
+/// The manifest format this build writes and the newest it reads. It also versions the WAL
+/// and the layout of the database directory, which have no headers of their own.
+pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+
+const HEADER_LEN: usize = MANIFEST_MAGIC.len() + 4;
+
+fn header_record() -> Vec<u8> {
+    let mut h = Vec::with_capacity(HEADER_LEN);
+    h.extend_from_slice(&MANIFEST_MAGIC);
+    h.extend_from_slice(&MANIFEST_FORMAT_VERSION.to_le_bytes());
+    h
+}
+
+/// Appends version edits to a manifest, each durable before `append` returns.
+#[derive(Debug)]
+pub struct ManifestWriter {
+    log: LogWriter,
+    number: u64,
+    path: PathBuf,
+}
+
+impl ManifestWriter {
+    /// Creates `dir/MANIFEST-number` (replacing any file of that name) holding only the
+    /// header record, synced, with its directory entry synced too, so CURRENT may name it.
+    ///
+    /// # Errors
+    /// I/O errors creating, writing or syncing the file or the directory.
+    pub fn create(env: &dyn Env, dir: &Path, number: u64) -> Result<ManifestWriter> {
+        let path = manifest_path(dir, number);
+        let mut log = LogWriter::new(env.create_writable(&path)?);
+        log.add_record(&header_record())?;
+        log.sync()?;
+        env.sync_dir(dir)?;
+        Ok(ManifestWriter { log, number, path })
+    }
+
+    /// Appends `edit` as one record and fsyncs: on `Ok` the edit survives a crash. On `Err`
+    /// the edit may or may not be in the file (a reader sees it whole or not at all) and the
+    /// writer refuses further appends; the engine must switch to a new manifest.
+    ///
+    /// # Errors
+    /// I/O errors writing or syncing; [`Error::WritesStopped`] after an earlier failure.
+    pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
+        self.log.add_record(&edit.encode())?;
+        self.log.sync()
+    }
+
+    /// The manifest's file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Bytes written so far (to decide when to start a fresh manifest).
+    pub fn size(&self) -> u64 {
+        self.log.len()
+    }
+
+    /// The manifest's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Reads every version edit in the manifest at `path`, oldest first.
+///
+/// A damaged or incomplete last record is what a crash during [`ManifestWriter::append`]
+/// leaves; that append never returned `Ok`, so the record is ignored. Because appending after
+/// it would turn it into middle damage, the engine writes a new manifest after recovery
+/// rather than appending to this one.
+///
+/// # Errors
+/// - [`Error::Corruption`] naming `path` and an offset for a missing or wrong header, damage
+///   followed by good records, or an edit that does not decode (the offset is then that of
+///   the edit's record; the message gives the position inside the edit);
+/// - [`Error::UnsupportedVersion`] for a manifest written by a newer format;
+/// - I/O errors reading the file.
+pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
+    let data = env.read_all(path)?;
+    let mut reader = LogReader::new(data, path.to_path_buf(), RecoveryMode::Strict);
+    let Some(header) = reader.next_record()? else {
+        return Err(Error::corruption(
+            path,
+            0,
+            "manifest has no complete header record",
+        ));
+    };
+    check_header(path, &header)?;
+    let mut edits = Vec::new();
+    while let Some(record) = reader.next_record()? {
+        let edit = VersionEdit::decode(&record).map_err(|e| match e {
+            Error::Corruption { offset, why, .. } => Error::corruption(
+                path,
+                reader.last_record_offset(),
+                format!("version edit record: {why} (at byte {offset} of the edit)"),
+            ),
+            other => other,
+        })?;
+        edits.push(edit);
+    }
+    Ok(edits)
+}
+
+fn check_header(path: &Path, header: &[u8]) -> Result<()> {
+    if header.len() < HEADER_LEN || header[..MANIFEST_MAGIC.len()] != MANIFEST_MAGIC {
+        return Err(Error::corruption(
+            path,
+            0,
+            "not a bloomkv manifest (bad magic in the header record)",
+        ));
+    }
+    let v = &header[MANIFEST_MAGIC.len()..HEADER_LEN];
+    let version = u32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+    if version > MANIFEST_FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: path.to_path_buf(),
+            found: version,
+            supported: MANIFEST_FORMAT_VERSION,
+        });
+    }
+    if version == 0 || header.len() != HEADER_LEN {
+        return Err(Error::corruption(
+            path,
+            0,
+            format!(
+                "malformed manifest header (version {version}, {} bytes)",
+                header.len()
+            ),
+        ));
+    }
+    Ok(())
+}

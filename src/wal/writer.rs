@@ -1,0 +1,144 @@
+//! Appending records to a log.
+
+use crate::env::WritableFile;
+use crate::error::{Error, Result};
+
+use super::format::{BLOCK_SIZE, HEADER_SIZE, RecordType, encode_physical};
+
+/// Appends logical records to a log file, cutting them into physical records that never
+/// cross a 32 KiB block boundary.
+///
+/// After any failed append, flush or sync the writer refuses further work: it no longer knows
+/// which bytes reached the file (and after a failed fsync the kernel may have dropped dirty
+/// pages), so the log must be recovered by reading it, not by writing more.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    /// Position inside the current block where the next byte goes; always `< BLOCK_SIZE`.
+    block_offset: usize,
+    failed: bool,
+    /// Reused to assemble a record's bytes so each record is one `append` call.
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for LogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogWriter")
+            .field("len", &self.file.len())
+            .field("block_offset", &self.block_offset)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+/// A record larger than this does not keep its scratch buffer alive after it is written.
+const SCRATCH_KEEP: usize = 4 * BLOCK_SIZE;
+
+impl LogWriter {
+    /// Writes records to `file`. A fresh file starts at a block boundary; a file opened for
+    /// appending (after recovery truncated it to [`super::LogReader::valid_len`]) continues
+    /// inside the block its length ends in, so block alignment holds for the whole file.
+    pub fn new(file: Box<dyn WritableFile>) -> LogWriter {
+        let block_offset = (file.len() % BLOCK_SIZE as u64) as usize;
+        LogWriter {
+            file,
+            block_offset,
+            failed: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Appends one logical record (of any length, including zero). The bytes are buffered:
+    /// they reach the OS on [`LogWriter::flush`] and the disk on [`LogWriter::sync`].
+    ///
+    /// # Errors
+    /// The file's write error; [`Error::WritesStopped`] if an earlier call failed.
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let mut block_offset = self.block_offset;
+        let mut rest = payload;
+        let mut first = true;
+        loop {
+            let left = BLOCK_SIZE - block_offset;
+            if left < HEADER_SIZE {
+                // Too small for a header: zero-fill so the next record starts a block.
+                out.resize(out.len() + left, 0);
+                block_offset = 0;
+            }
+            let room = BLOCK_SIZE - block_offset - HEADER_SIZE;
+            let n = room.min(rest.len());
+            let last = n == rest.len();
+            let kind = match (first, last) {
+                (true, true) => RecordType::Full,
+                (true, false) => RecordType::First,
+                (false, false) => RecordType::Middle,
+                (false, true) => RecordType::Last,
+            };
+            encode_physical(&mut out, kind, &rest[..n]);
+            block_offset = (block_offset + HEADER_SIZE + n) % BLOCK_SIZE;
+            rest = &rest[n..];
+            first = false;
+            if last {
+                break;
+            }
+        }
+        let result = self.file.append(&out);
+        if out.capacity() <= SCRATCH_KEEP {
+            self.scratch = out;
+        }
+        match result {
+            Ok(()) => {
+                self.block_offset = block_offset;
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Hands every appended record to the operating system: it survives a crash of this
+    /// process, not of the machine.
+    ///
+    /// # Errors
+    /// The file's write error; [`Error::WritesStopped`] if an earlier call failed.
+    pub fn flush(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.file.flush();
+        self.failed = r.is_err();
+        r
+    }
+
+    /// Flushes, then forces every appended record to stable storage.
+    ///
+    /// # Errors
+    /// The file's write or sync error; [`Error::WritesStopped`] if an earlier call failed.
+    pub fn sync(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.file.sync();
+        self.failed = r.is_err();
+        r
+    }
+
+    /// Bytes in the log so far (including anything still buffered).
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True when the log holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::WritesStopped(
+                "an earlier write or sync of this log failed; which bytes reached the disk is unknown"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
