@@ -168,7 +168,8 @@ fn hundred_thousand_keys_round_trip() {
 /// snapshot sees the newest version at or below it.
 #[test]
 fn versions_and_snapshots() {
-    let mut model: BTreeMap<Vec<u8>, Vec<(u64, Kind, Vec<u8>)>> = BTreeMap::new();
+    type Versions = Vec<(u64, Kind, Vec<u8>)>;
+    let mut model: BTreeMap<Vec<u8>, Versions> = BTreeMap::new();
     let mut entries = BTreeMap::new();
     let mut seq = 1;
     for round in 0..6u64 {

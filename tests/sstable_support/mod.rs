@@ -107,7 +107,7 @@ const EXACT_MAGIC: u32 = 0x7e57_f17e;
 
 impl ExactPolicy {
     fn hashes(filter: &[u8]) -> Option<&[u8]> {
-        if filter.len() < 8 || (filter.len() - 8) % 8 != 0 {
+        if filter.len() < 8 || !(filter.len() - 8).is_multiple_of(8) {
             return None;
         }
         if u32::from_le_bytes(filter[..4].try_into().unwrap()) != EXACT_MAGIC {
@@ -280,7 +280,10 @@ pub fn fix_crc(bytes: &mut [u8], h: BlockHandle) {
 
 /// Assembles a table by hand from data blocks given as (separator, entries), without the
 /// builder's checks: lets tests produce well-checksummed tables with bad contents.
-pub fn assemble(blocks: &[(Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>)], props: &TableProperties) -> Vec<u8> {
+/// A hand-made data block: its index separator and its entries.
+pub type RawBlock = (Vec<u8>, Vec<(Vec<u8>, Vec<u8>)>);
+
+pub fn assemble(blocks: &[RawBlock], props: &TableProperties) -> Vec<u8> {
     let mut out = Vec::new();
     let put = |out: &mut Vec<u8>, contents: &[u8]| {
         let h = BlockHandle {
