@@ -332,7 +332,9 @@ impl Table {
         let data = read_block(&*self.file, &self.path, handle, self.blocks_end)?;
         self.counters
             .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
-        let block = Arc::new(Block::new(data).map_err(|e| e.located(&self.path, handle.offset))?);
+        let locate = |e: Error| e.located(&self.path, handle.offset);
+        let block = Arc::new(Block::new(data).map_err(locate)?);
+        block.verify(key::compare).map_err(locate)?;
         if let Some(cache) = &self.cache {
             cache.insert(self.file_number, handle.offset, block.clone());
         }
