@@ -318,3 +318,65 @@ pub fn assemble(blocks: &[RawBlock], props: &TableProperties) -> Vec<u8> {
     );
     out
 }
+
+/// A minimal Bloom filter for tests that need a real false-positive rate (double hashing,
+/// `k` probes). Layout: bits | u8 k.
+#[derive(Debug)]
+pub struct TinyBloom(pub f64);
+
+impl FilterPolicy for TinyBloom {
+    fn name(&self) -> &str {
+        "test.tinybloom"
+    }
+    fn bits_per_key(&self) -> f64 {
+        self.0
+    }
+    fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8> {
+        let bits = ((hashes.len() as f64 * self.0) as usize)
+            .max(64)
+            .div_ceil(8)
+            * 8;
+        let k = ((self.0 * 0.69) as u8).clamp(1, 30);
+        let mut out = vec![0u8; bits / 8];
+        for &h in hashes {
+            let (mut a, b) = (h, h.rotate_left(32) | 1);
+            for _ in 0..k {
+                let bit = (a % bits as u64) as usize;
+                out[bit / 8] |= 1 << (bit % 8);
+                a = a.wrapping_add(b);
+            }
+        }
+        out.push(k);
+        out
+    }
+    fn check_filter(&self, filter: &[u8]) -> Result<()> {
+        match filter.last() {
+            Some(k) if (1..=30).contains(k) && filter.len() > 1 => Ok(()),
+            _ => Err(Error::corrupt_bytes(0, "bad tiny bloom")),
+        }
+    }
+    fn may_contain_hash(&self, filter: &[u8], h: u64) -> bool {
+        let Some((&k, body)) = filter.split_last() else {
+            return true;
+        };
+        let bits = body.len() as u64 * 8;
+        if bits == 0 {
+            return true;
+        }
+        let (mut a, b) = (h, h.rotate_left(32) | 1);
+        for _ in 0..k {
+            let bit = a % bits;
+            if body[(bit / 8) as usize] & (1 << (bit % 8)) == 0 {
+                return false;
+            }
+            a = a.wrapping_add(b);
+        }
+        true
+    }
+    fn expected_fp_rate(&self, filter: &[u8]) -> Option<f64> {
+        let (&k, body) = filter.split_last()?;
+        let m = body.len() as f64 * 8.0;
+        let n = m / self.0;
+        Some((1.0 - (-(f64::from(k)) * n / m).exp()).powi(i32::from(k)))
+    }
+}
