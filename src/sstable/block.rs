@@ -275,6 +275,20 @@ impl BlockIter {
         let end = self.block.restarts_at;
         let fail = |e: Error| e.located_rel(at);
         let buf = &self.block.data[at..end];
+        // Fast path: all three lengths below 128 take one byte each (the common case).
+        if let [a, b, c, ..] = *buf
+            && (a | b | c) < 0x80
+        {
+            let (suffix_len, value_len) = (usize::from(b), usize::from(c));
+            if suffix_len + value_len <= buf.len() - 3 {
+                return Ok(EntryHeader {
+                    shared: usize::from(a),
+                    suffix_start: at + 3,
+                    suffix_len,
+                    value_len,
+                });
+            }
+        }
         let (shared, n1) = get_varint32(buf).map_err(fail)?;
         let (non_shared, n2) = get_varint32(&buf[n1..]).map_err(|e| e.located_rel(at + n1))?;
         let (value_len, n3) =
