@@ -74,7 +74,7 @@ fn hundred_thousand_keys_round_trip() {
     assert_eq!(props.filter_policy, "test.exact");
     assert!(props.data_blocks > 100);
 
-    let cache = Arc::new(BlockCache::new(8 << 20));
+    let cache = Arc::new(BlockCache::new(32 << 20));
     let opts = read_opts(policy(), Some(cache.clone()));
     let counters = opts.counters.clone();
     let table = open(bytes, opts).unwrap();
@@ -207,7 +207,12 @@ fn versions_and_snapshots() {
             let counters = opts.counters.clone();
             let table = open(bytes, opts).unwrap();
             for (uk, versions) in &model {
-                for snap in 0..=seq {
+                // Every snapshot that matters: each version's seq and its neighbours.
+                let mut snaps = vec![0, seq, MAX_SEQ];
+                for (s, _, _) in versions {
+                    snaps.extend([s - 1, *s, s + 1]);
+                }
+                for snap in snaps {
                     let want = versions
                         .iter()
                         .filter(|(s, _, _)| *s <= snap)
@@ -422,4 +427,15 @@ fn real_files_and_threads() {
             });
         }
     });
+}
+
+#[test]
+fn shared_types_are_thread_safe() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Table>();
+    send_sync::<BlockCache>();
+    send_sync::<bloomkv::sstable::ReadCounters>();
+    send::<bloomkv::sstable::TableIter>();
+    send::<bloomkv::sstable::TableBuilder>();
 }
