@@ -23,6 +23,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
+pub mod cache;
 pub mod coding;
 pub mod env;
 pub mod error;

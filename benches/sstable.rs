@@ -1,0 +1,206 @@
+//! SSTable throughput: build MB/s, and point lookups (present / absent) on a cached table.
+//!
+//! Filter: bloomkv's own policy is not used here so this bench does not depend on it; a small
+//! exact-set filter would flatter absent lookups, so absent keys are measured both with no
+//! filter (one cached block search) and with the bench's 10 bits/key Bloom stand-in.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use bloomkv::cache::BlockCache;
+use bloomkv::env::{RandomAccessFile, WritableFile};
+use bloomkv::error::{Error, Result};
+use bloomkv::filter::{FilterPolicy, hash_key};
+use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+use criterion::{BatchSize, Criterion, Throughput, black_box, criterion_group, criterion_main};
+
+const N: u64 = 100_000;
+
+struct MemWritable(Arc<Mutex<Vec<u8>>>);
+impl WritableFile for MemWritable {
+    fn append(&mut self, d: &[u8]) -> Result<()> {
+        self.0
+            .lock()
+            .map_err(|_| Error::InvalidArgument("poisoned".into()))?
+            .extend_from_slice(d);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.0.lock().map(|v| v.len() as u64).unwrap_or(0)
+    }
+}
+
+#[derive(Debug)]
+struct MemFile(Vec<u8>, PathBuf);
+impl RandomAccessFile for MemFile {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.0
+            .get(offset as usize..offset as usize + len)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::corruption(&self.1, offset, "past end"))
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.1
+    }
+}
+
+/// 10 bits/key, 6 probes, double hashing: stands in for the real Bloom policy.
+#[derive(Debug)]
+struct BenchBloom;
+impl FilterPolicy for BenchBloom {
+    fn name(&self) -> &str {
+        "bench.bloom"
+    }
+    fn bits_per_key(&self) -> f64 {
+        10.0
+    }
+    fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8> {
+        let bits = (hashes.len() * 10).max(64).div_ceil(8) * 8;
+        let mut out = vec![0u8; bits / 8];
+        for &h in hashes {
+            let (mut a, b) = (h, h.rotate_left(32) | 1);
+            for _ in 0..6 {
+                let bit = (a % bits as u64) as usize;
+                out[bit / 8] |= 1 << (bit % 8);
+                a = a.wrapping_add(b);
+            }
+        }
+        out
+    }
+    fn check_filter(&self, f: &[u8]) -> Result<()> {
+        if f.is_empty() {
+            Err(Error::corrupt_bytes(0, "empty"))
+        } else {
+            Ok(())
+        }
+    }
+    fn may_contain_hash(&self, f: &[u8], h: u64) -> bool {
+        let bits = f.len() as u64 * 8;
+        let (mut a, b) = (h, h.rotate_left(32) | 1);
+        for _ in 0..6 {
+            let bit = a % bits;
+            if f[(bit / 8) as usize] & (1 << (bit % 8)) == 0 {
+                return false;
+            }
+            a = a.wrapping_add(b);
+        }
+        true
+    }
+    fn expected_fp_rate(&self, _: &[u8]) -> Option<f64> {
+        Some(0.0084)
+    }
+}
+
+fn user_key(i: u64) -> Vec<u8> {
+    format!("user{:012}", i).into_bytes()
+}
+
+fn entries() -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..N)
+        .map(|i| {
+            (
+                key::encode(&user_key(i * 2), i + 1, Kind::Put),
+                vec![(i % 256) as u8; 100],
+            )
+        })
+        .collect()
+}
+
+fn build(entries: &[(Vec<u8>, Vec<u8>)], filter: Option<Arc<dyn FilterPolicy>>) -> Vec<u8> {
+    let buf = Arc::new(Mutex::new(Vec::with_capacity(16 << 20)));
+    let mut b = TableBuilder::new(
+        Box::new(MemWritable(buf.clone())),
+        "bench.sst".into(),
+        TableBuildOptions {
+            filter,
+            ..Default::default()
+        },
+    );
+    for (k, v) in entries {
+        b.add(k, v).ok();
+    }
+    b.finish().ok();
+    buf.lock().map(|v| v.clone()).unwrap_or_default()
+}
+
+fn bench(c: &mut Criterion) {
+    let data = entries();
+    let raw: u64 = data.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum();
+    let mut g = c.benchmark_group("sstable_build");
+    g.throughput(Throughput::Bytes(raw));
+    g.sample_size(10);
+    g.bench_function("100k_entries_bloom10", |b| {
+        b.iter_batched(
+            || (),
+            |()| build(&data, Some(Arc::new(BenchBloom))),
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("sstable_get_cached");
+    for (name, filter) in [
+        (
+            "bloom10",
+            Some(Arc::new(BenchBloom) as Arc<dyn FilterPolicy>),
+        ),
+        ("nofilter", None),
+    ] {
+        let bytes = build(&data, filter.clone());
+        let table = Arc::new(
+            Table::open(
+                Arc::new(MemFile(bytes, "bench.sst".into())),
+                TableReadOptions {
+                    file_number: 1,
+                    filter,
+                    cache: Some(Arc::new(BlockCache::new(64 << 20))),
+                    counters: Arc::new(ReadCounters::default()),
+                },
+            )
+            .unwrap(),
+        );
+        let present: Vec<(Vec<u8>, u64)> = (0..4096u64)
+            .map(|i| {
+                let uk = user_key((i * 7919 % N) * 2);
+                (key::encode(&uk, MAX_SEQ, KIND_SEEK), hash_key(&uk))
+            })
+            .collect();
+        let absent: Vec<(Vec<u8>, u64)> = (0..4096u64)
+            .map(|i| {
+                let uk = user_key((i * 7919 % N) * 2 + 1);
+                (key::encode(&uk, MAX_SEQ, KIND_SEEK), hash_key(&uk))
+            })
+            .collect();
+        // Warm the cache.
+        for (k, h) in &present {
+            table.get(k, *h).ok();
+        }
+        let mut i = 0;
+        g.bench_function(format!("present_{name}"), |b| {
+            b.iter(|| {
+                i = (i + 1) % present.len();
+                black_box(table.get(&present[i].0, present[i].1).ok())
+            })
+        });
+        g.bench_function(format!("absent_{name}"), |b| {
+            b.iter(|| {
+                i = (i + 1) % absent.len();
+                black_box(table.get(&absent[i].0, absent[i].1).ok())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

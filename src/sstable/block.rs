@@ -1,0 +1,498 @@
+//! Key/value blocks: the builder, the decoded block and its iterator.
+//!
+//! Every data, index, metaindex and properties block uses this layout (see `docs/FORMAT.md`):
+//! entries `varint32 shared | varint32 non_shared | varint32 value_len | key[shared..] | value`
+//! where `shared` is the prefix length taken from the previous key, then a restart array of
+//! u32 LE offsets (entries stored with `shared == 0`) and a u32 LE restart count. The restart
+//! array lets [`BlockIter::seek`] binary-search instead of scanning the whole block.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::coding::{get_varint32, put_varint32};
+use crate::error::{Error, Result};
+
+/// How the keys of a block are ordered: internal-key order for data and index blocks,
+/// bytewise for the metaindex and properties blocks.
+pub type KeyOrder = fn(&[u8], &[u8]) -> Ordering;
+
+/// Bytewise key order.
+pub fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
+    a.cmp(b)
+}
+
+/// Accumulates sorted entries into one block's bytes.
+#[derive(Debug)]
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    restart_interval: usize,
+    since_restart: usize,
+    entries: usize,
+    last_key: Vec<u8>,
+}
+
+impl BlockBuilder {
+    /// An empty builder placing a restart point every `restart_interval` entries (at least 1).
+    pub fn new(restart_interval: usize) -> Self {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: vec![0],
+            restart_interval: restart_interval.max(1),
+            since_restart: 0,
+            entries: 0,
+            last_key: Vec::new(),
+        }
+    }
+
+    /// Appends an entry. The caller guarantees keys arrive in increasing order and that the
+    /// block stays below 4 GiB (each key and value is limited well below that by the engine).
+    pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        let shared = if self.since_restart >= self.restart_interval {
+            self.restarts.push(self.buf.len() as u32);
+            self.since_restart = 0;
+            0
+        } else if self.entries == 0 {
+            0
+        } else {
+            self.last_key
+                .iter()
+                .zip(key)
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        put_varint32(&mut self.buf, shared as u32);
+        put_varint32(&mut self.buf, (key.len() - shared) as u32);
+        put_varint32(&mut self.buf, value.len() as u32);
+        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(&key[shared..]);
+        self.since_restart += 1;
+        self.entries += 1;
+    }
+
+    /// Entries added since the last reset.
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// True when no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// The size [`BlockBuilder::finish`] would return now.
+    pub fn size_estimate(&self) -> usize {
+        self.buf.len() + 4 * self.restarts.len() + 4
+    }
+
+    /// Appends the restart array and returns the block's bytes; the builder is reset.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.buf);
+        for r in &self.restarts {
+            out.extend_from_slice(&r.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+        self.restarts = vec![0];
+        self.since_restart = 0;
+        self.entries = 0;
+        self.last_key.clear();
+        out
+    }
+}
+
+/// A validated block held in memory (what the block cache stores).
+#[derive(Debug)]
+pub struct Block {
+    data: Vec<u8>,
+    /// Offset of the restart array, i.e. the end of the entries.
+    restarts_at: usize,
+    num_restarts: usize,
+}
+
+impl Block {
+    /// Checks the restart array of `data` and wraps it.
+    ///
+    /// # Errors
+    /// Buffer-relative `Corruption` if the restart count or any restart offset is impossible.
+    pub fn new(data: Vec<u8>) -> Result<Block> {
+        let len = data.len();
+        if len < 4 {
+            return Err(Error::corrupt_bytes(
+                0,
+                format!("block of {len} bytes is too short for its restart count"),
+            ));
+        }
+        let num = u32::from_le_bytes([data[len - 4], data[len - 3], data[len - 2], data[len - 1]])
+            as usize;
+        let max = (len - 4) / 4;
+        if num == 0 || num > max {
+            return Err(Error::corrupt_bytes(
+                (len - 4) as u64,
+                format!("restart count {num} impossible in a block of {len} bytes"),
+            ));
+        }
+        let restarts_at = len - 4 - 4 * num;
+        let block = Block {
+            data,
+            restarts_at,
+            num_restarts: num,
+        };
+        let mut prev = None;
+        for i in 0..num {
+            let r = block.restart(i);
+            let ok = match prev {
+                None => r == 0,
+                Some(p) => r > p && r < restarts_at,
+            };
+            if !ok {
+                return Err(Error::corrupt_bytes(
+                    (restarts_at + 4 * i) as u64,
+                    format!("restart point {i} has impossible offset {r}"),
+                ));
+            }
+            prev = Some(r);
+        }
+        Ok(block)
+    }
+
+    fn restart(&self, i: usize) -> usize {
+        let p = self.restarts_at + 4 * i;
+        u32::from_le_bytes([
+            self.data[p],
+            self.data[p + 1],
+            self.data[p + 2],
+            self.data[p + 3],
+        ]) as usize
+    }
+
+    /// Decodes every entry once, checking that each decodes and that keys strictly increase
+    /// under `order`. Tables run this on every block read from a file, so a block that is in
+    /// memory (and in the cache) is known to be well formed and sorted.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` at the first bad entry.
+    pub fn verify(self: &Arc<Self>, order: KeyOrder) -> Result<()> {
+        let mut it = BlockIter::new(self.clone(), order);
+        it.seek_to_first()?;
+        let mut restart = 1;
+        while it.valid() {
+            // Entries at restart points must be stored whole: seeks start decoding there.
+            if restart < self.num_restarts && it.next_entry == self.restart(restart) {
+                restart += 1;
+                it.step_restart()?;
+            } else {
+                it.step()?;
+            }
+        }
+        if it.next_entry != self.restarts_at || restart != self.num_restarts {
+            return Err(Error::corrupt_bytes(
+                it.next_entry as u64,
+                "entries do not line up with the restart array",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes held (what the block cache charges for it).
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True when the block holds no entries.
+    pub fn is_empty(&self) -> bool {
+        self.restarts_at == 0
+    }
+}
+
+/// One decoded entry header: where its key suffix and value are.
+struct EntryHeader {
+    shared: usize,
+    suffix_start: usize,
+    suffix_len: usize,
+    value_len: usize,
+}
+
+/// A forward cursor over a [`Block`], checking order as it goes.
+#[derive(Debug)]
+pub struct BlockIter {
+    block: Arc<Block>,
+    order: KeyOrder,
+    /// Offset of the current entry; `== restarts_at` when exhausted.
+    current: usize,
+    /// Offset of the entry after the current one.
+    next_entry: usize,
+    key: Vec<u8>,
+    prev_key: Vec<u8>,
+    value: (usize, usize),
+    valid: bool,
+}
+
+impl BlockIter {
+    /// An unpositioned iterator over `block` whose keys must be increasing under `order`.
+    pub fn new(block: Arc<Block>, order: KeyOrder) -> Self {
+        let end = block.restarts_at;
+        BlockIter {
+            block,
+            order,
+            current: end,
+            next_entry: end,
+            key: Vec::new(),
+            prev_key: Vec::new(),
+            value: (0, 0),
+            valid: false,
+        }
+    }
+
+    /// Whether the iterator is at an entry.
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current key. REQUIRES: `valid()`.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The current value. REQUIRES: `valid()`.
+    pub fn value(&self) -> &[u8] {
+        &self.block.data[self.value.0..self.value.1]
+    }
+
+    /// The key of the last entry decoded: after `next` runs off the end of the block this is
+    /// still the block's last key.
+    pub fn last_key_seen(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// Offset within the block of the current entry (for error messages).
+    pub fn entry_offset(&self) -> usize {
+        self.current
+    }
+
+    fn header(&self, at: usize) -> Result<EntryHeader> {
+        let end = self.block.restarts_at;
+        let fail = |e: Error| e.located_rel(at);
+        let buf = &self.block.data[at..end];
+        // Fast path: all three lengths below 128 take one byte each (the common case).
+        if let [a, b, c, ..] = *buf
+            && (a | b | c) < 0x80
+        {
+            let (suffix_len, value_len) = (usize::from(b), usize::from(c));
+            if suffix_len + value_len <= buf.len() - 3 {
+                return Ok(EntryHeader {
+                    shared: usize::from(a),
+                    suffix_start: at + 3,
+                    suffix_len,
+                    value_len,
+                });
+            }
+        }
+        let (shared, n1) = get_varint32(buf).map_err(fail)?;
+        let (non_shared, n2) = get_varint32(&buf[n1..]).map_err(|e| e.located_rel(at + n1))?;
+        let (value_len, n3) =
+            get_varint32(&buf[n1 + n2..]).map_err(|e| e.located_rel(at + n1 + n2))?;
+        let head = n1 + n2 + n3;
+        let body = non_shared as u64 + value_len as u64;
+        if body > (buf.len() - head) as u64 {
+            return Err(Error::corrupt_bytes(
+                at as u64,
+                format!(
+                    "entry of {body} bytes runs past the entries' end ({} bytes left)",
+                    buf.len() - head
+                ),
+            ));
+        }
+        Ok(EntryHeader {
+            shared: shared as usize,
+            suffix_start: at + head,
+            suffix_len: non_shared as usize,
+            value_len: value_len as usize,
+        })
+    }
+
+    /// Decodes the entry at `at` on top of the current key. `restart` demands `shared == 0`.
+    fn load(&mut self, at: usize, restart: bool) -> Result<()> {
+        let h = match self.header(at) {
+            Ok(h) => h,
+            Err(e) => {
+                self.valid = false;
+                return Err(e);
+            }
+        };
+        if (restart && h.shared != 0) || h.shared > self.key.len() {
+            self.valid = false;
+            return Err(Error::corrupt_bytes(
+                at as u64,
+                format!(
+                    "entry shares {} bytes with a previous key of {} bytes{}",
+                    h.shared,
+                    if restart { 0 } else { self.key.len() },
+                    if restart { " at a restart point" } else { "" }
+                ),
+            ));
+        }
+        self.key.truncate(h.shared);
+        let suffix_end = h.suffix_start + h.suffix_len;
+        self.key
+            .extend_from_slice(&self.block.data[h.suffix_start..suffix_end]);
+        self.value = (suffix_end, suffix_end + h.value_len);
+        self.current = at;
+        self.next_entry = suffix_end + h.value_len;
+        self.valid = true;
+        Ok(())
+    }
+
+    /// Moves to the entry after the current one (or past the end), checking that its key
+    /// sorts strictly after the current key.
+    fn step(&mut self) -> Result<()> {
+        self.step_checked(false)
+    }
+
+    /// Like `step`, for an entry that sits at a restart point (so must have `shared == 0`).
+    fn step_restart(&mut self) -> Result<()> {
+        self.step_checked(true)
+    }
+
+    fn step_checked(&mut self, restart: bool) -> Result<()> {
+        if self.next_entry >= self.block.restarts_at {
+            self.current = self.block.restarts_at;
+            self.valid = false;
+            return Ok(());
+        }
+        std::mem::swap(&mut self.key, &mut self.prev_key);
+        self.key.clear();
+        self.key.extend_from_slice(&self.prev_key);
+        let at = self.next_entry;
+        self.load(at, restart)?;
+        if (self.order)(&self.prev_key, &self.key) != Ordering::Less {
+            self.valid = false;
+            return Err(Error::corrupt_bytes(
+                at as u64,
+                "keys in block are not in increasing order",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Positions at the first entry.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` if the entry does not decode.
+    pub fn seek_to_first(&mut self) -> Result<()> {
+        self.key.clear();
+        if self.block.is_empty() {
+            self.valid = false;
+            self.current = self.block.restarts_at;
+            return Ok(());
+        }
+        self.load(0, true)
+    }
+
+    /// Moves to the next entry. REQUIRES: `valid()`.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn advance(&mut self) -> Result<()> {
+        self.step()
+    }
+
+    /// Positions at the first entry whose key is `>= target`.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn seek(&mut self, target: &[u8]) -> Result<()> {
+        if self.block.is_empty() {
+            self.valid = false;
+            return Ok(());
+        }
+        // Find the last restart point whose key is < target; entries before it are all smaller.
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            self.key.clear();
+            self.load(self.block.restart(mid), true)?;
+            if (self.order)(&self.key, target) == Ordering::Less {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        self.key.clear();
+        self.load(self.block.restart(lo), true)?;
+        while self.valid && (self.order)(&self.key, target) == Ordering::Less {
+            self.step()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(keys: &[&[u8]], interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for k in keys {
+            b.add(k, &[k.len() as u8]);
+        }
+        Arc::new(Block::new(b.finish()).unwrap())
+    }
+
+    #[test]
+    fn seek_and_scan() {
+        let keys: Vec<Vec<u8>> = (0..100u32)
+            .map(|i| format!("key{:04}", i * 2).into())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        for interval in [1, 3, 16, 1000] {
+            let block = build(&refs, interval);
+            let mut it = BlockIter::new(block.clone(), bytewise);
+            it.seek_to_first().unwrap();
+            let mut n = 0;
+            while it.valid() {
+                assert_eq!(it.key(), &keys[n][..]);
+                it.advance().unwrap();
+                n += 1;
+            }
+            assert_eq!(n, 100);
+            for i in 0..200u32 {
+                let t = format!("key{i:04}");
+                it.seek(t.as_bytes()).unwrap();
+                let want = i.div_ceil(2);
+                if want < 100 {
+                    assert_eq!(it.key(), &keys[want as usize][..]);
+                } else {
+                    assert!(!it.valid());
+                }
+            }
+            it.seek(b"").unwrap();
+            assert_eq!(it.key(), &keys[0][..]);
+        }
+    }
+
+    #[test]
+    fn empty_block_and_unsorted_detected() {
+        let block = build(&[], 16);
+        assert!(block.is_empty());
+        let mut it = BlockIter::new(block, bytewise);
+        it.seek_to_first().unwrap();
+        assert!(!it.valid());
+        it.seek(b"x").unwrap();
+        assert!(!it.valid());
+
+        let block = build(&[b"b", b"a"], 16);
+        let mut it = BlockIter::new(block, bytewise);
+        it.seek_to_first().unwrap();
+        assert!(it.advance().unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn rejects_bad_restarts() {
+        assert!(Block::new(vec![]).is_err());
+        assert!(Block::new(vec![0, 0, 0, 0]).is_err());
+        assert!(Block::new(vec![9, 9, 9, 9, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        assert!(Block::new(vec![1, 0, 0, 0, 1, 0, 0, 0]).is_err());
+    }
+}

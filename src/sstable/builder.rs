@@ -1,0 +1,259 @@
+//! Writing a table: data blocks as entries arrive, then filter, properties, metaindex, index
+//! and footer on `finish`.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::env::WritableFile;
+use crate::error::{Error, Result};
+use crate::filter::{FilterPolicy, hash_key};
+use crate::key::{self, Kind};
+use crate::sstable::block::BlockBuilder;
+use crate::sstable::format::{BlockHandle, FORMAT_VERSION, Footer, block_trailer};
+use crate::sstable::properties::TableProperties;
+use crate::sstable::separator::{last_separator, separator};
+
+/// Metaindex name of the properties block.
+pub const PROPERTIES_BLOCK_NAME: &str = "properties";
+
+/// Metaindex name prefix of the filter block; the policy name follows.
+pub const FILTER_BLOCK_PREFIX: &str = "filter.";
+
+/// How to build a table.
+#[derive(Clone, Debug)]
+pub struct TableBuildOptions {
+    /// Target size of a data block's contents in bytes (default 4096). A block is closed
+    /// once it reaches this size, so it may exceed it by one entry.
+    pub block_bytes: usize,
+    /// Entries between restart points in data blocks (default 16; 0 is treated as 1).
+    pub restart_interval: usize,
+    /// The filter to build over the table's user keys; `None` (default) writes no filter.
+    pub filter: Option<Arc<dyn FilterPolicy>>,
+}
+
+impl Default for TableBuildOptions {
+    fn default() -> Self {
+        TableBuildOptions {
+            block_bytes: 4096,
+            restart_interval: 16,
+            filter: None,
+        }
+    }
+}
+
+/// Writes one table. Entries must be added in strictly increasing internal-key order.
+pub struct TableBuilder {
+    file: Box<dyn WritableFile>,
+    path: PathBuf,
+    opts: TableBuildOptions,
+    /// Bytes written to `file` so far (== the offset of the next block).
+    offset: u64,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    /// Handle of the last flushed data block, waiting for the next key to pick a separator.
+    pending_index: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    /// One hash per distinct user key, in order.
+    user_key_hashes: Vec<u64>,
+    props: TableProperties,
+    /// Set when a write failed: the file is then in an unknown state and must not be finished.
+    failed: Option<String>,
+}
+
+impl std::fmt::Debug for TableBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableBuilder")
+            .field("path", &self.path)
+            .field("offset", &self.offset)
+            .field("entries", &self.props.entries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableBuilder {
+    /// Starts a table written to `file`; `path` is used in error messages only.
+    pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableBuildOptions) -> Self {
+        let offset = file.len();
+        TableBuilder {
+            file,
+            path,
+            data: BlockBuilder::new(opts.restart_interval),
+            index: BlockBuilder::new(1),
+            opts,
+            offset,
+            pending_index: None,
+            last_key: Vec::new(),
+            user_key_hashes: Vec::new(),
+            props: TableProperties {
+                format_version: FORMAT_VERSION,
+                entries: 0,
+                deletions: 0,
+                smallest_key: Vec::new(),
+                largest_key: Vec::new(),
+                raw_key_bytes: 0,
+                raw_value_bytes: 0,
+                data_blocks: 0,
+                filter_policy: String::new(),
+                filter_bits_per_key: 0.0,
+                filter_bytes: 0,
+                file_size: 0,
+            },
+            failed: None,
+        }
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        match &self.failed {
+            Some(why) => Err(Error::InvalidArgument(format!(
+                "table builder for {} failed earlier: {why}",
+                self.path.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds an entry.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `ikey` is not a valid internal key, is not strictly greater than
+    /// the previous key under [`key::compare`], or the value exceeds 4 GiB; `Io` if writing a
+    /// finished data block fails (the builder is unusable afterwards).
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let parsed = key::parse(ikey).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "table {}: bad internal key: {e}",
+                self.path.display()
+            ))
+        })?;
+        if u32::try_from(value.len()).is_err() || u32::try_from(ikey.len()).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "table {}: entry too large ({} byte key, {} byte value)",
+                self.path.display(),
+                ikey.len(),
+                value.len()
+            )));
+        }
+        let first = self.props.entries == 0;
+        if !first && key::compare(&self.last_key, ikey) != Ordering::Less {
+            return Err(Error::InvalidArgument(format!(
+                "table {}: keys out of order: {:?} added after {:?}",
+                self.path.display(),
+                ikey,
+                self.last_key
+            )));
+        }
+        if first || key::user_key(&self.last_key) != parsed.user_key {
+            self.user_key_hashes.push(hash_key(parsed.user_key));
+        }
+        if let Some(handle) = self.pending_index.take() {
+            let sep = separator(&self.last_key, ikey);
+            self.index.add(&sep, &handle.encode());
+        }
+        if first {
+            self.props.smallest_key = ikey.to_vec();
+        }
+        self.props.entries += 1;
+        if parsed.kind == Kind::Delete {
+            self.props.deletions += 1;
+        }
+        self.props.raw_key_bytes += ikey.len() as u64;
+        self.props.raw_value_bytes += value.len() as u64;
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+        self.data.add(ikey, value);
+        if self.data.size_estimate() >= self.opts.block_bytes {
+            self.flush_data_block()?;
+        }
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        self.props.entries
+    }
+
+    /// Bytes written so far plus the size of the data block being built.
+    pub fn estimated_file_size(&self) -> u64 {
+        self.offset + self.data.size_estimate() as u64
+    }
+
+    /// Writes `contents` and its trailer; returns its handle.
+    fn write_block(&mut self, contents: &[u8]) -> Result<BlockHandle> {
+        let handle = BlockHandle {
+            offset: self.offset,
+            size: contents.len() as u64,
+        };
+        let res = self
+            .file
+            .append(contents)
+            .and_then(|()| self.file.append(&block_trailer(contents)));
+        if let Err(e) = res {
+            self.failed = Some(e.to_string());
+            return Err(e.located(&self.path, handle.offset));
+        }
+        self.offset += contents.len() as u64 + block_trailer(&[]).len() as u64;
+        Ok(handle)
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let contents = self.data.finish();
+        let handle = self.write_block(&contents)?;
+        self.props.data_blocks += 1;
+        self.pending_index = Some(handle);
+        Ok(())
+    }
+
+    /// Writes the remaining blocks and the footer, then syncs the file.
+    ///
+    /// # Errors
+    /// `Io` if a write or the sync fails; `InvalidArgument` if an earlier write failed.
+    pub fn finish(mut self) -> Result<TableProperties> {
+        self.check_usable()?;
+        self.flush_data_block()?;
+        if let Some(handle) = self.pending_index.take() {
+            let sep = last_separator(&self.last_key);
+            self.index.add(&sep, &handle.encode());
+        }
+        self.props.largest_key = self.last_key.clone();
+
+        // Metaindex entries must be sorted bytewise: "filter.*" < "properties".
+        let mut meta = BlockBuilder::new(1);
+        if let Some(policy) = self.opts.filter.clone() {
+            let filter = policy.create_filter_from_hashes(&self.user_key_hashes);
+            let handle = self.write_block(&filter)?;
+            self.props.filter_policy = policy.name().to_string();
+            self.props.filter_bits_per_key = policy.bits_per_key();
+            self.props.filter_bytes = filter.len() as u64;
+            meta.add(
+                format!("{FILTER_BLOCK_PREFIX}{}", policy.name()).as_bytes(),
+                &handle.encode(),
+            );
+        }
+        let props_block = self.props.encode_block();
+        let props_handle = self.write_block(&props_block)?;
+        meta.add(PROPERTIES_BLOCK_NAME.as_bytes(), &props_handle.encode());
+        let meta_block = meta.finish();
+        let metaindex = self.write_block(&meta_block)?;
+        let index_block = self.index.finish();
+        let index = self.write_block(&index_block)?;
+        let footer = Footer {
+            metaindex,
+            index,
+            format_version: FORMAT_VERSION,
+        }
+        .encode();
+        let footer_at = self.offset;
+        self.file
+            .append(&footer)
+            .and_then(|()| self.file.sync())
+            .map_err(|e| e.located(&self.path, footer_at))?;
+        self.offset += footer.len() as u64;
+        self.props.file_size = self.offset;
+        Ok(self.props)
+    }
+}

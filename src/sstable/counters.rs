@@ -1,0 +1,75 @@
+//! Read counters shared by every table of a database, so the engine can report how many disk
+//! reads its filters saved.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Running totals of table reads. Updated with relaxed atomics: each counter is exact, but a
+/// [`ReadCounters::snapshot`] taken during reads may mix counts from slightly different moments.
+#[derive(Debug, Default)]
+pub struct ReadCounters {
+    filter_checks: AtomicU64,
+    filter_useful: AtomicU64,
+    filter_false_positives: AtomicU64,
+    filter_unavailable: AtomicU64,
+    data_blocks_read: AtomicU64,
+    block_cache_hits: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+/// A copy of [`ReadCounters`] at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadCountersSnapshot {
+    /// Point lookups that consulted a table's filter.
+    pub filter_checks: u64,
+    /// Filter checks that answered "not present" (each saved a data-block read).
+    pub filter_useful: u64,
+    /// Filter checks that answered "may be present" for a key the table does not hold.
+    pub filter_false_positives: u64,
+    /// Tables opened whose filter was corrupt or rejected by the policy, read without it.
+    pub filter_unavailable: u64,
+    /// Data blocks read from a file (block-cache misses).
+    pub data_blocks_read: u64,
+    /// Data blocks served by the block cache.
+    pub block_cache_hits: u64,
+    /// Bytes of data blocks read from files (trailers included).
+    pub bytes_read: u64,
+}
+
+impl ReadCounters {
+    /// Current totals.
+    pub fn snapshot(&self) -> ReadCountersSnapshot {
+        ReadCountersSnapshot {
+            filter_checks: self.filter_checks.load(Relaxed),
+            filter_useful: self.filter_useful.load(Relaxed),
+            filter_false_positives: self.filter_false_positives.load(Relaxed),
+            filter_unavailable: self.filter_unavailable.load(Relaxed),
+            data_blocks_read: self.data_blocks_read.load(Relaxed),
+            block_cache_hits: self.block_cache_hits.load(Relaxed),
+            bytes_read: self.bytes_read.load(Relaxed),
+        }
+    }
+
+    pub(crate) fn filter_checked(&self, said_no: bool) {
+        self.filter_checks.fetch_add(1, Relaxed);
+        if said_no {
+            self.filter_useful.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(crate) fn filter_false_positive(&self) {
+        self.filter_false_positives.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn filter_was_unavailable(&self) {
+        self.filter_unavailable.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn block_read(&self, bytes: u64) {
+        self.data_blocks_read.fetch_add(1, Relaxed);
+        self.bytes_read.fetch_add(bytes, Relaxed);
+    }
+
+    pub(crate) fn cache_hit(&self) {
+        self.block_cache_hits.fetch_add(1, Relaxed);
+    }
+}

@@ -1,0 +1,270 @@
+//! The fixed pieces of the table format: block handles, the 5-byte block trailer and the
+//! footer. Byte layouts are in `docs/FORMAT.md`, section "SSTable".
+
+use std::path::Path;
+
+use crate::coding::{Decoder, put_varint64};
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+
+/// The table format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Identifies a bloomkv table; the last 8 bytes of every `.sst` file (little-endian).
+pub const TABLE_MAGIC: u64 = 0x626c_6f6f_6d6b_7631; // "bloomkv1" read as a big-endian number
+
+/// Bytes after every block: 1 type byte + 4 bytes crc32.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+
+/// Block type byte for an uncompressed block (the only type version 1 knows).
+pub const BLOCK_TYPE_RAW: u8 = 0;
+
+/// Width the two footer handles are zero-padded to (2 x 20 bytes, the longest two varints).
+const FOOTER_HANDLES_LEN: usize = 2 * BlockHandle::MAX_ENCODED_LEN;
+
+/// Total footer size: padded handles, format version, footer crc, magic.
+pub const FOOTER_LEN: usize = FOOTER_HANDLES_LEN + 4 + 4 + 8;
+
+/// Where a block lives in the file: its first byte and its length, trailer excluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Offset of the block's first byte.
+    pub offset: u64,
+    /// Length of the block contents (without the 5-byte trailer).
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Two varint64s take at most 20 bytes.
+    pub const MAX_ENCODED_LEN: usize = 20;
+
+    /// Appends the handle as two varints (offset, size).
+    pub fn encode_to(&self, out: &mut Vec<u8>) {
+        put_varint64(out, self.offset);
+        put_varint64(out, self.size);
+    }
+
+    /// The handle as two varints.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::MAX_ENCODED_LEN);
+        self.encode_to(&mut out);
+        out
+    }
+
+    /// Decodes a handle from the decoder's position.
+    ///
+    /// # Errors
+    /// `Corruption` (buffer-relative) on a bad varint.
+    pub fn decode_from(d: &mut Decoder<'_>) -> Result<BlockHandle> {
+        let offset = d.varint64()?;
+        let size = d.varint64()?;
+        Ok(BlockHandle { offset, size })
+    }
+
+    /// Decodes a handle that must fill `bytes` exactly.
+    ///
+    /// # Errors
+    /// `Corruption` (buffer-relative) on a bad varint or trailing bytes.
+    pub fn decode_exact(bytes: &[u8]) -> Result<BlockHandle> {
+        let mut d = Decoder::new(bytes);
+        let h = Self::decode_from(&mut d)?;
+        if !d.is_empty() {
+            return Err(Error::corrupt_bytes(
+                d.position() as u64,
+                "trailing bytes after a block handle",
+            ));
+        }
+        Ok(h)
+    }
+
+    /// Offset one past the block's trailer, or `None` on overflow.
+    pub fn end_with_trailer(&self) -> Option<u64> {
+        self.offset
+            .checked_add(self.size)?
+            .checked_add(BLOCK_TRAILER_LEN as u64)
+    }
+}
+
+/// The block checksum: crc32 over the block contents followed by the type byte.
+pub fn block_crc(contents: &[u8], block_type: u8) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(contents);
+    h.update(&[block_type]);
+    h.finalize()
+}
+
+/// The 5-byte trailer written after `contents`.
+pub fn block_trailer(contents: &[u8]) -> [u8; BLOCK_TRAILER_LEN] {
+    let crc = block_crc(contents, BLOCK_TYPE_RAW);
+    let c = crc.to_le_bytes();
+    [BLOCK_TYPE_RAW, c[0], c[1], c[2], c[3]]
+}
+
+/// Reads the block at `handle`, verifies its trailer and returns its contents.
+///
+/// `limit` is the offset where blocks end (the footer's start): a handle reaching past it is
+/// rejected before anything is allocated, so a corrupt size can never cause a large allocation.
+///
+/// # Errors
+/// `Corruption` naming the file and the block's absolute offset on a bad handle, checksum
+/// mismatch or unknown block type; `Io` if the read fails.
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+    limit: u64,
+) -> Result<Vec<u8>> {
+    let end = handle.end_with_trailer();
+    if end.is_none_or(|end| end > limit) {
+        return Err(Error::corruption(
+            path,
+            handle.offset,
+            format!(
+                "block handle (offset {}, size {}) runs past the end of the table's blocks ({limit})",
+                handle.offset, handle.size
+            ),
+        ));
+    }
+    // `end <= limit <= file size`, so the size fits in memory as far as the file does.
+    let len = usize::try_from(handle.size)
+        .map_err(|_| Error::corruption(path, handle.offset, "block size does not fit in memory"))?;
+    let mut buf = file.read_at(handle.offset, len + BLOCK_TRAILER_LEN)?;
+    let block_type = buf[len];
+    let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
+    let actual = block_crc(&buf[..len], block_type);
+    if stored != actual {
+        return Err(Error::corruption(
+            path,
+            handle.offset,
+            format!(
+                "block checksum mismatch (stored {stored:#010x}, computed {actual:#010x}, {len} bytes)"
+            ),
+        ));
+    }
+    if block_type != BLOCK_TYPE_RAW {
+        return Err(Error::corruption(
+            path,
+            handle.offset + handle.size,
+            format!("unknown block type {block_type}"),
+        ));
+    }
+    buf.truncate(len);
+    Ok(buf)
+}
+
+/// The fixed-size record at the end of every table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footer {
+    /// Where the metaindex block is.
+    pub metaindex: BlockHandle,
+    /// Where the index block is.
+    pub index: BlockHandle,
+    /// The table format version.
+    pub format_version: u32,
+}
+
+impl Footer {
+    /// The footer's `FOOTER_LEN` bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        self.metaindex.encode_to(&mut out);
+        self.index.encode_to(&mut out);
+        out.resize(FOOTER_HANDLES_LEN, 0);
+        out.extend_from_slice(&self.format_version.to_le_bytes());
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        out
+    }
+
+    /// Decodes and verifies a footer (magic, checksum, version, handles).
+    ///
+    /// # Errors
+    /// Buffer-relative `Corruption` for a wrong length, magic, checksum or handle;
+    /// `UnsupportedVersion` (with an empty path; callers fill it in) for a newer version.
+    pub fn decode(bytes: &[u8]) -> Result<Footer> {
+        if bytes.len() != FOOTER_LEN {
+            return Err(Error::corrupt_bytes(
+                0,
+                format!("footer is {} bytes, expected {FOOTER_LEN}", bytes.len()),
+            ));
+        }
+        let mut d = Decoder::new(&bytes[FOOTER_HANDLES_LEN..]);
+        let version = d.u32_le()?;
+        let crc = d.u32_le()?;
+        let magic = d.u64_le()?;
+        let rel = |e: Error| e.located_rel(FOOTER_HANDLES_LEN);
+        if magic != TABLE_MAGIC {
+            return Err(rel(Error::corrupt_bytes(
+                8,
+                format!("bad table magic {magic:#018x} (not a bloomkv table?)"),
+            )));
+        }
+        let actual = crc32fast::hash(&bytes[..FOOTER_HANDLES_LEN + 4]);
+        if crc != actual {
+            return Err(rel(Error::corrupt_bytes(
+                4,
+                format!("footer checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"),
+            )));
+        }
+        if version == 0 {
+            return Err(rel(Error::corrupt_bytes(0, "format version 0")));
+        }
+        if version > FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                file: Default::default(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let mut d = Decoder::new(&bytes[..FOOTER_HANDLES_LEN]);
+        let metaindex = BlockHandle::decode_from(&mut d)?;
+        let index = BlockHandle::decode_from(&mut d)?;
+        if d.remaining().iter().any(|&b| b != 0) {
+            return Err(Error::corrupt_bytes(
+                d.position() as u64,
+                "footer padding is not zero",
+            ));
+        }
+        Ok(Footer {
+            metaindex,
+            index,
+            format_version: version,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trip_and_checks() {
+        let f = Footer {
+            metaindex: BlockHandle {
+                offset: 123_456,
+                size: 77,
+            },
+            index: BlockHandle {
+                offset: u64::MAX - 5,
+                size: u64::MAX,
+            },
+            format_version: 1,
+        };
+        let b = f.encode();
+        assert_eq!(b.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&b).unwrap(), f);
+        for i in 0..b.len() {
+            let mut c = b.clone();
+            c[i] ^= 0x10;
+            assert!(Footer::decode(&c).is_err(), "flip at {i} undetected");
+        }
+    }
+
+    #[test]
+    fn trailer_covers_type_byte() {
+        let t = block_trailer(b"abc");
+        assert_eq!(t[0], BLOCK_TYPE_RAW);
+        assert_ne!(block_crc(b"abc", 0), block_crc(b"abc", 1));
+    }
+}

@@ -1,0 +1,436 @@
+//! Reading a table: open verifies the footer, metaindex, index, properties and filter; `get`
+//! consults the filter before touching any data block.
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::cache::BlockCache;
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::filter::FilterPolicy;
+use crate::key::{self, Kind, SeqNo};
+use crate::sstable::block::{Block, BlockIter, bytewise};
+use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
+use crate::sstable::counters::ReadCounters;
+use crate::sstable::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, read_block};
+use crate::sstable::iter::TableIter;
+use crate::sstable::properties::TableProperties;
+
+/// How to open a table.
+#[derive(Clone, Debug)]
+pub struct TableReadOptions {
+    /// The table's file number: names it in the block cache.
+    pub file_number: u64,
+    /// The filter policy to use; a filter written by a policy of another name is ignored.
+    pub filter: Option<Arc<dyn FilterPolicy>>,
+    /// The shared block cache, if any.
+    pub cache: Option<Arc<BlockCache>>,
+    /// The database-wide read counters.
+    pub counters: Arc<ReadCounters>,
+}
+
+/// What the filter stage of [`Table::get`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterVerdict {
+    /// The user key lies outside the table's key range: nothing was checked or read.
+    OutOfRange,
+    /// The table has no usable filter (none written, another policy, or corrupt).
+    NoFilter,
+    /// The filter said the key is absent: no data block was read.
+    Absent,
+    /// The filter said the key may be present: one data block was consulted.
+    MayContain,
+}
+
+/// The outcome of [`Table::get`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableGet {
+    /// What the range check and filter decided.
+    pub verdict: FilterVerdict,
+    /// Data blocks read from the file for this lookup (0 or 1).
+    pub blocks_read: u32,
+    /// Data blocks served by the block cache for this lookup (0 or 1).
+    pub cache_hits: u32,
+    /// The newest entry for the user key visible at the snapshot: kind, sequence number and
+    /// value (empty for [`Kind::Delete`]). `None` when the table holds no such entry.
+    pub entry: Option<(Kind, SeqNo, Vec<u8>)>,
+}
+
+/// One index entry: a separator key and the data block it leads to.
+#[derive(Debug)]
+pub(crate) struct IndexEntry {
+    pub(crate) separator: Vec<u8>,
+    pub(crate) handle: BlockHandle,
+}
+
+/// An open, immutable table. `Send + Sync`: share it as `Arc<Table>`.
+#[derive(Debug)]
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    path: PathBuf,
+    file_number: u64,
+    /// Offset where the footer starts: no block may reach past it.
+    blocks_end: u64,
+    pub(crate) index: Vec<IndexEntry>,
+    props: TableProperties,
+    filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
+    cache: Option<Arc<BlockCache>>,
+    counters: Arc<ReadCounters>,
+    filter_checks: AtomicU64,
+    filter_false_positives: AtomicU64,
+}
+
+fn check_handle(h: BlockHandle, blocks_end: u64, path: &Path, at: u64, what: &str) -> Result<()> {
+    if h.end_with_trailer().is_none_or(|end| end > blocks_end) {
+        return Err(Error::corruption(
+            path,
+            at,
+            format!(
+                "{what} handle (offset {}, size {}) runs past the end of the blocks ({blocks_end})",
+                h.offset, h.size
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Table {
+    /// Opens a table: reads and verifies the footer, metaindex, properties and index, and
+    /// loads the filter if `opts.filter` names the policy it was written with.
+    ///
+    /// A filter block that is damaged or that the policy rejects is not an error: the table
+    /// is then read without a filter and `filter_unavailable` is counted.
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and absolute offset for any damage outside the filter;
+    /// `UnsupportedVersion` for a newer format; `Io` if a read fails.
+    pub fn open(file: Arc<dyn RandomAccessFile>, opts: TableReadOptions) -> Result<Table> {
+        let path = file.path().to_path_buf();
+        let size = file.size();
+        if size < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                &path,
+                0,
+                format!("file of {size} bytes is shorter than a table footer ({FOOTER_LEN})"),
+            ));
+        }
+        let blocks_end = size - FOOTER_LEN as u64;
+        let footer =
+            Footer::decode(&file.read_at(blocks_end, FOOTER_LEN)?).map_err(|e| match e {
+                Error::UnsupportedVersion {
+                    found, supported, ..
+                } => Error::UnsupportedVersion {
+                    file: path.clone(),
+                    found,
+                    supported,
+                },
+                e => e.located(&path, blocks_end),
+            })?;
+        check_handle(footer.metaindex, blocks_end, &path, blocks_end, "metaindex")?;
+        check_handle(footer.index, blocks_end, &path, blocks_end, "index")?;
+
+        let path_ref = &path;
+        let locate = |h: BlockHandle| move |e: Error| e.located(path_ref, h.offset);
+        // Metaindex: name -> handle.
+        let meta = Block::new(read_block(&*file, &path, footer.metaindex, blocks_end)?)
+            .map_err(locate(footer.metaindex))?;
+        let mut meta_it = BlockIter::new(Arc::new(meta), bytewise);
+        let mut props_handle = None;
+        let mut filter_handles = Vec::new();
+        meta_it.seek_to_first().map_err(locate(footer.metaindex))?;
+        while meta_it.valid() {
+            let at = footer.metaindex.offset + meta_it.entry_offset() as u64;
+            let h = BlockHandle::decode_exact(meta_it.value()).map_err(|e| e.located(&path, at))?;
+            let name = meta_it.key();
+            if name == PROPERTIES_BLOCK_NAME.as_bytes() {
+                check_handle(h, blocks_end, &path, at, "properties")?;
+                props_handle = Some(h);
+            } else if let Some(policy) = name.strip_prefix(FILTER_BLOCK_PREFIX.as_bytes()) {
+                filter_handles.push((policy.to_vec(), h));
+            }
+            meta_it.advance().map_err(locate(footer.metaindex))?;
+        }
+        let props_handle = props_handle.ok_or_else(|| {
+            Error::corruption(
+                &path,
+                footer.metaindex.offset,
+                "metaindex has no properties block",
+            )
+        })?;
+
+        let mut props =
+            TableProperties::decode_block(read_block(&*file, &path, props_handle, blocks_end)?)
+                .map_err(locate(props_handle))?;
+        props.file_size = size;
+        let bad_props = |why: &str| Error::corruption(&path, props_handle.offset, why.to_string());
+        if props.format_version != footer.format_version {
+            return Err(bad_props(
+                "properties and footer disagree on the format version",
+            ));
+        }
+        if props.entries > 0
+            && (props.smallest_key.len() < key::TRAILER_LEN
+                || props.largest_key.len() < key::TRAILER_LEN
+                || key::compare(&props.smallest_key, &props.largest_key) == Ordering::Greater)
+        {
+            return Err(bad_props("impossible smallest/largest keys"));
+        }
+
+        let index = Self::read_index(&*file, &path, footer.index, blocks_end)?;
+        if index.len() as u64 != props.data_blocks || (props.entries == 0) != index.is_empty() {
+            return Err(Error::corruption(
+                &path,
+                footer.index.offset,
+                format!(
+                    "index has {} blocks, properties say {} blocks and {} entries",
+                    index.len(),
+                    props.data_blocks,
+                    props.entries
+                ),
+            ));
+        }
+
+        let filter = Self::load_filter(&*file, &path, &opts, &props, &filter_handles, blocks_end);
+        Ok(Table {
+            path,
+            file_number: opts.file_number,
+            blocks_end,
+            index,
+            props,
+            filter,
+            cache: opts.cache,
+            counters: opts.counters,
+            file,
+            filter_checks: AtomicU64::new(0),
+            filter_false_positives: AtomicU64::new(0),
+        })
+    }
+
+    /// Decodes the whole index, checking that handles are in order, inside the data region
+    /// and non-overlapping, and that separators increase.
+    fn read_index(
+        file: &dyn RandomAccessFile,
+        path: &Path,
+        handle: BlockHandle,
+        blocks_end: u64,
+    ) -> Result<Vec<IndexEntry>> {
+        let locate = |e: Error| e.located(path, handle.offset);
+        let block = Block::new(read_block(file, path, handle, blocks_end)?).map_err(locate)?;
+        let mut it = BlockIter::new(Arc::new(block), key::compare);
+        let mut out = Vec::new();
+        let mut next_free = 0u64;
+        it.seek_to_first().map_err(locate)?;
+        while it.valid() {
+            let at = handle.offset + it.entry_offset() as u64;
+            let h = BlockHandle::decode_exact(it.value()).map_err(|e| e.located(path, at))?;
+            check_handle(h, handle.offset, path, at, "data block")?;
+            if h.offset < next_free || it.key().len() < key::TRAILER_LEN {
+                return Err(Error::corruption(
+                    path,
+                    at,
+                    "index entry overlaps the previous block or has a malformed separator",
+                ));
+            }
+            next_free = h.offset + h.size + BLOCK_TRAILER_LEN as u64;
+            out.push(IndexEntry {
+                separator: it.key().to_vec(),
+                handle: h,
+            });
+            it.advance().map_err(locate)?;
+        }
+        Ok(out)
+    }
+
+    /// The filter to use, or `None`. Never fails: a filter is only an optimisation.
+    fn load_filter(
+        file: &dyn RandomAccessFile,
+        path: &Path,
+        opts: &TableReadOptions,
+        props: &TableProperties,
+        filter_handles: &[(Vec<u8>, BlockHandle)],
+        blocks_end: u64,
+    ) -> Option<(Arc<dyn FilterPolicy>, Vec<u8>)> {
+        let policy = opts.filter.as_ref()?;
+        let found = filter_handles
+            .iter()
+            .find(|(name, _)| name.as_slice() == policy.name().as_bytes());
+        let Some((_, handle)) = found else {
+            // The properties say a filter of this policy was written, yet the metaindex has
+            // none: the table lost its filter.
+            if props.filter_policy == policy.name() {
+                opts.counters.filter_was_unavailable();
+            }
+            return None;
+        };
+        let bytes = read_block(file, path, *handle, blocks_end)
+            .ok()
+            .filter(|b| policy.check_filter(b).is_ok());
+        match bytes {
+            Some(b) => Some((policy.clone(), b)),
+            None => {
+                opts.counters.filter_was_unavailable();
+                None
+            }
+        }
+    }
+
+    /// What the table records about itself; `file_size` is the file's length.
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// The file number given at open.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// The file path (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether lookups use a filter.
+    pub fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
+
+    /// Bytes held in memory for the filter.
+    pub fn filter_memory(&self) -> usize {
+        self.filter.as_ref().map_or(0, |(_, b)| b.len())
+    }
+
+    /// The false-positive rate the filter's own parameters predict; `None` without a filter.
+    pub fn expected_fp_rate(&self) -> Option<f64> {
+        let (policy, bytes) = self.filter.as_ref()?;
+        policy.expected_fp_rate(bytes)
+    }
+
+    /// This table's (filter checks, filter false positives) since it was opened.
+    pub fn filter_stats(&self) -> (u64, u64) {
+        (
+            self.filter_checks.load(Relaxed),
+            self.filter_false_positives.load(Relaxed),
+        )
+    }
+
+    /// An iterator over all entries (reads blocks through the cache; ignores the filter).
+    pub fn iter(self: &Arc<Self>) -> TableIter {
+        TableIter::new(self.clone())
+    }
+
+    /// The data block behind `handle`, from the cache or the file. Returns it and whether it
+    /// came from the cache.
+    pub(crate) fn data_block(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
+        if let Some(cache) = &self.cache
+            && let Some(b) = cache.get(self.file_number, handle.offset)
+        {
+            self.counters.cache_hit();
+            return Ok((b, true));
+        }
+        let data = read_block(&*self.file, &self.path, handle, self.blocks_end)?;
+        self.counters
+            .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
+        let locate = |e: Error| e.located(&self.path, handle.offset);
+        let block = Arc::new(Block::new(data).map_err(locate)?);
+        block.verify(key::compare).map_err(locate)?;
+        if let Some(cache) = &self.cache {
+            cache.insert(self.file_number, handle.offset, block.clone());
+        }
+        Ok((block, false))
+    }
+
+    /// Index position of the first block whose separator is `>= target`.
+    pub(crate) fn index_seek(&self, target: &[u8]) -> usize {
+        self.index
+            .partition_point(|e| key::compare(&e.separator, target) == Ordering::Less)
+    }
+
+    /// Looks up the newest version of a user key visible at a snapshot.
+    ///
+    /// `lookup` is `key::encode(user_key, snapshot_seq, key::KIND_SEEK)`; `hash` is
+    /// `filter::hash_key(user_key)`. Reads at most one data block, and none when the key is
+    /// outside the table's range or the filter rules it out.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a lookup key shorter than a trailer; `Corruption` naming the file
+    /// and offset if the data block is damaged; `Io` if the read fails.
+    pub fn get(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+        if lookup.len() < key::TRAILER_LEN {
+            return Err(Error::InvalidArgument(format!(
+                "lookup key of {} bytes is not an internal key",
+                lookup.len()
+            )));
+        }
+        let user_key = key::user_key(lookup);
+        let mut out = TableGet {
+            verdict: FilterVerdict::OutOfRange,
+            blocks_read: 0,
+            cache_hits: 0,
+            entry: None,
+        };
+        if self.props.entries == 0
+            || user_key < key::user_key(&self.props.smallest_key)
+            || user_key > key::user_key(&self.props.largest_key)
+        {
+            return Ok(out);
+        }
+        out.verdict = match &self.filter {
+            None => FilterVerdict::NoFilter,
+            Some((policy, bytes)) => {
+                let maybe = policy.may_contain_hash(bytes, hash);
+                self.filter_checks.fetch_add(1, Relaxed);
+                self.counters.filter_checked(!maybe);
+                if !maybe {
+                    return Ok(out_with(out, FilterVerdict::Absent));
+                }
+                FilterVerdict::MayContain
+            }
+        };
+        let pos = self.index_seek(lookup);
+        let mut user_key_present = false;
+        if let Some(entry) = self.index.get(pos) {
+            let (block, hit) = self.data_block(entry.handle)?;
+            if hit {
+                out.cache_hits += 1;
+            } else {
+                out.blocks_read += 1;
+            }
+            let locate = |e: Error| e.located(&self.path, entry.handle.offset);
+            let mut it = BlockIter::new(block, key::compare);
+            it.seek(lookup).map_err(locate)?;
+            if it.valid() {
+                let at = entry.handle.offset + it.entry_offset() as u64;
+                let p = key::parse(it.key()).map_err(|e| {
+                    Error::corruption(
+                        &self.path,
+                        at,
+                        format!("bad internal key in data block: {e}"),
+                    )
+                })?;
+                if p.user_key == user_key {
+                    out.entry = Some((p.kind, p.seq, it.value().to_vec()));
+                    return Ok(out);
+                }
+            }
+            if out.verdict == FilterVerdict::MayContain {
+                // Was it a false positive, or does the table hold only versions newer than the
+                // snapshot? Those sort before `lookup` in this same block (see separator.rs).
+                it.seek(&key::encode(user_key, key::MAX_SEQ, key::KIND_SEEK))
+                    .map_err(locate)?;
+                user_key_present = it.valid() && key::user_key(it.key()) == user_key;
+            }
+        }
+        if out.verdict == FilterVerdict::MayContain && !user_key_present {
+            self.filter_false_positives.fetch_add(1, Relaxed);
+            self.counters.filter_false_positive();
+        }
+        Ok(out)
+    }
+}
+
+fn out_with(mut out: TableGet, verdict: FilterVerdict) -> TableGet {
+    out.verdict = verdict;
+    out
+}
