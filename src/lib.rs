@@ -25,6 +25,8 @@
 pub mod batch;
 pub mod cache;
 pub mod coding;
+pub mod compaction;
+mod db;
 pub mod env;
 pub mod error;
 pub mod filename;
@@ -35,7 +37,14 @@ pub mod manifest;
 pub mod memtable;
 pub mod options;
 pub mod sstable;
+pub mod stats;
+pub mod table_cache;
+pub mod version;
 pub mod wal;
 
+pub use batch::WriteBatch;
+pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
+pub use iter::db_iter::DbIter;
 pub use options::Options;
+pub use stats::{LevelStats, Stats};

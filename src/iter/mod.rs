@@ -23,4 +23,5 @@ pub trait InternalIterator: Send {
 }
 
 pub mod db_iter;
+pub mod level;
 pub mod merge;

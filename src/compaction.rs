@@ -1,0 +1,341 @@
+//! Leveled compaction: choosing what to merge, merging it, and rebuilding filters.
+//!
+//! Level 0 is compacted when it holds `level0_compaction_trigger` tables; level `n >= 1` when
+//! its bytes exceed `max_bytes_for_level_base * level_size_multiplier^(n-1)`. The level with
+//! the highest score goes first. Inputs are merged with the overlapping tables of the next
+//! level into new tables split at `target_file_bytes` (never inside one user key's versions),
+//! each with a freshly built filter over exactly its own keys, sized by the output level's
+//! bits per key.
+
+use std::sync::Arc;
+
+use crate::db::{Inner, OutputTable};
+use crate::error::Result;
+use crate::filename;
+use crate::iter::InternalIterator;
+use crate::iter::merge::MergingIterator;
+use crate::key::{self, Kind, SeqNo};
+use crate::manifest::VersionEdit;
+use crate::options::{NUM_LEVELS, Options};
+use crate::sstable::{ReadCounters, Table, TableReadOptions};
+use crate::version::{TableFile, Version};
+
+/// The size level `level` (>= 1) may reach before it is compacted.
+pub fn max_bytes_for_level(opts: &Options, level: usize) -> u64 {
+    let mut bytes = opts.max_bytes_for_level_base;
+    for _ in 1..level {
+        bytes = bytes.saturating_mul(opts.level_size_multiplier.max(2));
+    }
+    bytes
+}
+
+/// The level most in need of compaction and its score, if any score is at least 1.
+pub fn pick_score(version: &Version, opts: &Options) -> Option<(usize, f64)> {
+    let mut best: Option<(usize, f64)> = None;
+    for level in 0..NUM_LEVELS - 1 {
+        let score = if level == 0 {
+            version.levels[0].len() as f64 / opts.level0_compaction_trigger.max(1) as f64
+        } else {
+            version.level_bytes(level) as f64 / max_bytes_for_level(opts, level) as f64
+        };
+        if score >= 1.0 && best.is_none_or(|(_, s)| score > s) {
+            best = Some((level, score));
+        }
+    }
+    best
+}
+
+/// One planned compaction: `inputs[0]` from `level`, `inputs[1]` from `level + 1`.
+struct Plan {
+    level: usize,
+    inputs: [Vec<Arc<TableFile>>; 2],
+}
+
+impl Plan {
+    fn all_inputs(&self) -> impl Iterator<Item = &Arc<TableFile>> {
+        self.inputs.iter().flatten()
+    }
+}
+
+fn user_range(files: &[Arc<TableFile>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lo = files.iter().map(|f| f.smallest_user_key()).min()?;
+    let hi = files.iter().map(|f| f.largest_user_key()).max()?;
+    Some((lo.to_vec(), hi.to_vec()))
+}
+
+fn overlapping(files: &[Arc<TableFile>], lo: &[u8], hi: &[u8]) -> Vec<Arc<TableFile>> {
+    files
+        .iter()
+        .filter(|f| f.largest_user_key() >= lo && f.smallest_user_key() <= hi)
+        .cloned()
+        .collect()
+}
+
+/// Chooses the inputs for compacting `level`: all of level 0 (its tables overlap), or the
+/// next table of a deeper level after its compaction pointer, round-robin.
+fn plan_for(
+    version: &Version,
+    level: usize,
+    pointer: Option<&[u8]>,
+    whole_level: bool,
+) -> Option<Plan> {
+    let files = &version.levels[level];
+    let first: Vec<Arc<TableFile>> = if level == 0 || whole_level {
+        files.clone()
+    } else {
+        let pick = pointer
+            .and_then(|p| {
+                files
+                    .iter()
+                    .find(|f| key::compare(&f.meta.largest, p).is_gt())
+            })
+            .or_else(|| files.first())?;
+        vec![Arc::clone(pick)]
+    };
+    let (lo, hi) = user_range(&first)?;
+    let mut first = first;
+    if level == 0 {
+        // Level-0 tables overlapping the chosen range must go together, or an older version
+        // could end up below a newer one.
+        first = overlapping(files, &lo, &hi);
+    }
+    let (lo, hi) = user_range(&first)?;
+    let next = overlapping(&version.levels[level + 1], &lo, &hi);
+    Some(Plan {
+        level,
+        inputs: [first, next],
+    })
+}
+
+/// Runs one compaction: the manual full compaction if one was asked for, else the level with
+/// the highest score.
+pub(crate) fn run_one(db: &Inner) -> Result<()> {
+    let manual = db.state.lock().manual_compaction;
+    if manual {
+        let result = run_manual(db);
+        db.state.lock().manual_compaction = false;
+        return result;
+    }
+    let version = db.current_version();
+    let Some((level, _)) = pick_score(&version, &db.opts) else {
+        return Ok(());
+    };
+    let pointer = db.state.lock().compact_pointers[level].clone();
+    match plan_for(&version, level, pointer.as_deref(), false) {
+        Some(plan) => execute(db, &version, plan),
+        None => Ok(()),
+    }
+}
+
+/// Pushes every table down to the deepest level that holds data (at least level 1).
+fn run_manual(db: &Inner) -> Result<()> {
+    let version = db.current_version();
+    let target = (1..NUM_LEVELS)
+        .rev()
+        .find(|&l| !version.levels[l].is_empty())
+        .unwrap_or(1);
+    for level in 0..target {
+        let version = db.current_version();
+        if let Some(plan) = plan_for(&version, level, None, true) {
+            execute(db, &version, plan)?;
+        }
+    }
+    Ok(())
+}
+
+fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
+    let out_level = plan.level + 1;
+    let mut edit = VersionEdit::default();
+    for (i, files) in plan.inputs.iter().enumerate() {
+        for f in files {
+            edit.deleted_files.push((plan.level + i, f.meta.number));
+        }
+    }
+    if let Some(last) = plan.inputs[0]
+        .iter()
+        .map(|f| &f.meta.largest)
+        .max_by(|a, b| key::compare(a, b))
+    {
+        edit.compact_pointers.push((plan.level, last.clone()));
+    }
+
+    // A single table with nothing below it and a filter already sized for the target level
+    // moves down unchanged.
+    if plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
+        let f = &plan.inputs[0][0];
+        let wanted = db.opts.bits_per_key_for_level(out_level);
+        let has = f.meta.filter_bits_per_key;
+        if (has - wanted).abs() < 1e-9 || (wanted <= 0.0 && has <= 0.0) {
+            edit.new_files.push((out_level, f.meta.clone()));
+            return db.install_compaction(edit, plan.level, 0, 0);
+        }
+    }
+
+    let snapshots = db.snapshot_list();
+    let counters = Arc::new(ReadCounters::default());
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut bytes_read = 0;
+    for f in plan.all_inputs() {
+        let path = filename::table_path(&db.dir, f.meta.number);
+        let file = db.env.open_random_access(&path)?;
+        let table = Arc::new(Table::open(
+            file,
+            TableReadOptions {
+                file_number: f.meta.number,
+                filter: None,
+                cache: None,
+                counters: Arc::clone(&counters),
+            },
+        )?);
+        bytes_read += f.meta.size;
+        children.push(Box::new(table.iter()));
+    }
+    let mut input = MergingIterator::new(children);
+    input.seek_to_first()?;
+
+    let mut writer = Outputs {
+        db,
+        level: out_level,
+        current: None,
+        done: Vec::new(),
+    };
+    let mut versions: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut current_user_key: Option<Vec<u8>> = None;
+    let result = (|| -> Result<()> {
+        while input.valid() {
+            let parsed = key::parse(input.key())?;
+            if current_user_key.as_deref() != Some(parsed.user_key) {
+                if let Some(uk) = current_user_key.take() {
+                    emit_key(&mut writer, version, &uk, &mut versions, &snapshots)?;
+                }
+                current_user_key = Some(parsed.user_key.to_vec());
+            }
+            versions.push((input.key().to_vec(), input.value().to_vec()));
+            input.next()?;
+        }
+        if let Some(uk) = current_user_key.take() {
+            emit_key(&mut writer, version, &uk, &mut versions, &snapshots)?;
+        }
+        writer.finish_current()
+    })();
+    if let Err(e) = result {
+        writer.abandon();
+        return Err(e);
+    }
+    let mut bytes_written = 0;
+    for meta in writer.done.drain(..) {
+        bytes_written += meta.size;
+        edit.new_files.push((out_level, meta));
+    }
+    db.install_compaction(edit, plan.level, bytes_read, bytes_written)
+}
+
+/// Decides which versions of one user key survive, then writes them.
+///
+/// `versions` holds every version from the inputs, newest first. A version is kept when it is
+/// the newest, or when some live snapshot reads it (its sequence number is at most the
+/// snapshot's, and the next newer version's is above). Tombstones at the old end are dropped
+/// when no deeper level can hold the key: there is nothing left for them to hide.
+fn emit_key(
+    out: &mut Outputs<'_>,
+    version: &Version,
+    user_key: &[u8],
+    versions: &mut Vec<(Vec<u8>, Vec<u8>)>,
+    snapshots: &[SeqNo],
+) -> Result<()> {
+    let mut kept: Vec<usize> = Vec::with_capacity(versions.len());
+    let mut newer_seq: Option<SeqNo> = None;
+    for (i, (ikey, _)) in versions.iter().enumerate() {
+        let seq = key::parse(ikey)?.seq;
+        let keep = match newer_seq {
+            None => true,
+            Some(newer) => snapshots.iter().any(|&t| seq <= t && t < newer),
+        };
+        if keep {
+            kept.push(i);
+        }
+        newer_seq = Some(seq);
+    }
+    let base_level = ((out.level + 1)..NUM_LEVELS).all(|l| !version.level_covers(l, user_key));
+    if base_level {
+        while let Some(&last) = kept.last() {
+            if key::parse(&versions[last].0)?.kind == Kind::Delete {
+                kept.pop();
+            } else {
+                break;
+            }
+        }
+    }
+    if !kept.is_empty() {
+        out.split_if_full()?;
+        for i in kept {
+            let (k, v) = &versions[i];
+            out.add(k, v)?;
+        }
+    }
+    versions.clear();
+    Ok(())
+}
+
+/// The tables a compaction writes, cut at `target_file_bytes`.
+struct Outputs<'a> {
+    db: &'a Inner,
+    level: usize,
+    current: Option<OutputTable>,
+    done: Vec<crate::manifest::FileMeta>,
+}
+
+impl Outputs<'_> {
+    fn split_if_full(&mut self) -> Result<()> {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|t| t.estimated_size() >= self.db.opts.target_file_bytes)
+        {
+            self.finish_current()?;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if self.current.is_none() {
+            let number = self.db.state.lock().new_file_number();
+            self.current = Some(OutputTable::create(
+                self.db.env.as_ref(),
+                &self.db.dir,
+                &self.db.opts,
+                number,
+                self.level,
+            )?);
+        }
+        match self.current.as_mut() {
+            Some(t) => t.add(ikey, value),
+            None => Ok(()),
+        }
+    }
+
+    fn finish_current(&mut self) -> Result<()> {
+        if let Some(t) = self.current.take() {
+            if t.is_empty() {
+                t.abandon(self.db.env.as_ref());
+            } else {
+                self.done
+                    .push(t.finish(self.db.env.as_ref(), &self.db.table_cache)?);
+            }
+        }
+        Ok(())
+    }
+
+    fn abandon(&mut self) {
+        if let Some(t) = self.current.take() {
+            t.abandon(self.db.env.as_ref());
+        }
+        for meta in self.done.drain(..) {
+            self.db.table_cache.evict(meta.number);
+            let _ = self
+                .db
+                .env
+                .remove_file(&filename::table_path(&self.db.dir, meta.number));
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The background thread: flushes frozen memtables and runs compactions.
+//!
+//! It is the only thread that changes the table set after `open`, so it can prepare a version
+//! edit without holding a lock, write it to the MANIFEST (fsynced), and only then take the
+//! locks to install the new version.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::build::OutputTable;
+use super::core::{DbInner, State, bump};
+use crate::error::Result;
+use crate::filename;
+use crate::iter::InternalIterator;
+use crate::manifest::VersionEdit;
+use crate::memtable::MemTable;
+use crate::version::{TableFile, Version};
+
+/// What the background thread found to do.
+enum Job {
+    Flush(Arc<MemTable>, u64),
+    Compact,
+}
+
+pub(crate) fn run(db: Arc<DbInner>) {
+    loop {
+        let job = {
+            let mut st = db.state.lock();
+            loop {
+                if st.shutting_down {
+                    return;
+                }
+                if st.bg_error.is_none() {
+                    if let Some((imm, log)) = &st.imm {
+                        break Job::Flush(Arc::clone(imm), *log);
+                    }
+                    if db.wants_compaction(&st) {
+                        break Job::Compact;
+                    }
+                }
+                db.work_cv.wait(&mut st);
+            }
+        };
+        let result = match job {
+            Job::Flush(imm, log) => db.flush_memtable(&imm, log),
+            Job::Compact => db.compact_once(),
+        };
+        let mut st = db.state.lock();
+        if let Err(e) = result {
+            db.set_bg_error(&mut st, &e);
+        }
+        st.jobs_done += 1;
+        db.done_cv.notify_all();
+    }
+}
+
+impl DbInner {
+    /// Writes the frozen memtable to a new level-0 table and retires its WAL.
+    fn flush_memtable(&self, imm: &Arc<MemTable>, new_log: u64) -> Result<()> {
+        let number = self.state.lock().new_file_number();
+        let mut edit = VersionEdit::default();
+        if !imm.is_empty() {
+            let mut out = OutputTable::create(self.env.as_ref(), &self.dir, &self.opts, number, 0)?;
+            let mut it = imm.iter();
+            it.seek_to_first()?;
+            while it.valid() {
+                if let Err(e) = out.add(it.key(), it.value()) {
+                    out.abandon(self.env.as_ref());
+                    return Err(e);
+                }
+                it.next()?;
+            }
+            let meta = out.finish(self.env.as_ref(), &self.table_cache)?;
+            bump(&self.work.compaction_bytes_written, meta.size);
+            edit.new_files.push((0, meta));
+        }
+        edit.log_number = Some(new_log);
+        self.log_and_apply(edit, |st| {
+            st.imm = None;
+            st.log_number = new_log;
+        })?;
+        {
+            let mut view = self.view.write();
+            view.imm = None;
+        }
+        bump(&self.work.flushes, 1);
+        // Every WAL older than the one the frozen memtable's successor writes to is now
+        // covered by durable tables.
+        if let Ok(names) = self.env.list_dir(&self.dir) {
+            for name in names {
+                if let Some((filename::FileType::Log, n)) = filename::parse_file_name(&name)
+                    && n < new_log
+                {
+                    let _ = self.env.remove_file(&self.dir.join(name));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `edit` durable in the MANIFEST, then installs the resulting version for readers
+    /// and marks the tables it removed as obsolete. `also` runs under the state lock at the
+    /// moment of installation.
+    pub(crate) fn log_and_apply(
+        &self,
+        mut edit: VersionEdit,
+        also: impl FnOnce(&mut State),
+    ) -> Result<()> {
+        let current = Arc::clone(&self.view.read().version);
+        let next = current.apply(&edit, |meta| {
+            let path = filename::table_path(&self.dir, meta.number);
+            Arc::new(TableFile::new(
+                meta,
+                path,
+                Arc::clone(&self.env),
+                Arc::clone(&self.table_cache),
+            ))
+        })?;
+        {
+            let st = self.state.lock();
+            edit.next_file_number = Some(st.next_file_number);
+        }
+        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        self.manifest.lock().append(&edit)?;
+        let removed: Vec<Arc<TableFile>> = edit
+            .deleted_files
+            .iter()
+            // A table moved to another level (trivial move) is deleted and re-added: keep it.
+            .filter(|(_, n)| !edit.new_files.iter().any(|(_, m)| m.number == *n))
+            .filter_map(|&(level, n)| {
+                current.levels[level]
+                    .iter()
+                    .find(|f| f.meta.number == n)
+                    .cloned()
+            })
+            .collect();
+        let mut st = self.state.lock();
+        self.view.write().version = Arc::new(next);
+        also(&mut st);
+        drop(st);
+        // Durable and installed: the old files may go once the last reader lets go of them.
+        for f in removed {
+            f.mark_obsolete();
+        }
+        Ok(())
+    }
+
+    /// Whether a compaction should run now.
+    fn wants_compaction(&self, st: &State) -> bool {
+        st.manual_compaction
+            || crate::compaction::pick_score(&self.view.read().version, &self.opts).is_some()
+    }
+
+    /// Runs one compaction chosen by score (or the manual one that was asked for).
+    fn compact_once(&self) -> Result<()> {
+        crate::compaction::run_one(self)
+    }
+
+    /// Installs a compaction's edit and accounts for it.
+    pub(crate) fn install_compaction(
+        &self,
+        edit: VersionEdit,
+        level: usize,
+        bytes_read: u64,
+        bytes_written: u64,
+    ) -> Result<()> {
+        let pointer = edit
+            .compact_pointers
+            .iter()
+            .find(|(l, _)| *l == level)
+            .map(|(_, k)| k.clone());
+        self.log_and_apply(edit, |st| {
+            if let Some(p) = pointer {
+                st.compact_pointers[level] = Some(p);
+            }
+        })?;
+        bump(&self.work.compactions, 1);
+        bump(&self.work.compaction_bytes_read, bytes_read);
+        bump(&self.work.compaction_bytes_written, bytes_written);
+        Ok(())
+    }
+
+    /// Asks the background thread for a full manual compaction and waits for it.
+    pub(crate) fn compact_all(&self) -> Result<()> {
+        self.flush()?;
+        let mut st = self.state.lock();
+        st.manual_compaction = true;
+        self.work_cv.notify_one();
+        loop {
+            if let Some(why) = &st.bg_error {
+                return Err(crate::Error::WritesStopped(why.clone()));
+            }
+            if !st.manual_compaction {
+                return Ok(());
+            }
+            if st.shutting_down {
+                return Err(crate::Error::WritesStopped(
+                    "the database is closing".into(),
+                ));
+            }
+            self.done_cv.wait(&mut st);
+        }
+    }
+
+    /// Waits until no flush or compaction is pending.
+    pub(crate) fn wait_idle(&self) -> Result<()> {
+        let mut st = self.state.lock();
+        loop {
+            if let Some(why) = &st.bg_error {
+                return Err(crate::Error::WritesStopped(why.clone()));
+            }
+            if st.imm.is_none() && !self.wants_compaction(&st) {
+                return Ok(());
+            }
+            self.work_cv.notify_one();
+            self.done_cv.wait(&mut st);
+        }
+    }
+
+    pub(crate) fn current_version(&self) -> Arc<Version> {
+        Arc::clone(&self.view.read().version)
+    }
+}

@@ -1,0 +1,136 @@
+//! The shared state behind every `Db` handle, and the locks that guard it.
+//!
+//! Locks, always taken in this order when nested: `writer` (serializes writers, owns the WAL
+//! and the active memtable), then `state` (background-work bookkeeping), then `view`
+//! (what readers see). Readers take only `view`, for the time of one `Arc` clone.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::env::{Env, FileLock};
+use crate::key::SeqNo;
+use crate::manifest::ManifestWriter;
+use crate::memtable::MemTable;
+use crate::options::{NUM_LEVELS, Options};
+use crate::sstable::ReadCounters;
+use crate::table_cache::TableCache;
+use crate::version::Version;
+use crate::wal::LogWriter;
+
+/// What a reader needs: the memtables and the table set at one moment.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadView {
+    pub mem: Arc<MemTable>,
+    pub imm: Option<Arc<MemTable>>,
+    pub version: Arc<Version>,
+}
+
+/// The writer's exclusive state.
+pub(crate) struct Writer {
+    pub log: LogWriter,
+    pub log_number: u64,
+    pub mem: Arc<MemTable>,
+}
+
+/// Bookkeeping shared between writers, the background thread and `flush()`.
+pub(crate) struct State {
+    /// The memtable being flushed, and the number of the WAL that became current when it was
+    /// frozen (every older WAL is obsolete once it is flushed).
+    pub imm: Option<(Arc<MemTable>, u64)>,
+    pub next_file_number: u64,
+    /// The oldest WAL still needed, as recorded in the manifest.
+    pub log_number: u64,
+    pub bg_error: Option<String>,
+    pub shutting_down: bool,
+    /// Set by `compact()`: run a full manual compaction.
+    pub manual_compaction: bool,
+    /// Completed background jobs, so waiters can tell theirs has run.
+    pub jobs_done: u64,
+    /// Per level, the largest key of the last compaction's inputs: the next compaction of
+    /// that level starts after it, so every part of the level gets its turn.
+    pub compact_pointers: [Option<Vec<u8>>; NUM_LEVELS],
+}
+
+impl State {
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+}
+
+/// Per-level filter counters (the table-level ones live in `ReadCounters`).
+#[derive(Debug, Default)]
+pub(crate) struct LevelCounters {
+    pub checks: AtomicU64,
+    pub useful: AtomicU64,
+    pub false_positives: AtomicU64,
+}
+
+/// Counters of background work.
+#[derive(Debug, Default)]
+pub(crate) struct WorkCounters {
+    pub gets: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub compaction_bytes_read: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub user_bytes_written: AtomicU64,
+    pub stall_micros: AtomicU64,
+}
+
+pub(crate) fn bump(c: &AtomicU64, by: u64) {
+    c.fetch_add(by, Ordering::Relaxed);
+}
+
+/// Everything one open database shares between its handles and its background thread.
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub env: Arc<dyn Env>,
+    pub _lock: FileLock,
+    pub table_cache: Arc<TableCache>,
+    pub counters: Arc<ReadCounters>,
+    pub level_counters: [LevelCounters; NUM_LEVELS],
+    pub work: WorkCounters,
+    /// The newest sequence number whose write is complete and visible.
+    pub last_seq: AtomicU64,
+    pub writer: Mutex<Writer>,
+    pub state: Mutex<State>,
+    /// Wakes the background thread.
+    pub work_cv: Condvar,
+    /// Wakes writers and `flush()`/`compact()` callers waiting on background work.
+    pub done_cv: Condvar,
+    pub view: RwLock<ReadView>,
+    /// The only writer of the MANIFEST is the background thread (and `open`, before it starts).
+    pub manifest: Mutex<ManifestWriter>,
+    /// Live snapshots: sequence number -> count.
+    pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    pub recovery: super::RecoveryReport,
+}
+
+impl DbInner {
+    pub fn read_view(&self) -> ReadView {
+        self.view.read().clone()
+    }
+
+    pub fn visible_seq(&self) -> SeqNo {
+        self.last_seq.load(Ordering::Acquire)
+    }
+
+    /// Sequence numbers of live snapshots, ascending.
+    pub fn snapshot_list(&self) -> Vec<SeqNo> {
+        self.snapshots.lock().keys().copied().collect()
+    }
+
+    pub fn set_bg_error(&self, st: &mut State, err: &crate::Error) {
+        if st.bg_error.is_none() {
+            st.bg_error = Some(err.to_string());
+        }
+        self.done_cv.notify_all();
+    }
+}

@@ -1,0 +1,423 @@
+//! The database: open, write, read, scan, snapshot, flush, compact, stats.
+
+mod background;
+mod build;
+mod core;
+mod read;
+mod recover;
+mod write;
+
+use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
+
+use self::core::DbInner;
+pub use self::read::{GetExplain, TableProbe};
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::iter::db_iter::DbIter;
+use crate::key::SeqNo;
+use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
+use crate::stats::{LevelStats, Stats};
+
+pub(crate) use self::build::OutputTable;
+pub(crate) use self::core::DbInner as Inner;
+
+/// What `open` found and did while recovering.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RecoveryReport {
+    /// WAL files replayed.
+    pub logs_replayed: usize,
+    /// WAL records (write batches) replayed.
+    pub records: u64,
+    /// Level-0 tables written from replayed WAL contents.
+    pub tables_written: usize,
+    /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
+    /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
+    pub dropped: Vec<String>,
+}
+
+/// An open database. Cheap to clone: clones share one database; it closes when the last
+/// handle (and the last [`Snapshot`]) is dropped.
+///
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+/// db.put(b"apple", b"red")?;
+/// assert_eq!(db.get(b"apple")?, Some(b"red".to_vec()));
+/// db.delete(b"apple")?;
+/// assert_eq!(db.get(b"apple")?, None);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Db {
+    handle: Arc<Handle>,
+}
+
+struct Handle {
+    inner: Arc<DbInner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        {
+            let mut st = self.inner.state.lock();
+            st.shutting_down = true;
+            self.inner.work_cv.notify_all();
+            self.inner.done_cv.notify_all();
+        }
+        if let Some(t) = self.background.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("dir", &self.handle.inner.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Key ranges accepted by [`Db::scan`]: `..`, `a..b`, `a..=b`, `a..`, `..b`, `..=b`, and
+/// `(Bound, Bound)` pairs, over anything that is `AsRef<[u8]>`.
+pub trait KeyRange {
+    /// The range as owned start and end bounds.
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>);
+}
+
+fn owned<K: AsRef<[u8]>>(b: Bound<K>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl KeyRange for RangeFull {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (Bound::Unbounded, Bound::Unbounded)
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for Range<K> {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (
+            owned(Bound::Included(self.start)),
+            owned(Bound::Excluded(self.end)),
+        )
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for RangeInclusive<K> {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        let (s, e) = self.into_inner();
+        (owned(Bound::Included(s)), owned(Bound::Included(e)))
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for RangeFrom<K> {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (owned(Bound::Included(self.start)), Bound::Unbounded)
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for RangeTo<K> {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (Bound::Unbounded, owned(Bound::Excluded(self.end)))
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for RangeToInclusive<K> {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (Bound::Unbounded, owned(Bound::Included(self.end)))
+    }
+}
+impl<K: AsRef<[u8]>> KeyRange for (Bound<K>, Bound<K>) {
+    fn into_bounds(self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (owned(self.0), owned(self.1))
+    }
+}
+
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "key of {} bytes exceeds the {MAX_KEY_BYTES}-byte limit",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Db {
+    /// Opens (creating if missing, unless `create_if_missing` is off) the database in `path`,
+    /// recovering whatever its WAL holds.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] if another process or handle has it open; [`Error::Corruption`] for
+    /// damaged files (naming the file and offset); [`Error::UnsupportedVersion`] for a newer
+    /// format; [`Error::InvalidArgument`] if `path` is a file; [`Error::Io`] otherwise.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = Arc::new(recover::open(path.as_ref(), options)?);
+        let bg_inner = Arc::clone(&inner);
+        let thread = std::thread::Builder::new()
+            .name("bloomkv-bg".into())
+            .spawn(move || background::run(bg_inner))
+            .map_err(|e| Error::io(path.as_ref(), e))?;
+        Ok(Db {
+            handle: Arc::new(Handle {
+                inner,
+                background: Mutex::new(Some(thread)),
+            }),
+        })
+    }
+
+    fn inner(&self) -> &DbInner {
+        &self.handle.inner
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner().dir
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &Options {
+        &self.inner().opts
+    }
+
+    /// What recovery found when this database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.inner().recovery
+    }
+
+    /// Sets `key` to `value`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a key over 64 KiB or a value over 256 MiB;
+    /// [`Error::WritesStopped`] after an earlier write or background failure; I/O errors.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(b)
+    }
+
+    /// Deletes `key` (a no-op if absent).
+    ///
+    /// # Errors
+    /// As for [`Db::put`].
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(b)
+    }
+
+    /// Applies every operation of `batch` atomically, also across a crash.
+    ///
+    /// # Errors
+    /// As for [`Db::put`].
+    pub fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.inner().write(batch)
+    }
+
+    /// The current value of `key`.
+    ///
+    /// # Errors
+    /// Corruption or I/O errors from the files consulted.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        check_key(key)?;
+        self.inner().get_at(key, self.inner().visible_seq(), None)
+    }
+
+    /// Looks `key` up like [`Db::get`] and reports every step: memtables, each table
+    /// consulted, its filter's verdict, blocks read, cache hits, false positives.
+    ///
+    /// # Errors
+    /// As for [`Db::get`].
+    pub fn get_explained(&self, key: impl AsRef<[u8]>) -> Result<GetExplain> {
+        let key = key.as_ref();
+        check_key(key)?;
+        let mut trace = GetExplain::default();
+        trace.value = self
+            .inner()
+            .get_at(key, self.inner().visible_seq(), Some(&mut trace))?;
+        Ok(trace)
+    }
+
+    /// The live entries in `range`, in ascending key order, as of now.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// for k in ["a", "b", "c"] { db.put(k, "v")?; }
+    /// let keys: Vec<Vec<u8>> = db.scan("b"..).map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn scan(&self, range: impl KeyRange) -> DbIter {
+        let (start, end) = range.into_bounds();
+        self.inner().scan_at(start, end, self.inner().visible_seq())
+    }
+
+    /// A consistent view of the database as of now; later writes are invisible to it.
+    pub fn snapshot(&self) -> Snapshot {
+        let seq = {
+            // Register under the lock so a compaction never misses a snapshot being taken.
+            let mut snaps = self.inner().snapshots.lock();
+            let seq = self.inner().visible_seq();
+            *snaps.entry(seq).or_insert(0) += 1;
+            seq
+        };
+        Snapshot {
+            db: self.clone(),
+            seq,
+        }
+    }
+
+    /// Writes the memtable to a level-0 table; returns when that table is durable.
+    ///
+    /// # Errors
+    /// I/O errors, or [`Error::WritesStopped`] after an earlier failure.
+    pub fn flush(&self) -> Result<()> {
+        self.inner().flush()
+    }
+
+    /// Runs a full manual compaction: flushes the memtable, then merges every level down into
+    /// the deepest level that holds data. Returns when done.
+    ///
+    /// # Errors
+    /// I/O or corruption errors met while compacting.
+    pub fn compact(&self) -> Result<()> {
+        self.inner().compact_all()
+    }
+
+    /// Same as [`Db::compact`] (the whole key space; ranges are not narrowed yet).
+    ///
+    /// # Errors
+    /// As for [`Db::compact`].
+    pub fn compact_range(&self, _range: impl KeyRange) -> Result<()> {
+        self.compact()
+    }
+
+    /// Waits until no flush or compaction is pending, so the tree has a settled shape.
+    ///
+    /// # Errors
+    /// The error of a failed background job.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner().wait_idle()
+    }
+
+    /// Counters and per-level shape.
+    pub fn stats(&self) -> Stats {
+        let inner = self.inner();
+        let c = inner.counters.snapshot();
+        let w = &inner.work;
+        let version = inner.read_view().version;
+        let mut levels = Stats::empty_levels();
+        for (level, files) in version.levels.iter().enumerate().take(NUM_LEVELS) {
+            let l: &mut LevelStats = &mut levels[level];
+            l.files = files.len() as u64;
+            l.bytes = files.iter().map(|f| f.meta.size).sum();
+            l.entries = files.iter().map(|f| f.meta.entries).sum();
+            l.filter_bytes = files.iter().map(|f| f.meta.filter_bytes).sum();
+            let filtered: u64 = files
+                .iter()
+                .filter(|f| f.meta.filter_bytes > 0)
+                .map(|f| f.meta.entries)
+                .sum();
+            if filtered > 0 {
+                l.filter_bits_per_key = (l.filter_bytes * 8) as f64 / filtered as f64;
+                l.expected_fpr = files
+                    .iter()
+                    .filter(|f| f.meta.filter_bytes > 0)
+                    .map(|f| f.meta.expected_fpr * f.meta.entries as f64)
+                    .sum::<f64>()
+                    / filtered as f64;
+            } else if !files.is_empty() {
+                l.expected_fpr = 1.0;
+            }
+            let (checks, useful, fps) = inner.level_counter_values(level);
+            l.filter_checks = checks;
+            l.filter_useful = useful;
+            l.filter_false_positives = fps;
+        }
+        Stats {
+            filter_checks: c.filter_checks,
+            filter_useful: c.filter_useful,
+            filter_false_positives: c.filter_false_positives,
+            filter_unavailable: c.filter_unavailable,
+            data_blocks_read: c.data_blocks_read,
+            block_cache_hits: c.block_cache_hits,
+            bytes_read: c.bytes_read,
+            gets: w.gets.load(Ordering::Relaxed),
+            flushes: w.flushes.load(Ordering::Relaxed),
+            compactions: w.compactions.load(Ordering::Relaxed),
+            compaction_bytes_read: w.compaction_bytes_read.load(Ordering::Relaxed),
+            compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
+            user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
+            stall_micros: w.stall_micros.load(Ordering::Relaxed),
+            levels,
+        }
+    }
+
+    /// The directory's path as a `PathBuf` (for messages).
+    pub fn dir(&self) -> PathBuf {
+        self.inner().dir.clone()
+    }
+}
+
+/// A consistent, read-only view of a database at one moment.
+///
+/// It keeps the database open (and the table versions it needs alive) until dropped.
+pub struct Snapshot {
+    db: Db,
+    seq: SeqNo,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("seq", &self.seq).finish()
+    }
+}
+
+impl Snapshot {
+    /// The value `key` had when the snapshot was taken.
+    ///
+    /// # Errors
+    /// As for [`Db::get`].
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let key = key.as_ref();
+        check_key(key)?;
+        self.db.inner().get_at(key, self.seq, None)
+    }
+
+    /// The entries in `range` as they were when the snapshot was taken.
+    pub fn scan(&self, range: impl KeyRange) -> DbIter {
+        let (start, end) = range.into_bounds();
+        self.db.inner().scan_at(start, end, self.seq)
+    }
+
+    /// The sequence number the snapshot reads at.
+    pub fn sequence(&self) -> SeqNo {
+        self.seq
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut snaps = self.db.inner().snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The read path: memtables, then level-0 tables newest first, then one table per deeper
+//! level; every table's filter is asked (with the key hashed once) before any block is read.
+
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+
+use super::core::{DbInner, bump};
+use crate::error::Result;
+use crate::filter;
+use crate::iter::InternalIterator;
+use crate::iter::db_iter::DbIter;
+use crate::iter::level::{ErrorIter, LevelIter};
+use crate::iter::merge::MergingIterator;
+use crate::key::{self, Kind, SeqNo};
+use crate::sstable::FilterVerdict;
+
+/// One table consulted by a lookup (see [`crate::Db::get_explained`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct TableProbe {
+    /// The table's level.
+    pub level: usize,
+    /// The table's file number.
+    pub file_number: u64,
+    /// What the table's filter (or key range) said.
+    pub verdict: FilterVerdict,
+    /// Data blocks read from the file.
+    pub blocks_read: u32,
+    /// Data blocks found in the block cache.
+    pub cache_hits: u32,
+    /// The filter said "maybe" and the table did not hold the key.
+    pub false_positive: bool,
+    /// The table held a version of the key (value or tombstone) visible to the lookup.
+    pub found: bool,
+}
+
+/// The trace of one point lookup.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct GetExplain {
+    /// The answer.
+    pub value: Option<Vec<u8>>,
+    /// The sequence number the lookup read at.
+    pub snapshot: SeqNo,
+    /// Where the answer came from: "memtable", "immutable memtable", "table", or "nowhere".
+    pub source: &'static str,
+    /// Whether the active memtable was checked (always) and the immutable one existed.
+    pub checked_immutable: bool,
+    /// Every table consulted, in order.
+    pub tables: Vec<TableProbe>,
+}
+
+impl GetExplain {
+    /// Data blocks read from files by this lookup.
+    pub fn blocks_read(&self) -> u32 {
+        self.tables.iter().map(|t| t.blocks_read).sum()
+    }
+}
+
+fn visible(kind: Kind, value: Vec<u8>) -> Option<Vec<u8>> {
+    (kind == Kind::Put).then_some(value)
+}
+
+impl DbInner {
+    pub(crate) fn get_at(
+        &self,
+        user_key: &[u8],
+        seq: SeqNo,
+        mut trace: Option<&mut GetExplain>,
+    ) -> Result<Option<Vec<u8>>> {
+        bump(&self.work.gets, 1);
+        let view = self.read_view();
+        if let Some(t) = trace.as_deref_mut() {
+            t.snapshot = seq;
+            t.checked_immutable = view.imm.is_some();
+        }
+        if let Some((kind, value)) = view.mem.get(user_key, seq) {
+            if let Some(t) = trace.as_deref_mut() {
+                t.source = "memtable";
+            }
+            return Ok(visible(kind, value));
+        }
+        if let Some((kind, value)) = view.imm.as_ref().and_then(|imm| imm.get(user_key, seq)) {
+            if let Some(t) = trace.as_deref_mut() {
+                t.source = "immutable memtable";
+            }
+            return Ok(visible(kind, value));
+        }
+        let hash = filter::hash_key(user_key);
+        let lookup = key::encode(user_key, seq, key::KIND_SEEK);
+        for (level, file) in view.version.tables_for_get(user_key) {
+            let table = self.table_cache.get(file.meta.number)?;
+            let got = table.get(&lookup, hash)?;
+            let counters = &self.level_counters[level];
+            let false_positive = got.verdict == FilterVerdict::MayContain && got.entry.is_none();
+            match got.verdict {
+                FilterVerdict::Absent => {
+                    bump(&counters.checks, 1);
+                    bump(&counters.useful, 1);
+                }
+                FilterVerdict::MayContain => {
+                    bump(&counters.checks, 1);
+                    if false_positive {
+                        bump(&counters.false_positives, 1);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(t) = trace.as_deref_mut() {
+                t.tables.push(TableProbe {
+                    level,
+                    file_number: file.meta.number,
+                    verdict: got.verdict,
+                    blocks_read: got.blocks_read,
+                    cache_hits: got.cache_hits,
+                    false_positive,
+                    found: got.entry.is_some(),
+                });
+            }
+            if let Some((kind, _, value)) = got.entry {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.source = "table";
+                }
+                return Ok(visible(kind, value));
+            }
+        }
+        if let Some(t) = trace {
+            t.source = "nowhere";
+        }
+        Ok(None)
+    }
+
+    pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
+        let view = self.read_view();
+        let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
+        if let Some(imm) = &view.imm {
+            children.push(Box::new(imm.iter()));
+        }
+        for file in &view.version.levels[0] {
+            match self.table_cache.get(file.meta.number) {
+                Ok(table) => children.push(Box::new(table.iter())),
+                Err(e) => children.push(Box::new(ErrorIter::new(e))),
+            }
+        }
+        for files in view.version.levels.iter().skip(1).filter(|f| !f.is_empty()) {
+            children.push(Box::new(LevelIter::new(
+                files.clone(),
+                self.table_cache.clone(),
+            )));
+        }
+        let merged = MergingIterator::new(children);
+        DbIter::new(Box::new(merged), seq, start, end).with_keep_alive(Box::new(view))
+    }
+
+    pub(crate) fn level_counter_values(&self, level: usize) -> (u64, u64, u64) {
+        let c = &self.level_counters[level];
+        (
+            c.checks.load(Ordering::Relaxed),
+            c.useful.load(Ordering::Relaxed),
+            c.false_positives.load(Ordering::Relaxed),
+        )
+    }
+}

@@ -1,0 +1,92 @@
+//! Counters a database exposes through [`crate::Db::stats`].
+
+use crate::options::NUM_LEVELS;
+
+/// A point-in-time copy of a database's counters and shape.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Filter consultations (one per table whose key range held the key and that had a filter).
+    pub filter_checks: u64,
+    /// Consultations where the filter said "absent", so no data block was read.
+    pub filter_useful: u64,
+    /// Consultations where the filter said "maybe" but the table did not hold the key.
+    pub filter_false_positives: u64,
+    /// Tables opened whose filter was damaged or of an unknown policy, read without a filter.
+    pub filter_unavailable: u64,
+    /// Data blocks read from files (block-cache misses).
+    pub data_blocks_read: u64,
+    /// Data blocks served from the block cache.
+    pub block_cache_hits: u64,
+    /// Bytes read from table files by lookups and scans (not by compaction).
+    pub bytes_read: u64,
+    /// Point lookups served.
+    pub gets: u64,
+    /// Memtable flushes completed since open.
+    pub flushes: u64,
+    /// Compactions completed since open.
+    pub compactions: u64,
+    /// Bytes read from input tables by compaction.
+    pub compaction_bytes_read: u64,
+    /// Bytes written to tables by flushes and compactions.
+    pub compaction_bytes_written: u64,
+    /// Bytes written by users (keys + values), for write amplification.
+    pub user_bytes_written: u64,
+    /// Microseconds writers spent waiting for flushes or compactions to catch up.
+    pub stall_micros: u64,
+    /// Per-level shape and filter figures, index = level.
+    pub levels: Vec<LevelStats>,
+}
+
+/// One level's shape and filter figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LevelStats {
+    /// Tables in the level.
+    pub files: u64,
+    /// Bytes of those tables.
+    pub bytes: u64,
+    /// Entries (all versions and tombstones) in those tables.
+    pub entries: u64,
+    /// Bytes of filter held for the level's tables.
+    pub filter_bytes: u64,
+    /// Filter bits per entry actually used (filter bits / entries), 0 without filters.
+    pub filter_bits_per_key: f64,
+    /// False-positive rate the level's filters predict (entry-weighted mean over tables).
+    pub expected_fpr: f64,
+    /// Filter checks on the level's tables since open.
+    pub filter_checks: u64,
+    /// Checks where the filter said "absent".
+    pub filter_useful: u64,
+    /// Checks where the filter said "maybe" and the table did not hold the key.
+    pub filter_false_positives: u64,
+}
+
+impl LevelStats {
+    /// The measured false-positive rate since open: false positives over all checks of keys
+    /// the table did not hold (said "absent" + false positives); `None` before any such check.
+    pub fn measured_fpr(&self) -> Option<f64> {
+        let negatives = self.filter_useful + self.filter_false_positives;
+        (negatives > 0).then(|| self.filter_false_positives as f64 / negatives as f64)
+    }
+}
+
+impl Stats {
+    /// Total tables over all levels.
+    pub fn total_files(&self) -> u64 {
+        self.levels.iter().map(|l| l.files).sum()
+    }
+
+    /// Write amplification: bytes written to tables per user byte written.
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes_written == 0 {
+            0.0
+        } else {
+            self.compaction_bytes_written as f64 / self.user_bytes_written as f64
+        }
+    }
+
+    pub(crate) fn empty_levels() -> Vec<LevelStats> {
+        vec![LevelStats::default(); NUM_LEVELS]
+    }
+}
