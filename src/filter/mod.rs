@@ -1,10 +1,30 @@
 //! Standalone Bloom filters, and the [`FilterPolicy`] through which SSTables use them.
 //!
-//! See `docs/FILTERS.md` for the math, the two layouts and the on-disk encoding.
+//! * [`BloomFilter`]: a Bloom filter in either [`Layout`] (standard by default, blocked on
+//!   request), serializable with a checksum.
+//! * [`CountingBloomFilter`]: 4-bit counters instead of bits, so keys can be removed.
+//! * [`BloomPolicy`]: the [`FilterPolicy`] SSTables use (blocked layout).
+//! * [`math`]: sizing formulas and predicted false-positive rates.
+//!
+//! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
 
+mod bloom;
+mod bloom_policy;
+mod counting;
+mod encoding;
+pub mod layout;
+pub mod math;
 mod policy;
 
+pub use bloom::BloomFilter;
+pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
+pub use counting::CountingBloomFilter;
+pub use layout::Layout;
 pub use policy::FilterPolicy;
+
+/// Most probes per key a filter uses. More would cost lookup time for rates already far below
+/// anything measurable (64 probes is the optimum near 92 bits per key).
+pub const MAX_HASHES: u32 = 64;
 
 /// The one hash bloomkv uses for filter keys: xxh3, 64 bits, seed 0.
 ///

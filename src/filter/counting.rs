@@ -1,0 +1,315 @@
+//! [`CountingBloomFilter`]: a Bloom filter whose positions are 4-bit counters, so that keys
+//! can be removed.
+
+use crate::error::{Error, Result};
+
+use super::bloom::{bits_per_key_for_rate, predicted_rate, size_for_bits_per_key};
+use super::encoding::{self, Kind};
+use super::layout::{Layout, positions};
+use super::{BloomFilter, MAX_HASHES, hash_key, math};
+
+/// The value at which a counter sticks.
+const SATURATED: u8 = 15;
+
+/// A counting Bloom filter: each of the `m` positions is a 4-bit saturating counter (two per
+/// byte), incremented by [`CountingBloomFilter::insert`] and decremented by
+/// [`CountingBloomFilter::remove`]. Probes are exactly those of a [`BloomFilter`] of the same
+/// layout and size.
+///
+/// Guarantees: a key inserted more times than it was removed is always reported present.
+/// A counter that reached 15 is never decremented again (its true count is unknown), so
+/// saturation can only cause false positives, never false negatives. Removing a key the
+/// filter reports absent returns `false` and changes nothing.
+///
+/// The caller's side of the contract: only remove keys that were inserted. Removing a key
+/// that was never inserted but happens to be a false positive decrements counters that other
+/// keys rely on — inherent to counting filters, which cannot tell the two cases apart.
+///
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::CountingBloomFilter;
+/// let mut live = CountingBloomFilter::with_rate(1000, 0.01)?;
+/// live.insert(b"session-42");
+/// assert!(live.contains(b"session-42"));
+/// assert!(live.remove(b"session-42"));
+/// assert!(!live.contains(b"session-42"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountingBloomFilter {
+    layout: Layout,
+    k: u32,
+    positions: u64,
+    items: u64,
+    /// Counter `p` is the low nibble of byte `p / 2` for even `p`, the high nibble for odd.
+    cells: Vec<u8>,
+}
+
+impl CountingBloomFilter {
+    /// A standard-layout counting filter sized for `expected_items` keys at `fp_rate` (same
+    /// `m` and `k` as [`BloomFilter::with_rate`], 4 bits each).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `expected_items` is 0, `fp_rate` is not strictly
+    /// between 0 and 1, or the filter would not fit in memory.
+    pub fn with_rate(expected_items: usize, fp_rate: f64) -> Result<Self> {
+        Self::with_layout_rate(Layout::Standard, expected_items, fp_rate)
+    }
+
+    /// A standard-layout counting filter with `ceil(expected_items * bits_per_key)` counters.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `expected_items` is 0, `bits_per_key` is not a positive
+    /// finite number, or the filter would not fit in memory.
+    pub fn with_bits_per_key(expected_items: usize, bits_per_key: impl Into<f64>) -> Result<Self> {
+        Self::with_layout(Layout::Standard, expected_items, bits_per_key)
+    }
+
+    /// As [`BloomFilter::with_rate_blocked`], with counters.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::with_rate`].
+    pub fn with_rate_blocked(expected_items: usize, fp_rate: f64) -> Result<Self> {
+        Self::with_layout_rate(Layout::Blocked, expected_items, fp_rate)
+    }
+
+    /// As [`BloomFilter::with_bits_per_key_blocked`], with counters.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::with_bits_per_key`].
+    pub fn with_bits_per_key_blocked(
+        expected_items: usize,
+        bits_per_key: impl Into<f64>,
+    ) -> Result<Self> {
+        Self::with_layout(Layout::Blocked, expected_items, bits_per_key)
+    }
+
+    /// A counting filter of the given layout with `bits_per_key` counters per expected item.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::with_bits_per_key`].
+    pub fn with_layout(
+        layout: Layout,
+        expected_items: usize,
+        bits_per_key: impl Into<f64>,
+    ) -> Result<Self> {
+        let (m, k) = size_for_bits_per_key(layout, expected_items, bits_per_key.into())?;
+        Self::with_params(layout, m, k)
+    }
+
+    /// A counting filter of the given layout sized for `expected_items` keys at `fp_rate`.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::with_rate`].
+    pub fn with_layout_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
+        let bpk = bits_per_key_for_rate(layout, expected_items, fp_rate)?;
+        match layout {
+            Layout::Standard => {
+                let m = math::optimal_bits(expected_items, fp_rate);
+                let k = math::optimal_hashes(m, expected_items);
+                Self::with_params(layout, m, k.clamp(1, MAX_HASHES))
+            }
+            Layout::Blocked => Self::with_layout(layout, expected_items, bpk),
+        }
+    }
+
+    /// A counting filter with exactly `positions` counters (rounded up to whole 512-counter
+    /// blocks for [`Layout::Blocked`]) and `k` probes per key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `positions` is 0, `k` is outside `1..=64`, or the
+    /// filter would not fit in memory.
+    pub fn with_params(layout: Layout, positions: u64, k: u32) -> Result<Self> {
+        if positions == 0 {
+            return Err(Error::InvalidArgument(
+                "a filter needs at least 1 position".into(),
+            ));
+        }
+        if k == 0 || k > MAX_HASHES {
+            return Err(Error::InvalidArgument(format!(
+                "probe count {k} outside 1..={MAX_HASHES}"
+            )));
+        }
+        let positions = layout
+            .round_bits(positions)
+            .ok_or_else(|| Error::InvalidArgument(format!("{positions} counters is too large")))?;
+        let too_big =
+            || Error::InvalidArgument(format!("{positions} counters do not fit in memory"));
+        let len = usize::try_from(positions.div_ceil(2)).map_err(|_| too_big())?;
+        let mut cells = Vec::new();
+        cells.try_reserve_exact(len).map_err(|_| too_big())?;
+        cells.resize(len, 0);
+        Ok(CountingBloomFilter {
+            layout,
+            k,
+            positions,
+            items: 0,
+            cells,
+        })
+    }
+
+    #[inline]
+    fn counter(&self, p: u64) -> u8 {
+        (self.cells[(p >> 1) as usize] >> ((p & 1) * 4)) & 0xf
+    }
+
+    #[inline]
+    fn set_counter(&mut self, p: u64, value: u8) {
+        let shift = (p & 1) * 4;
+        let cell = &mut self.cells[(p >> 1) as usize];
+        *cell = (*cell & !(0xf << shift)) | ((value & 0xf) << shift);
+    }
+
+    /// Adds a key (counters stop at 15).
+    pub fn insert(&mut self, key: impl AsRef<[u8]>) {
+        self.insert_hash(hash_key(key.as_ref()));
+    }
+
+    /// Adds a key by its [`hash_key`] hash.
+    pub fn insert_hash(&mut self, hash: u64) {
+        self.items = self.items.saturating_add(1);
+        for p in positions(self.layout, hash, self.positions, self.k) {
+            let c = self.counter(p);
+            if c < SATURATED {
+                self.set_counter(p, c + 1);
+            }
+        }
+    }
+
+    /// Removes one occurrence of a key. Returns `false`, changing nothing, if the filter says
+    /// the key is absent; otherwise decrements the key's counters (saturated ones stay at 15)
+    /// and returns `true`. Only remove keys you inserted (see the type's documentation).
+    pub fn remove(&mut self, key: impl AsRef<[u8]>) -> bool {
+        self.remove_hash(hash_key(key.as_ref()))
+    }
+
+    /// [`CountingBloomFilter::remove`] for a key given by its [`hash_key`] hash.
+    pub fn remove_hash(&mut self, hash: u64) -> bool {
+        if !self.contains_hash(hash) {
+            return false;
+        }
+        self.items = self.items.saturating_sub(1);
+        for p in positions(self.layout, hash, self.positions, self.k) {
+            let c = self.counter(p);
+            // A key whose probes repeat a position can meet a counter it already brought to
+            // zero only if it was never inserted; the guard keeps the counter from wrapping.
+            if c != SATURATED && c > 0 {
+                self.set_counter(p, c - 1);
+            }
+        }
+        true
+    }
+
+    /// May `key` be present (inserted more times than removed)? Never `false` for such a key.
+    pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
+        self.contains_hash(hash_key(key.as_ref()))
+    }
+
+    /// [`CountingBloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        positions(self.layout, hash, self.positions, self.k).all(|p| self.counter(p) > 0)
+    }
+
+    /// The false-positive rate predicted for [`CountingBloomFilter::len`] keys.
+    pub fn expected_fp_rate(&self) -> f64 {
+        predicted_rate(self.layout, self.positions, self.items, self.k)
+    }
+
+    /// Number of positions `m` (counters; the equivalent Bloom filter's bit length). The
+    /// filter occupies `m / 2` bytes.
+    pub fn bit_len(&self) -> u64 {
+        self.positions
+    }
+
+    /// Number of probes `k` per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// Insertions minus successful removals.
+    pub fn len(&self) -> usize {
+        usize::try_from(self.items).unwrap_or(usize::MAX)
+    }
+
+    /// True if [`CountingBloomFilter::len`] is 0.
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    /// The layout of the counter array.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Number of counters stuck at 15.
+    pub fn saturated_counters(&self) -> u64 {
+        (0..self.positions)
+            .filter(|&p| self.counter(p) == SATURATED)
+            .count() as u64
+    }
+
+    /// The plain [`BloomFilter`] with a bit set wherever a counter is non-zero: answers
+    /// exactly as this filter does, in a quarter of the space.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the bit array cannot be allocated.
+    pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
+        let mut words = vec![0u8; 0];
+        words
+            .try_reserve_exact(self.positions.div_ceil(64) as usize * 8)
+            .map_err(|_| Error::InvalidArgument("bit array does not fit in memory".into()))?;
+        words.resize(self.positions.div_ceil(64) as usize * 8, 0);
+        for p in 0..self.positions {
+            if self.counter(p) > 0 {
+                words[(p >> 3) as usize] |= 1 << (p & 7);
+            }
+        }
+        let bytes = encoding::encode(
+            Kind::Bloom,
+            self.layout,
+            self.k,
+            self.positions,
+            self.items,
+            |out| out.extend_from_slice(&words),
+        );
+        BloomFilter::from_bytes(&bytes)
+    }
+
+    /// Serializes the filter (format in `docs/FILTERS.md`, kind 1): header, counters two per
+    /// byte, CRC-32.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encoding::encode(
+            Kind::Counting,
+            self.layout,
+            self.k,
+            self.positions,
+            self.items,
+            |out| out.extend_from_slice(&self.cells),
+        )
+    }
+
+    /// Reads a filter written by [`CountingBloomFilter::to_bytes`]. Allocates no more than
+    /// the input's length.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
+    /// damaged or inconsistent input, including a plain Bloom filter's bytes;
+    /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let view = encoding::validate(bytes)?;
+        if view.kind != Kind::Counting {
+            return Err(Error::corrupt_bytes(
+                5,
+                "a Bloom filter, not a counting filter",
+            ));
+        }
+        Ok(CountingBloomFilter {
+            layout: view.layout,
+            k: view.k,
+            positions: view.positions,
+            items: view.items,
+            cells: view.payload.to_vec(),
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! Where a key's probes land: the two layouts and the index math they share.
+//!
+//! Every probe position is derived from the key's one 64-bit xxh3 hash; the key itself is
+//! never read again. Positions are `u64` throughout, and ranges are reduced with a
+//! multiply-shift (`(x * n) >> 64` in 128 bits) rather than `%`, so arrays beyond 2^32 bits
+//! work and no division sits on the lookup path.
+
+use super::math::BLOCK_BITS;
+
+/// How a filter spreads a key's probes over its bit array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Textbook layout: probes spread over the whole array, so the false-positive rate follows
+    /// [`math::false_positive_rate`](super::math::false_positive_rate). A lookup may touch
+    /// `k` cache lines.
+    Standard,
+    /// All probes of a key fall in one 512-bit (64-byte) block chosen by the hash, so a lookup
+    /// touches one cache line. Costs a little false-positive rate (see
+    /// [`math::blocked_false_positive_rate`](super::math::blocked_false_positive_rate)); the
+    /// layout of SSTable filters.
+    Blocked,
+}
+
+impl Layout {
+    /// The byte that stands for this layout in the serialized form.
+    pub(crate) fn tag(self) -> u8 {
+        match self {
+            Layout::Standard => 0,
+            Layout::Blocked => 1,
+        }
+    }
+
+    /// The layout a serialized tag stands for.
+    pub(crate) fn from_tag(tag: u8) -> Option<Layout> {
+        match tag {
+            0 => Some(Layout::Standard),
+            1 => Some(Layout::Blocked),
+            _ => None,
+        }
+    }
+
+    /// Rounds a requested number of bits to one this layout can use: at least 1 bit for
+    /// [`Layout::Standard`], a positive multiple of 512 for [`Layout::Blocked`]. `None` on
+    /// overflow.
+    pub(crate) fn round_bits(self, bits: u64) -> Option<u64> {
+        match self {
+            Layout::Standard => Some(bits.max(1)),
+            Layout::Blocked => bits.max(1).checked_next_multiple_of(BLOCK_BITS),
+        }
+    }
+}
+
+/// Maps `x` uniformly onto `0..n` with a multiply-shift: `floor(x * n / 2^64)`.
+///
+/// Uses the high bits of `x`, needs no division, and is exact for every `n` up to `u64::MAX`
+/// (so filters beyond 2^32 bits or blocks index correctly).
+#[inline]
+pub fn reduce(x: u64, n: u64) -> u64 {
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
+}
+
+/// A bijective 64-bit mixer (the SplitMix64 finaliser): every output bit depends on every
+/// input bit. Turns the key hash into a second, practically independent value for probes.
+#[inline]
+pub fn mix64(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The block of the blocked layout that a hash selects, among `num_blocks` blocks.
+#[inline]
+pub fn block_index(hash: u64, num_blocks: u64) -> u64 {
+    reduce(hash, num_blocks)
+}
+
+/// Standard-layout probe positions in `0..bits`, by enhanced double hashing: position `i` is
+/// `reduce(h1 + i*h2 + (i^3 - i)/6, bits)` with `h1` the hash and `h2 = mix64(hash)`. The cubic
+/// term keeps two keys whose `(h1, h2)` nearly agree from sharing all their probes.
+#[derive(Debug, Clone)]
+pub struct StandardProbes {
+    x: u64,
+    delta: u64,
+    step: u64,
+    bits: u64,
+    left: u32,
+}
+
+impl StandardProbes {
+    /// The `k` probe positions of `hash` in an array of `bits` bits.
+    #[inline]
+    pub fn new(hash: u64, bits: u64, k: u32) -> Self {
+        StandardProbes {
+            x: hash,
+            delta: mix64(hash),
+            step: 0,
+            bits,
+            left: k,
+        }
+    }
+}
+
+impl Iterator for StandardProbes {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let pos = reduce(self.x, self.bits);
+        self.x = self.x.wrapping_add(self.delta);
+        self.step = self.step.wrapping_add(1);
+        self.delta = self.delta.wrapping_add(self.step);
+        Some(pos)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+/// Blocked-layout probe offsets within a key's 512-bit block: consecutive 9-bit fields of
+/// `mix64(hash)` (seven per mixed word; the word is re-mixed when they run out). The block
+/// itself comes from the raw hash via [`block_index`], the offsets from its mix, so the two
+/// are practically independent.
+#[derive(Debug, Clone)]
+pub struct BlockProbes {
+    word: u64,
+    fields_left: u32,
+    left: u32,
+}
+
+/// 9-bit fields per 64-bit word.
+const FIELDS_PER_WORD: u32 = 7;
+
+impl BlockProbes {
+    /// The `k` in-block bit offsets (`0..512`) of `hash`.
+    #[inline]
+    pub fn new(hash: u64, k: u32) -> Self {
+        BlockProbes {
+            word: mix64(hash),
+            fields_left: FIELDS_PER_WORD,
+            left: k,
+        }
+    }
+}
+
+impl Iterator for BlockProbes {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        if self.fields_left == 0 {
+            self.word = mix64(self.word ^ 0x9e37_79b9_7f4a_7c15);
+            self.fields_left = FIELDS_PER_WORD;
+        }
+        self.fields_left -= 1;
+        let offset = (self.word & 511) as u32;
+        self.word >>= 9;
+        Some(offset)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+/// All probe positions of `hash` as absolute positions in `0..bits`, for either layout. The
+/// plain filters use the specialised loops; the counting filter uses this.
+pub(crate) fn positions(layout: Layout, hash: u64, bits: u64, k: u32) -> Positions {
+    match layout {
+        Layout::Standard => Positions::Standard(StandardProbes::new(hash, bits, k)),
+        Layout::Blocked => {
+            let base = block_index(hash, bits / BLOCK_BITS) * BLOCK_BITS;
+            Positions::Blocked(base, BlockProbes::new(hash, k))
+        }
+    }
+}
+
+/// Iterator returned by [`positions`].
+#[derive(Debug, Clone)]
+pub(crate) enum Positions {
+    Standard(StandardProbes),
+    Blocked(u64, BlockProbes),
+}
+
+impl Iterator for Positions {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        match self {
+            Positions::Standard(p) => p.next(),
+            Positions::Blocked(base, p) => p.next().map(|o| *base + u64::from(o)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_covers_the_full_range_beyond_32_bits() {
+        let n = (1u64 << 36) + 12_345;
+        assert_eq!(reduce(0, n), 0);
+        assert_eq!(reduce(u64::MAX, n), n - 1);
+        assert_eq!(reduce(1u64 << 63, n), n / 2);
+        // Positions beyond 2^32 are actually produced for a > 2^32-bit array.
+        let max = (0..10_000u64)
+            .flat_map(|i| StandardProbes::new(super::super::hash_key(&i.to_le_bytes()), n, 7))
+            .max()
+            .unwrap();
+        assert!(max > 1u64 << 35 && max < n);
+    }
+
+    #[test]
+    fn block_offsets_stay_in_block() {
+        for i in 0..1000u64 {
+            let h = mix64(i);
+            assert!(BlockProbes::new(h, 30).all(|o| o < 512));
+            assert_eq!(BlockProbes::new(h, 30).count(), 30);
+        }
+    }
+}
