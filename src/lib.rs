@@ -46,5 +46,5 @@ pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIter;
-pub use options::Options;
+pub use options::{FilterAllocation, Options};
 pub use stats::{LevelStats, Stats};
