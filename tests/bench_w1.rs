@@ -40,7 +40,8 @@ fn w1_small_with_and_without_filters() {
     // Every absent get probes at least one table; with filters few of them read a block.
     assert!(on.absent.tables_probed_per_get >= 1.0);
     assert!(on.absent.measured_blocks_per_get < 0.1, "{on}");
-    assert!(off.absent.measured_blocks_per_get >= 1.0, "{off}");
+    // (A key outside every table's range reads nothing, hence not exactly 1.)
+    assert!(off.absent.measured_blocks_per_get > 0.9, "{off}");
     assert!(off.filter_bytes == 0 && on.filter_bytes > 0);
     assert!(
         (on.filter_bits_per_key - 10.0).abs() < 1.5,
