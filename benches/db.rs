@@ -47,7 +47,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("get_present", |b| {
         b.iter(|| black_box(on.get(ks.key(rng.below(N))).unwrap()))
     });
-    for (name, db) in [("get_absent_filters_on", &on), ("get_absent_filters_off", &off)] {
+    for (name, db) in [
+        ("get_absent_filters_on", &on),
+        ("get_absent_filters_off", &off),
+    ] {
         let mut j = N;
         g.bench_function(name, |b| {
             b.iter(|| {
