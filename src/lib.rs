@@ -55,6 +55,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
+#[doc(hidden)]
+pub mod bench;
 pub mod cache;
 pub mod coding;
 pub mod compaction;
@@ -78,5 +80,5 @@ pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIter;
-pub use options::Options;
+pub use options::{FilterAllocation, Options};
 pub use stats::{LevelStats, Stats};
