@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use crate::db::{Inner, OutputTable, filter_bits_for_shape, filter_fits, level_shape};
+use crate::db::{
+    Inner, OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
+};
 use crate::error::Result;
 use crate::filename;
 use crate::iter::InternalIterator;
@@ -161,16 +163,25 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
 
     // Filters of the outputs are sized for the tree as it will be once this is installed.
     let filter_bits = {
-        let (mut entries, mut runs) = level_shape(version);
+        let (mut entries, mut probes) = level_shape(version);
         let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
         entries[plan.level] -= moving.min(entries[plan.level]);
         entries[out_level] += moving;
-        runs[plan.level] = match plan.level {
-            0 => runs[0].saturating_sub(plan.inputs[0].len() as u64),
-            _ => u64::from(entries[plan.level] > 0),
-        };
-        runs[out_level] = 1;
-        filter_bits_for_shape(&db.opts, &entries, &runs, out_level)
+        let moving_probes = expected_probes(version, plan.level, &plan.inputs[0]);
+        probes[plan.level] = (probes[plan.level] - moving_probes).max(0.0);
+        // The output level gains the inputs' key ranges (its tables never overlap).
+        let out_probes = expected_probes(version, out_level, &plan.inputs[1]);
+        probes[out_level] = (probes[out_level] - out_probes
+            + expected_probes(
+                version,
+                out_level,
+                &plan.all_inputs().cloned().collect::<Vec<_>>(),
+            ))
+        .clamp(0.0, 1.0);
+        if entries[out_level] > 0 && probes[out_level] <= 0.0 {
+            probes[out_level] = 1.0;
+        }
+        filter_bits_for_shape(&db.opts, &entries, &probes, out_level)
     };
 
     // A single table with nothing below it and a filter already sized for the target level

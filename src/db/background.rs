@@ -61,10 +61,11 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
             // The filter is sized for the tree as it will be with this table in level 0.
-            let (mut entries, mut runs) = build::level_shape(&self.current_version());
+            let (mut entries, mut probes) = build::level_shape(&self.current_version());
             entries[0] += imm.len() as u64;
-            runs[0] += 1;
-            let bits = build::filter_bits_for_shape(&self.opts, &entries, &runs, 0);
+            // A memtable's keys usually span the whole key space.
+            probes[0] += 1.0;
+            let bits = build::filter_bits_for_shape(&self.opts, &entries, &probes, 0);
             let mut out = OutputTable::create_with_bits(
                 self.env.as_ref(),
                 &self.dir,

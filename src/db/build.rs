@@ -12,7 +12,7 @@ use crate::manifest::FileMeta;
 use crate::options::{FilterAllocation, NUM_LEVELS, Options};
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
-use crate::version::Version;
+use crate::version::{TableFile, Version};
 
 /// A filter policy with `bits` bits per key, or `None` for 0.
 fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
@@ -20,7 +20,8 @@ fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
 }
 
 /// Filter bits per key for tables written to `level` when, once they are installed, the
-/// levels will hold `entries[i]` entries in `runs[i]` runs (level-0 tables are one run each).
+/// levels will hold `entries[i]` entries and a lookup of an absent key is expected to consult
+/// `probes[i]` of their filters (see [`level_shape`]).
 ///
 /// Under [`FilterAllocation::Uniform`] that is the configured figure; under
 /// [`FilterAllocation::Monkey`] it is the level's share of the Monkey allocation for that
@@ -28,7 +29,7 @@ fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
 pub(crate) fn filter_bits_for_shape(
     opts: &Options,
     entries: &[u64; NUM_LEVELS],
-    runs: &[u64; NUM_LEVELS],
+    probes: &[f64; NUM_LEVELS],
     level: usize,
 ) -> f64 {
     match opts.filter_allocation {
@@ -36,10 +37,10 @@ pub(crate) fn filter_bits_for_shape(
         FilterAllocation::Monkey { bits_per_key } => {
             let shape: Vec<LevelShape> = entries
                 .iter()
-                .zip(runs)
+                .zip(probes)
                 .map(|(&e, &r)| LevelShape {
                     entries: e as f64,
-                    runs: r as f64,
+                    runs: if e > 0 { r.max(1e-3) } else { 0.0 },
                 })
                 .collect();
             monkey::allocate(&shape, bits_per_key, MIN_BITS_PER_KEY)
@@ -50,18 +51,63 @@ pub(crate) fn filter_bits_for_shape(
     }
 }
 
-/// The entries and runs per level of `version`.
-pub(crate) fn level_shape(version: &Version) -> ([u64; NUM_LEVELS], [u64; NUM_LEVELS]) {
+/// The share of the database's keys that lie in `[lo, hi]` (user keys), judged by the
+/// reference level (the one holding most keys): the entries of its tables that overlap
+/// the range over all its entries. Coarse (whole tables), capped at 1.
+fn key_share(reference: &[Arc<TableFile>], total: u64, lo: &[u8], hi: &[u8]) -> f64 {
+    if total == 0 {
+        return 1.0;
+    }
+    let first = reference.partition_point(|f| f.largest_user_key() < lo);
+    let covered: u64 = reference[first..]
+        .iter()
+        .take_while(|f| f.smallest_user_key() <= hi)
+        .map(|f| f.meta.entries)
+        .sum();
+    (covered as f64 / total as f64).min(1.0)
+}
+
+/// The expected number of `files`' filters a lookup of an absent (uniformly placed) key
+/// consults: the sum of their key shares, or one per table when `files` are themselves the
+/// reference level's or only level 0 holds tables.
+pub(crate) fn expected_probes(version: &Version, level: usize, files: &[Arc<TableFile>]) -> f64 {
+    // The level holding the most entries stands for the key distribution (in a settled tree
+    // the last level; while a new last level is being filled, the one above it).
+    let reference = (1..NUM_LEVELS)
+        .filter(|&l| !version.levels[l].is_empty())
+        .max_by_key(|&l| {
+            version.levels[l]
+                .iter()
+                .map(|f| f.meta.entries)
+                .sum::<u64>()
+        });
+    match reference {
+        Some(r) if r != level => {
+            let refs = &version.levels[r];
+            let total = refs.iter().map(|f| f.meta.entries).sum();
+            let share: f64 = files
+                .iter()
+                .map(|f| key_share(refs, total, f.smallest_user_key(), f.largest_user_key()))
+                .sum();
+            if level == 0 { share } else { share.min(1.0) }
+        }
+        _ if level == 0 => files.len() as f64,
+        _ => f64::from(u8::from(!files.is_empty())),
+    }
+}
+
+/// The entries per level of `version`, and the filters per level a lookup of an absent key is
+/// expected to consult. Monkey's optimum weighs each level by the second figure: a level that
+/// covers only part of the key space is consulted by only part of the lookups, so its false
+/// positives cost less and it gets fewer bits.
+pub(crate) fn level_shape(version: &Version) -> ([u64; NUM_LEVELS], [f64; NUM_LEVELS]) {
     let mut entries = [0; NUM_LEVELS];
-    let mut runs = [0; NUM_LEVELS];
+    let mut probes = [0.0; NUM_LEVELS];
     for (level, files) in version.levels.iter().enumerate() {
         entries[level] = files.iter().map(|f| f.meta.entries).sum();
-        runs[level] = match level {
-            0 => files.len() as u64,
-            _ => u64::from(!files.is_empty()),
-        };
+        probes[level] = expected_probes(version, level, files);
     }
-    (entries, runs)
+    (entries, probes)
 }
 
 /// Whether a table whose filter has `has` bits per key may stay as it is at a level that

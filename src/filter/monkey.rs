@@ -30,10 +30,15 @@ use std::f64::consts::LN_2;
 pub struct LevelShape {
     /// Entries in the level (all its runs together).
     pub entries: f64,
-    /// Runs a lookup consults in the level: the number of level-0 tables, 1 for a deeper
-    /// non-empty level.
+    /// Filters of the level a lookup of an absent key is expected to consult: the number of
+    /// level-0 tables, 1 for a deeper level spanning the whole key space, and a fraction for a
+    /// level that covers only part of it (only that part of the lookups reaches it).
     pub runs: f64,
 }
+
+/// The smallest probe weight the allocation works with, so a level that is almost never
+/// consulted still gets a finite (tiny) share.
+const MIN_RUNS: f64 = 1e-3;
 
 /// The textbook false-positive rate at `bits_per_key` bits per key with the best number of
 /// probes: `e^(-b (ln 2)^2)`; 1 without bits.
@@ -75,7 +80,7 @@ pub fn allocate(levels: &[LevelShape], bits_per_key: f64, min_bits: f64) -> Vec<
         let (mut n_sum, mut n_ln) = (0.0, 0.0);
         for (l, _) in levels.iter().zip(&active).filter(|(_, a)| **a) {
             n_sum += l.entries;
-            n_ln += l.entries * (l.entries / l.runs.max(1.0)).ln();
+            n_ln += l.entries * (l.entries / l.runs.max(MIN_RUNS)).ln();
         }
         if n_sum <= 0.0 {
             return vec![0.0; levels.len()];
@@ -88,7 +93,7 @@ pub fn allocate(levels: &[LevelShape], bits_per_key: f64, min_bits: f64) -> Vec<
                 bits[i] = 0.0;
                 continue;
             }
-            let ln_p = ln_c + (l.entries / l.runs.max(1.0)).ln();
+            let ln_p = ln_c + (l.entries / l.runs.max(MIN_RUNS)).ln();
             bits[i] = -ln_p / ln2sq;
             if thinnest.is_none_or(|(_, b)| bits[i] < b) {
                 thinnest = Some((i, bits[i]));
@@ -191,5 +196,25 @@ mod tests {
         assert!((memory(&l, &b) - 0.5 * total).abs() < 1e-6 * total);
         assert_eq!(allocate(&l, 0.0, 1.0), vec![0.0; 3]);
         assert_eq!(allocate(&shape(&[0.0, 0.0]), 10.0, 1.0), vec![0.0; 2]);
+    }
+
+    #[test]
+    fn a_level_consulted_by_fewer_lookups_gets_fewer_bits() {
+        // Two equal levels; the second covers a tenth of the key space.
+        let levels = [
+            LevelShape {
+                entries: 1000.0,
+                runs: 1.0,
+            },
+            LevelShape {
+                entries: 1000.0,
+                runs: 0.1,
+            },
+        ];
+        let bits = allocate(&levels, 10.0, 1.0);
+        assert!(bits[1] < bits[0], "{bits:?}");
+        assert!((memory(&levels, &bits) - 20_000.0).abs() < 1e-6);
+        let uniform = expected_false_positives(&levels, &[10.0, 10.0]);
+        assert!(expected_false_positives(&levels, &bits) < uniform);
     }
 }
