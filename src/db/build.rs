@@ -6,16 +6,73 @@ use std::sync::Arc;
 use crate::env::Env;
 use crate::error::Result;
 use crate::filename;
-use crate::filter::{BloomPolicy, FilterPolicy};
+use crate::filter::monkey::{self, LevelShape};
+use crate::filter::{BloomPolicy, FilterPolicy, MIN_BITS_PER_KEY};
 use crate::manifest::FileMeta;
-use crate::options::Options;
+use crate::options::{FilterAllocation, NUM_LEVELS, Options};
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
+use crate::version::Version;
 
-/// The filter policy for tables written to `level`, or `None` when filters are off there.
-pub(crate) fn filter_for_level(opts: &Options, level: usize) -> Option<Arc<dyn FilterPolicy>> {
-    let bits = opts.bits_per_key_for_level(level);
+/// A filter policy with `bits` bits per key, or `None` for 0.
+fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
     (bits > 0.0).then(|| Arc::new(BloomPolicy::new(bits)) as Arc<dyn FilterPolicy>)
+}
+
+/// Filter bits per key for tables written to `level` when, once they are installed, the
+/// levels will hold `entries[i]` entries in `runs[i]` runs (level-0 tables are one run each).
+///
+/// Under [`FilterAllocation::Uniform`] that is the configured figure; under
+/// [`FilterAllocation::Monkey`] it is the level's share of the Monkey allocation for that
+/// shape.
+pub(crate) fn filter_bits_for_shape(
+    opts: &Options,
+    entries: &[u64; NUM_LEVELS],
+    runs: &[u64; NUM_LEVELS],
+    level: usize,
+) -> f64 {
+    match opts.filter_allocation {
+        FilterAllocation::Uniform => opts.bits_per_key_for_level(level),
+        FilterAllocation::Monkey { bits_per_key } => {
+            let shape: Vec<LevelShape> = entries
+                .iter()
+                .zip(runs)
+                .map(|(&e, &r)| LevelShape {
+                    entries: e as f64,
+                    runs: r as f64,
+                })
+                .collect();
+            monkey::allocate(&shape, bits_per_key, MIN_BITS_PER_KEY)
+                .get(level)
+                .copied()
+                .unwrap_or(0.0)
+        }
+    }
+}
+
+/// The entries and runs per level of `version`.
+pub(crate) fn level_shape(version: &Version) -> ([u64; NUM_LEVELS], [u64; NUM_LEVELS]) {
+    let mut entries = [0; NUM_LEVELS];
+    let mut runs = [0; NUM_LEVELS];
+    for (level, files) in version.levels.iter().enumerate() {
+        entries[level] = files.iter().map(|f| f.meta.entries).sum();
+        runs[level] = match level {
+            0 => files.len() as u64,
+            _ => u64::from(!files.is_empty()),
+        };
+    }
+    (entries, runs)
+}
+
+/// Whether a table whose filter has `has` bits per key may stay as it is at a level that
+/// wants `wanted` (a trivial move). Monkey's figures move continuously with the tree's
+/// shape, so under it a quarter of a bit (a rate within ~16%) counts as a match.
+pub(crate) fn filter_fits(opts: &Options, has: f64, wanted: f64) -> bool {
+    let tolerance = match opts.filter_allocation {
+        FilterAllocation::Uniform => 1e-9,
+        FilterAllocation::Monkey { .. } => 0.25,
+    };
+    (has - wanted).abs() < tolerance || (wanted <= 0.0 && has <= 0.0)
 }
 
 /// A table being written.
@@ -26,13 +83,24 @@ pub(crate) struct OutputTable {
 }
 
 impl OutputTable {
-    /// Creates table file `number` for `level`.
+    /// Creates table file `number` for `level`, with the level's configured filter.
     pub fn create(
         env: &dyn Env,
         dir: &Path,
         opts: &Options,
         number: u64,
         level: usize,
+    ) -> Result<OutputTable> {
+        Self::create_with_bits(env, dir, opts, number, opts.bits_per_key_for_level(level))
+    }
+
+    /// Creates table file `number` with a filter of `filter_bits` bits per key (0: none).
+    pub fn create_with_bits(
+        env: &dyn Env,
+        dir: &Path,
+        opts: &Options,
+        number: u64,
+        filter_bits: f64,
     ) -> Result<OutputTable> {
         let path = filename::table_path(dir, number);
         let file = env.create_writable(&path)?;
@@ -42,7 +110,7 @@ impl OutputTable {
             TableBuildOptions {
                 block_bytes: opts.block_bytes,
                 restart_interval: opts.block_restart_interval,
-                filter: filter_for_level(opts, level),
+                filter: filter_with_bits(filter_bits),
             },
         );
         Ok(OutputTable {
