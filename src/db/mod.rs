@@ -37,8 +37,11 @@ pub struct RecoveryReport {
     pub logs_replayed: usize,
     /// WAL records (write batches) replayed.
     pub records: u64,
-    /// Level-0 tables written from replayed WAL contents.
+    /// Level-0 tables written from replayed WAL contents (a memtable's worth each).
     pub tables_written: usize,
+    /// Replayed records copied into the new WAL: they stay in the memtable rather than
+    /// becoming a small table.
+    pub records_carried: u64,
     /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
     /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
     pub dropped: Vec<String>,
