@@ -72,3 +72,29 @@ fn concurrent_manual_compactions_each_cover_their_callers_writes() {
         t.join().unwrap();
     }
 }
+
+/// Compaction pointers (where each level's next compaction starts) used to be forgotten by
+/// reopen: the fresh MANIFEST written at open did not carry them, so every restart began
+/// compacting each level from its first table again.
+#[test]
+fn compaction_pointers_survive_reopen() {
+    use bloomkv::env::StdEnv;
+    use bloomkv::{filename, manifest};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    for i in 0..60_000 {
+        db.put(w1_key(i), w1_value(i, 0)).unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    assert!(db.stats().levels[2].files > 0, "L1 was compacted into L2");
+    drop(db);
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let number = manifest::read_current(&StdEnv, dir.path()).unwrap();
+    let edits =
+        manifest::read_manifest(&StdEnv, &filename::manifest_path(dir.path(), number)).unwrap();
+    let levels: Vec<usize> = edits[0].compact_pointers.iter().map(|(l, _)| *l).collect();
+    assert!(levels.contains(&0), "L0 pointer kept: {levels:?}");
+    assert!(levels.contains(&1), "L1 pointer kept: {levels:?}");
+    drop(db);
+}
