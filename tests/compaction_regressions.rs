@@ -98,3 +98,59 @@ fn compaction_pointers_survive_reopen() {
     assert!(levels.contains(&1), "L1 pointer kept: {levels:?}");
     drop(db);
 }
+
+/// A scan opens a deeper level's tables lazily. A table trivially moved down after the scan
+/// began, and then compacted away, used to be deleted under the scan: the move gave the new
+/// version a second, separate owner of the file, and that owner deleted it while the scan's
+/// version still listed it under the first one.
+#[test]
+fn scan_survives_trivial_move_then_compaction_of_an_unopened_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        memtable_bytes: 1 << 20,
+        level0_compaction_trigger: 1,
+        max_bytes_for_level_base: 16 << 10,
+        target_file_bytes: 1 << 20,
+        block_cache_bytes: 0,
+        ..small_options()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let table_of = |db: &Db, key: &[u8]| {
+        db.stats()
+            .tables
+            .iter()
+            .find(|t| t.smallest_key.as_slice() <= key && key <= t.largest_key.as_slice())
+            .map(|t| (t.level, t.file_number))
+    };
+    let fill = |prefix: &str, n: u32| {
+        for i in 0..n {
+            db.put(format!("{prefix}{i:04}"), [b'x'; 100]).unwrap();
+        }
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+    };
+    fill("a", 50);
+    fill("b", 50);
+    let (level_b, file_b) = table_of(&db, b"b0000").unwrap();
+    assert_eq!(level_b, 1, "precondition: b's table moved to L1");
+    assert_eq!(table_of(&db, b"a0000").unwrap().0, 1);
+
+    // The scan is positioned in a's table; b's table is not opened yet.
+    let mut scan = db.scan(..);
+    assert_eq!(scan.next().unwrap().unwrap().0, b"a0000".to_vec());
+
+    // L1 overflows: its tables move down to L2 unchanged, b's among them.
+    fill("c", 200);
+    assert_eq!(
+        table_of(&db, b"b0000").unwrap(),
+        (2, file_b),
+        "precondition: b's table trivially moved to L2"
+    );
+    // A full compaction rewrites every table: b's old file is obsolete.
+    db.compact().unwrap();
+    assert_ne!(table_of(&db, b"b0000").unwrap().1, file_b);
+
+    let rest: Vec<Vec<u8>> = scan.map(|kv| kv.unwrap().0).collect();
+    assert_eq!(rest.len(), 99, "a0001..a0049 and b0000..b0049");
+    assert_eq!(rest.last().unwrap(), &b"b0049".to_vec());
+}
