@@ -66,6 +66,11 @@ fn read_amp(n: u64, probes: u64) {
         }
     }
     let (blocks, predicted) = absent_probes(&db, probes);
+    println!(
+        "{n} keys, {probes} absent gets: {blocks} blocks read, filters predict {predicted:.1}; \
+         levels {:?}",
+        stats.levels.iter().map(|l| l.files).collect::<Vec<_>>()
+    );
     assert!(predicted > 0.0);
     assert!(
         blocks as f64 <= predicted * 1.2,
