@@ -292,7 +292,9 @@ impl Db {
     }
 
     /// Runs a full manual compaction: flushes the memtable, then merges every level down into
-    /// the deepest level that holds data. Returns when done.
+    /// the deepest level that holds data, rewriting every table once, so that versions no
+    /// snapshot reads and tombstones are gone afterwards. Returns when a compaction that
+    /// started after this call has finished (concurrent callers each get one).
     ///
     /// # Errors
     /// I/O or corruption errors met while compacting.
