@@ -22,6 +22,9 @@ use crate::options::{NUM_LEVELS, Options};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 use crate::version::{TableFile, Version};
 
+/// Entries a compaction merges between checks for a frozen memtable to flush.
+const FLUSH_CHECK_INTERVAL: u32 = 1024;
+
 /// The size level `level` (>= 1) may reach before it is compacted.
 pub fn max_bytes_for_level(opts: &Options, level: usize) -> u64 {
     let mut bytes = opts.max_bytes_for_level_base;
@@ -36,7 +39,12 @@ pub fn pick_score(version: &Version, opts: &Options) -> Option<(usize, f64)> {
     let mut best: Option<(usize, f64)> = None;
     for level in 0..NUM_LEVELS - 1 {
         let score = if level == 0 {
-            version.levels[0].len() as f64 / opts.level0_compaction_trigger.max(1) as f64
+            // Never wait for more files than writers may create before they stall.
+            let trigger = opts
+                .level0_compaction_trigger
+                .min(opts.level0_stop_writes)
+                .max(1);
+            version.levels[0].len() as f64 / trigger as f64
         } else {
             version.level_bytes(level) as f64 / max_bytes_for_level(opts, level) as f64
         };
@@ -51,6 +59,9 @@ pub fn pick_score(version: &Version, opts: &Options) -> Option<(usize, f64)> {
 struct Plan {
     level: usize,
     inputs: [Vec<Arc<TableFile>>; 2],
+    /// Merge even a lone table with nothing below it (a manual compaction's last step must
+    /// drop overwritten versions and tombstones, which a trivial move would keep).
+    no_trivial_move: bool,
 }
 
 impl Plan {
@@ -106,16 +117,22 @@ fn plan_for(
     Some(Plan {
         level,
         inputs: [first, next],
+        no_trivial_move: false,
     })
 }
 
 /// Runs one compaction: the manual full compaction if one was asked for, else the level with
 /// the highest score.
 pub(crate) fn run_one(db: &Inner) -> Result<()> {
-    let manual = db.state.lock().manual_compaction;
-    if manual {
+    let manual = {
+        let st = db.state.lock();
+        (st.manual_requested > st.manual_completed).then_some(st.manual_requested)
+    };
+    if let Some(request) = manual {
+        // Every request made before this point is served by this run (each asks for the
+        // whole key space); later ones get a run of their own.
         let result = run_manual(db);
-        db.state.lock().manual_compaction = false;
+        db.state.lock().manual_completed = request;
         return result;
     }
     let version = db.current_version();
@@ -129,18 +146,33 @@ pub(crate) fn run_one(db: &Inner) -> Result<()> {
     }
 }
 
-/// Pushes every table down to the deepest level that holds data (at least level 1).
+/// Pushes every table down to the deepest level that holds data (at least level 1). The
+/// last step merges the whole level above with the whole deepest level, so that every table
+/// is rewritten once: overwritten versions no snapshot reads and tombstones are gone after
+/// it, even when everything already sat in the deepest level.
 fn run_manual(db: &Inner) -> Result<()> {
     let version = db.current_version();
     let target = (1..NUM_LEVELS)
         .rev()
         .find(|&l| !version.levels[l].is_empty())
         .unwrap_or(1);
-    for level in 0..target {
+    for level in 0..target - 1 {
         let version = db.current_version();
         if let Some(plan) = plan_for(&version, level, None, true) {
             execute(db, &version, plan)?;
         }
+    }
+    let version = db.current_version();
+    let plan = Plan {
+        level: target - 1,
+        inputs: [
+            version.levels[target - 1].clone(),
+            version.levels[target].clone(),
+        ],
+        no_trivial_move: true,
+    };
+    if plan.all_inputs().next().is_some() {
+        execute(db, &version, plan)?;
     }
     Ok(())
 }
@@ -186,7 +218,7 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
 
     // A single table with nothing below it and a filter already sized for the target level
     // moves down unchanged.
-    if plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
+    if !plan.no_trivial_move && plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
         let f = &plan.inputs[0][0];
         if filter_fits(&db.opts, f.meta.filter_bits_per_key, filter_bits) {
             edit.new_files.push((out_level, f.meta.clone()));
@@ -223,22 +255,27 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         current: None,
         done: Vec::new(),
     };
-    let mut versions: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let mut current_user_key: Option<Vec<u8>> = None;
+    let mut merger = KeyMerger {
+        snapshots: &snapshots,
+        version,
+        user_key: Vec::new(),
+        started: false,
+        newer_seq: None,
+        base_level: false,
+        held_tombstones: Vec::new(),
+    };
     let result = (|| -> Result<()> {
+        let mut since_check = 0u32;
         while input.valid() {
-            let parsed = key::parse(input.key())?;
-            if current_user_key.as_deref() != Some(parsed.user_key) {
-                if let Some(uk) = current_user_key.take() {
-                    emit_key(&mut writer, version, &uk, &mut versions, &snapshots)?;
-                }
-                current_user_key = Some(parsed.user_key.to_vec());
-            }
-            versions.push((input.key().to_vec(), input.value().to_vec()));
+            merger.add(&mut writer, input.key(), input.value())?;
             input.next()?;
-        }
-        if let Some(uk) = current_user_key.take() {
-            emit_key(&mut writer, version, &uk, &mut versions, &snapshots)?;
+            since_check += 1;
+            if since_check == FLUSH_CHECK_INTERVAL {
+                since_check = 0;
+                // Writers stall while a frozen memtable waits; a long compaction must not
+                // make them wait for all of it.
+                db.flush_pending_memtable()?;
+            }
         }
         writer.finish_current()
     })();
@@ -254,51 +291,67 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
     db.install_compaction(edit, plan.level, bytes_read, bytes_written)
 }
 
-/// Decides which versions of one user key survive, then writes them.
+/// Decides, entry by entry, which versions of each user key survive, and writes them.
 ///
-/// `versions` holds every version from the inputs, newest first. A version is kept when it is
-/// the newest, or when some live snapshot reads it (its sequence number is at most the
-/// snapshot's, and the next newer version's is above). Tombstones at the old end are dropped
-/// when no deeper level can hold the key: there is nothing left for them to hide.
-fn emit_key(
-    out: &mut Outputs<'_>,
-    version: &Version,
-    user_key: &[u8],
-    versions: &mut Vec<(Vec<u8>, Vec<u8>)>,
-    snapshots: &[SeqNo],
-) -> Result<()> {
-    let mut kept: Vec<usize> = Vec::with_capacity(versions.len());
-    let mut newer_seq: Option<SeqNo> = None;
-    for (i, (ikey, _)) in versions.iter().enumerate() {
-        let seq = key::parse(ikey)?.seq;
-        let keep = match newer_seq {
+/// Entries arrive in internal-key order: per user key, newest first. A version is kept when
+/// it is the newest, or when some live snapshot reads it (its sequence number is at most the
+/// snapshot's, and the next newer version's is above). Tombstones at the old end of a key's
+/// kept versions are dropped when no deeper level can hold the key: there is nothing left for
+/// them to hide. Kept puts are written straight from the input (no copy); only kept
+/// tombstones in a base level are held back until it is known whether an older kept put
+/// follows them.
+struct KeyMerger<'a> {
+    snapshots: &'a [SeqNo],
+    version: &'a Version,
+    /// The user key being merged (a reused buffer).
+    user_key: Vec<u8>,
+    started: bool,
+    /// Sequence number of the previous (newer) version of the current user key.
+    newer_seq: Option<SeqNo>,
+    /// No level below the output can hold the current user key.
+    base_level: bool,
+    /// Kept tombstones of the current key not yet written (base level only).
+    held_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl KeyMerger<'_> {
+    fn add(&mut self, out: &mut Outputs<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse(ikey)?;
+        if !self.started || parsed.user_key != self.user_key.as_slice() {
+            // A new user key: tombstones still held for the previous one hide nothing.
+            self.held_tombstones.clear();
+            self.user_key.clear();
+            self.user_key.extend_from_slice(parsed.user_key);
+            self.started = true;
+            self.newer_seq = None;
+            self.base_level = ((out.level + 1)..NUM_LEVELS)
+                .all(|l| !self.version.level_covers(l, parsed.user_key));
+            // Split only between user keys, so one key's versions never straddle two tables
+            // (a level's tables must be disjoint by user key).
+            out.split_if_full()?;
+        }
+        let keep = match self.newer_seq {
             None => true,
-            Some(newer) => snapshots.iter().any(|&t| seq <= t && t < newer),
-        };
-        if keep {
-            kept.push(i);
-        }
-        newer_seq = Some(seq);
-    }
-    let base_level = ((out.level + 1)..NUM_LEVELS).all(|l| !version.level_covers(l, user_key));
-    if base_level {
-        while let Some(&last) = kept.last() {
-            if key::parse(&versions[last].0)?.kind == Kind::Delete {
-                kept.pop();
-            } else {
-                break;
+            Some(newer) => {
+                // The oldest snapshot at or above this version reads it unless the newer
+                // version is visible to that snapshot too (`snapshots` is ascending).
+                let i = self.snapshots.partition_point(|&t| t < parsed.seq);
+                self.snapshots.get(i).is_some_and(|&t| t < newer)
             }
+        };
+        self.newer_seq = Some(parsed.seq);
+        if !keep {
+            return Ok(());
         }
-    }
-    if !kept.is_empty() {
-        out.split_if_full()?;
-        for i in kept {
-            let (k, v) = &versions[i];
-            out.add(k, v)?;
+        if parsed.kind == Kind::Delete && self.base_level {
+            self.held_tombstones.push((ikey.to_vec(), value.to_vec()));
+            return Ok(());
         }
+        for (k, v) in self.held_tombstones.drain(..) {
+            out.add(&k, &v)?;
+        }
+        out.add(ikey, value)
     }
-    versions.clear();
-    Ok(())
 }
 
 /// The tables a compaction writes, cut at `target_file_bytes`.

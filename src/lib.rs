@@ -81,4 +81,4 @@ pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIter;
 pub use options::{FilterAllocation, Options};
-pub use stats::{LevelStats, Stats};
+pub use stats::{LevelStats, Stats, TableStats};

@@ -100,6 +100,16 @@ impl TableCache {
         Ok(table)
     }
 
+    /// The table for `number` if it is open right now, without opening it or changing its
+    /// place in the LRU (for stats, which must not cause I/O).
+    pub fn peek(&self, number: u64) -> Option<Arc<Table>> {
+        self.entries
+            .lock()
+            .map
+            .get(&number)
+            .map(|(t, _)| Arc::clone(t))
+    }
+
     /// Forgets `number` (its file is being deleted).
     pub fn evict(&self, number: u64) {
         self.entries.lock().map.remove(&number);

@@ -94,16 +94,19 @@ impl Version {
         mut wrap: impl FnMut(FileMeta) -> Arc<TableFile>,
     ) -> Result<Version> {
         let mut next = self.clone();
+        // Tables the edit removes, by number: one re-added elsewhere (a trivial move) keeps
+        // its `Arc<TableFile>`, so an older version still holding it and the new version
+        // share one owner, and the file is deleted only when both have let go.
+        let mut removed: Vec<Arc<TableFile>> = Vec::new();
         for &(level, number) in &edit.deleted_files {
             let files = next.levels.get_mut(level).ok_or_else(|| bad_level(level))?;
-            let before = files.len();
-            files.retain(|f| f.meta.number != number);
-            if files.len() == before {
+            let Some(i) = files.iter().position(|f| f.meta.number == number) else {
                 return Err(Error::corrupt_bytes(
                     0,
                     format!("version edit deletes table {number} which is not in level {level}"),
                 ));
-            }
+            };
+            removed.push(files.remove(i));
         }
         for (level, meta) in &edit.new_files {
             let level = *level;
@@ -121,7 +124,11 @@ impl Version {
                     format!("version edit adds table {} twice", meta.number),
                 ));
             }
-            next.levels[level].push(wrap(meta.clone()));
+            let moved = removed
+                .iter()
+                .position(|f| f.meta == *meta)
+                .map(|i| removed.swap_remove(i));
+            next.levels[level].push(moved.unwrap_or_else(|| wrap(meta.clone())));
         }
         next.levels[0].sort_by_key(|f| std::cmp::Reverse(f.meta.number));
         for level in 1..NUM_LEVELS {
@@ -203,4 +210,72 @@ fn bad_level(level: usize) -> Error {
         0,
         format!("version edit names level {level}; levels are 0..{NUM_LEVELS}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::StdEnv;
+    use crate::key::Kind;
+    use crate::sstable::ReadCounters;
+
+    fn meta(number: u64, lo: &[u8], hi: &[u8]) -> FileMeta {
+        FileMeta {
+            number,
+            size: 100,
+            smallest: key::encode(lo, 1, Kind::Put),
+            largest: key::encode(hi, 1, Kind::Put),
+            entries: 2,
+            deletions: 0,
+            filter_bits_per_key: 10.0,
+            filter_bytes: 4,
+            expected_fpr: 0.01,
+        }
+    }
+
+    /// Regression: a trivial move used to wrap the moved table in a second `TableFile`, so
+    /// when the moved copy was later compacted away its file was deleted while an older
+    /// version (a long-running scan) still listed it under the first, never-obsolete owner.
+    #[test]
+    fn trivial_move_keeps_one_owner_so_old_versions_keep_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.path().to_path_buf(),
+            10,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        let path = dir.path().join("000005.sst");
+        std::fs::write(&path, b"table bytes").unwrap();
+        let wrap = |m: FileMeta| {
+            Arc::new(TableFile::new(
+                m,
+                path.clone(),
+                Arc::clone(&env),
+                Arc::clone(&cache),
+            ))
+        };
+        let mut add = VersionEdit::default();
+        add.new_files.push((1, meta(5, b"a", b"m")));
+        let v0 = Version::default().apply(&add, wrap).unwrap();
+
+        let mut mv = VersionEdit::default();
+        mv.deleted_files.push((1, 5));
+        mv.new_files.push((2, meta(5, b"a", b"m")));
+        let v1 = v0.apply(&mv, wrap).unwrap();
+        assert!(v1.levels[1].is_empty());
+        assert!(Arc::ptr_eq(&v0.levels[1][0], &v1.levels[2][0]));
+
+        let mut gone = VersionEdit::default();
+        gone.deleted_files.push((2, 5));
+        let v2 = v1.apply(&gone, wrap).unwrap();
+        v1.levels[2][0].mark_obsolete();
+        drop(v1);
+        drop(v2);
+        assert!(path.exists(), "v0 still lists the table");
+        drop(v0);
+        assert!(!path.exists(), "the last owner deletes the obsolete table");
+    }
 }

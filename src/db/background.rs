@@ -31,10 +31,12 @@ pub(crate) fn run(db: Arc<DbInner>) {
                     return;
                 }
                 if st.bg_error.is_none() {
-                    if let Some((imm, log)) = &st.imm {
-                        break Job::Flush(Arc::clone(imm), *log);
+                    if let Some((imm, log)) = st.imm.clone() {
+                        st.busy = true;
+                        break Job::Flush(imm, log);
                     }
                     if db.wants_compaction(&st) {
+                        st.busy = true;
                         break Job::Compact;
                     }
                 }
@@ -50,6 +52,7 @@ pub(crate) fn run(db: Arc<DbInner>) {
             db.set_bg_error(&mut st, &e);
         }
         st.jobs_done += 1;
+        st.busy = false;
         db.done_cv.notify_all();
     }
 }
@@ -110,6 +113,18 @@ impl DbInner {
         Ok(())
     }
 
+    /// Flushes the frozen memtable now, if there is one (called by a running compaction, on
+    /// the background thread, so that writers waiting for room are not held up by it).
+    pub(crate) fn flush_pending_memtable(&self) -> Result<()> {
+        let pending = self.state.lock().imm.clone();
+        if let Some((imm, log)) = pending {
+            self.flush_memtable(&imm, log)?;
+            let _st = self.state.lock();
+            self.done_cv.notify_all();
+        }
+        Ok(())
+    }
+
     /// Makes `edit` durable in the MANIFEST, then installs the resulting version for readers
     /// and marks the tables it removed as obsolete. `also` runs under the state lock at the
     /// moment of installation.
@@ -159,7 +174,7 @@ impl DbInner {
 
     /// Whether a compaction should run now.
     fn wants_compaction(&self, st: &State) -> bool {
-        st.manual_compaction
+        st.manual_requested > st.manual_completed
             || crate::compaction::pick_score(&self.view.read().version, &self.opts).is_some()
     }
 
@@ -196,13 +211,14 @@ impl DbInner {
     pub(crate) fn compact_all(&self) -> Result<()> {
         self.flush()?;
         let mut st = self.state.lock();
-        st.manual_compaction = true;
+        st.manual_requested += 1;
+        let mine = st.manual_requested;
         self.work_cv.notify_one();
         loop {
             if let Some(why) = &st.bg_error {
                 return Err(crate::Error::WritesStopped(why.clone()));
             }
-            if !st.manual_compaction {
+            if st.manual_completed >= mine {
                 return Ok(());
             }
             if st.shutting_down {
@@ -221,7 +237,9 @@ impl DbInner {
             if let Some(why) = &st.bg_error {
                 return Err(crate::Error::WritesStopped(why.clone()));
             }
-            if st.imm.is_none() && !self.wants_compaction(&st) {
+            // Not busy: a job that has just installed its version may still be dropping
+            // (and so deleting) the files it replaced.
+            if st.imm.is_none() && !st.busy && !self.wants_compaction(&st) {
                 return Ok(());
             }
             self.work_cv.notify_one();

@@ -46,8 +46,14 @@ pub(crate) struct State {
     pub log_number: u64,
     pub bg_error: Option<String>,
     pub shutting_down: bool,
-    /// Set by `compact()`: run a full manual compaction.
-    pub manual_compaction: bool,
+    /// Full manual compactions asked for by `compact()` so far (a caller waits until
+    /// `manual_completed` reaches the count its own request made).
+    pub manual_requested: u64,
+    /// The request count the last finished manual compaction started with.
+    pub manual_completed: u64,
+    /// The background thread is running a job (so the table set may be about to change and
+    /// obsolete files may still be awaiting deletion).
+    pub busy: bool,
     /// Completed background jobs, so waiters can tell theirs has run.
     pub jobs_done: u64,
     /// Per level, the largest key of the last compaction's inputs: the next compaction of

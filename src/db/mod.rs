@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
-use crate::stats::{LevelStats, Stats};
+use crate::stats::{LevelStats, Stats, TableStats};
 
 pub(crate) use self::build::{
     OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
@@ -295,7 +295,9 @@ impl Db {
     }
 
     /// Runs a full manual compaction: flushes the memtable, then merges every level down into
-    /// the deepest level that holds data. Returns when done.
+    /// the deepest level that holds data, rewriting every table once, so that versions no
+    /// snapshot reads and tombstones are gone afterwards. Returns when a compaction that
+    /// started after this call has finished (concurrent callers each get one).
     ///
     /// # Errors
     /// I/O or corruption errors met while compacting.
@@ -369,6 +371,7 @@ impl Db {
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
             levels,
+            tables: table_stats(inner, &version),
         }
     }
 
@@ -376,6 +379,33 @@ impl Db {
     pub fn dir(&self) -> PathBuf {
         self.inner().dir.clone()
     }
+}
+
+/// Per-table figures: the manifest's record of each table plus, for tables whose reader is
+/// open, that reader's filter counters.
+fn table_stats(inner: &DbInner, version: &crate::version::Version) -> Vec<TableStats> {
+    let mut out = Vec::new();
+    for (level, files) in version.levels.iter().enumerate() {
+        for f in files {
+            let open = inner.table_cache.peek(f.meta.number);
+            let (checks, fps) = open.as_ref().map_or((0, 0), |t| t.filter_stats());
+            out.push(TableStats {
+                level,
+                file_number: f.meta.number,
+                bytes: f.meta.size,
+                smallest_key: f.smallest_user_key().to_vec(),
+                largest_key: f.largest_user_key().to_vec(),
+                entries: f.meta.entries,
+                filter_bits_per_key: f.meta.filter_bits_per_key,
+                filter_bytes: f.meta.filter_bytes,
+                expected_fpr: f.meta.expected_fpr,
+                open: open.is_some(),
+                filter_checks: checks,
+                filter_false_positives: fps,
+            });
+        }
+    }
+    out
 }
 
 /// A consistent, read-only view of a database at one moment.

@@ -81,6 +81,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     let mut last_seq: SeqNo = 0;
     let mut log_number = 0;
     let mut report = RecoveryReport::default();
+    // Where each level's next compaction starts, so round-robin survives a reopen.
+    let mut compact_pointers: [Option<Vec<u8>>; crate::options::NUM_LEVELS] = Default::default();
     if exists {
         let number = manifest::read_current(env.as_ref(), dir)?;
         let path = filename::manifest_path(dir, number);
@@ -96,6 +98,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             }
             if let Some(s) = edit.last_sequence {
                 last_seq = last_seq.max(s);
+            }
+            for (level, key) in &edit.compact_pointers {
+                if let Some(p) = compact_pointers.get_mut(*level) {
+                    *p = Some(key.clone());
+                }
             }
         }
         for f in version.all_files() {
@@ -209,6 +216,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     snapshot.log_number = Some(new_log);
     snapshot.next_file_number = Some(next_file_number);
     snapshot.last_sequence = Some(last_seq);
+    for (level, key) in compact_pointers.iter().enumerate() {
+        if let Some(k) = key {
+            snapshot.compact_pointers.push((level, k.clone()));
+        }
+    }
     let mut manifest = ManifestWriter::create(env.as_ref(), dir, manifest_number)?;
     manifest.append(&snapshot)?;
     // The new tables, WAL and MANIFEST are durable; make their directory entries durable
@@ -255,9 +267,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             log_number: new_log,
             bg_error: None,
             shutting_down: false,
-            manual_compaction: false,
+            manual_requested: 0,
+            manual_completed: 0,
+            busy: false,
             jobs_done: 0,
-            compact_pointers: Default::default(),
+            compact_pointers,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),

@@ -1,0 +1,180 @@
+//! Model test under background compaction pressure: random operations against a `BTreeMap`
+//! with tiny tables and levels, so that flushes and compactions (background and manual) run
+//! between nearly every operation; snapshots held across them; reopen mid-way. At the end
+//! (and after every settle) no table file is on disk that the manifest does not list.
+
+mod compaction_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bloomkv::{Db, Options};
+use compaction_support::sst_files;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u16, u8),
+    Delete(u16),
+    /// Puts `count` keys from `start` (wrapping), pushing memtables out.
+    Bulk(u16, u16, u8),
+    /// Deletes `count` keys from `start`.
+    DeleteRange(u16, u16),
+    Get(u16),
+    Scan(u16, u16),
+    Snapshot,
+    CheckSnapshots,
+    Settle,
+    Compact,
+    Reopen,
+}
+
+const KEYS: u16 = 600;
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (any::<u16>(), any::<u8>()).prop_map(|(k, v)| Op::Put(k % KEYS, v)),
+        2 => any::<u16>().prop_map(|k| Op::Delete(k % KEYS)),
+        3 => (any::<u16>(), 1..200u16, any::<u8>()).prop_map(|(k, n, v)| Op::Bulk(k % KEYS, n, v)),
+        1 => (any::<u16>(), 1..100u16).prop_map(|(k, n)| Op::DeleteRange(k % KEYS, n)),
+        3 => any::<u16>().prop_map(|k| Op::Get(k % KEYS)),
+        1 => (any::<u16>(), any::<u16>()).prop_map(|(a, b)| Op::Scan(a % KEYS, b % KEYS)),
+        1 => Just(Op::Snapshot),
+        1 => Just(Op::CheckSnapshots),
+        1 => Just(Op::Settle),
+        1 => Just(Op::Compact),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn key(k: u16) -> Vec<u8> {
+    format!("key{k:04}").into_bytes()
+}
+
+fn value(k: u16, v: u8) -> Vec<u8> {
+    vec![v; 1 + (k as usize * 13 + v as usize) % 90]
+}
+
+fn options() -> Options {
+    Options {
+        memtable_bytes: 2 << 10,
+        block_bytes: 256,
+        target_file_bytes: 2 << 10,
+        max_bytes_for_level_base: 4 << 10,
+        level_size_multiplier: 2,
+        level0_compaction_trigger: 2,
+        level0_stop_writes: 4,
+        block_cache_bytes: 16 << 10,
+        max_open_files: 8,
+        env: compaction_support::NoSyncEnv::shared(),
+        ..Default::default()
+    }
+}
+
+fn check_all(db: &Db, model: &Model) {
+    let got: Vec<_> = db.scan(..).map(|kv| kv.unwrap()).collect();
+    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    assert_eq!(got, want);
+    for k in 0..KEYS {
+        assert_eq!(
+            db.get(key(k)).unwrap(),
+            model.get(&key(k)).cloned(),
+            "key {k}"
+        );
+    }
+}
+
+fn check_no_orphans(db: &Db) {
+    db.wait_for_compactions().unwrap();
+    let live: BTreeSet<u64> = db.stats().tables.iter().map(|t| t.file_number).collect();
+    assert_eq!(sst_files(db.path()), live);
+}
+
+fn run(ops: Vec<Op>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open(dir.path(), options()).unwrap();
+    let mut model = Model::new();
+    let mut snaps: Vec<(bloomkv::Snapshot, Model)> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Put(k, v) => {
+                db.put(key(k), value(k, v)).unwrap();
+                model.insert(key(k), value(k, v));
+            }
+            Op::Delete(k) => {
+                db.delete(key(k)).unwrap();
+                model.remove(&key(k));
+            }
+            Op::Bulk(start, n, v) => {
+                for k in (0..n).map(|i| (start + i) % KEYS) {
+                    db.put(key(k), value(k, v)).unwrap();
+                    model.insert(key(k), value(k, v));
+                }
+            }
+            Op::DeleteRange(start, n) => {
+                for k in (0..n).map(|i| (start + i) % KEYS) {
+                    db.delete(key(k)).unwrap();
+                    model.remove(&key(k));
+                }
+            }
+            Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
+            Op::Scan(a, b) => {
+                let (a, b) = (key(a.min(b)), key(a.max(b)));
+                let got: Vec<_> = db
+                    .scan(a.clone()..=b.clone())
+                    .map(|kv| kv.unwrap())
+                    .collect();
+                let want: Vec<_> = model
+                    .range(a..=b)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                assert_eq!(got, want);
+            }
+            Op::Snapshot => {
+                if snaps.len() < 4 {
+                    snaps.push((db.snapshot(), model.clone()));
+                }
+            }
+            Op::CheckSnapshots => {
+                for (snap, m) in &snaps {
+                    let got: Vec<_> = snap.scan(..).map(|kv| kv.unwrap()).collect();
+                    let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    assert_eq!(got, want);
+                }
+                snaps.clear();
+            }
+            Op::Settle => {
+                check_no_orphans(&db);
+                check_all(&db, &model);
+            }
+            Op::Compact => db.compact().unwrap(),
+            Op::Reopen => {
+                snaps.clear();
+                drop(db);
+                db = Db::open(dir.path(), options()).unwrap();
+            }
+        }
+    }
+    // Snapshots still held at the end read what they saw, after all the compactions.
+    for (snap, m) in &snaps {
+        for (k, v) in m {
+            assert_eq!(snap.get(k).unwrap().as_ref(), Some(v));
+        }
+    }
+    snaps.clear();
+    check_all(&db, &model);
+    check_no_orphans(&db);
+    drop(db);
+    let db = Db::open(dir.path(), options()).unwrap();
+    check_all(&db, &model);
+    check_no_orphans(&db);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #[test]
+    fn db_with_compaction_pressure_matches_btreemap(ops in prop::collection::vec(op(), 1..200)) {
+        run(ops);
+    }
+}
