@@ -29,6 +29,7 @@ pub mod compaction;
 mod db;
 pub mod env;
 pub mod error;
+pub mod fault_env;
 pub mod filename;
 pub mod filter;
 pub mod iter;
