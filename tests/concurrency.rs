@@ -149,7 +149,7 @@ fn worker(db: Db, t: u64, deadline: Instant, ops: Arc<AtomicU64>, snaps: Arc<Ato
             }
         }
         // Own-key exactness inside snapshots: take one, compare to the model right away.
-        if n % 97 == 0 {
+        if n.is_multiple_of(97) {
             let snap = db.snapshot();
             for i in 0..KEYS_PER_THREAD {
                 let k = own_key(t, i);
