@@ -350,3 +350,69 @@ fn disk_full_for_good_stops_writes_and_recovers() {
     }
     reopen_and_check(dir.path(), &model, "disk full, after reopen");
 }
+
+/// Faults inside an explicit flush and an explicit full compaction (both run on the
+/// background thread): the call fails, writes stop, reads work, and a reopen has everything.
+#[test]
+fn flush_and_compaction_failures_stop_writes_and_recover() {
+    let mut hit = 0;
+    for (op, n) in [
+        (FaultOp::Create, 1),
+        (FaultOp::Write, 1),
+        (FaultOp::Write, 9),
+        (FaultOp::Sync, 1),
+        (FaultOp::Sync, 2),
+        (FaultOp::SyncDir, 1),
+    ] {
+        for compaction in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let (env, ctl) = faulty_env();
+            let mut model = Model::default();
+            let context = format!(
+                "{op:?} #{n} in a {}",
+                if compaction { "compaction" } else { "flush" }
+            );
+            {
+                let opts = Options {
+                    level0_compaction_trigger: 100,
+                    level0_stop_writes: 200,
+                    ..options(env, false)
+                };
+                let db = Db::open(dir.path(), opts).unwrap();
+                for i in 0..600 {
+                    let w = workload_write(i);
+                    apply(&db, &w).unwrap();
+                    model.acked.extend(w);
+                }
+                if compaction {
+                    db.flush().unwrap();
+                    db.wait_for_compactions().unwrap();
+                }
+                ctl.fail_nth(op, n, FaultKind::Eio);
+                let result = if compaction { db.compact() } else { db.flush() };
+                if ctl.injected() == 0 {
+                    assert!(result.is_ok(), "{context}: {result:?}");
+                    continue;
+                }
+                hit += 1;
+                let e = result.unwrap_err();
+                assert!(
+                    matches!(e, Error::WritesStopped(_) | Error::Io { .. }),
+                    "{context}: {e}"
+                );
+                let later = db.put("later", "x").unwrap_err();
+                assert!(
+                    matches!(later, Error::WritesStopped(_)),
+                    "{context}: {later}"
+                );
+                ctl.clear();
+                model.check(&db, &format!("{context}, before reopen"));
+            }
+            reopen_and_check(dir.path(), &model, &format!("{context}, after reopen"));
+        }
+    }
+    assert!(
+        hit >= 10,
+        "only {hit} faults landed in a flush or compaction"
+    );
+}
