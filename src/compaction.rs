@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use crate::db::{Inner, OutputTable};
+use crate::db::{
+    Inner, OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
+};
 use crate::error::Result;
 use crate::filename;
 use crate::iter::InternalIterator;
@@ -159,13 +161,34 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         edit.compact_pointers.push((plan.level, last.clone()));
     }
 
+    // Filters of the outputs are sized for the tree as it will be once this is installed.
+    let filter_bits = {
+        let (mut entries, mut probes) = level_shape(version);
+        let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
+        entries[plan.level] -= moving.min(entries[plan.level]);
+        entries[out_level] += moving;
+        let moving_probes = expected_probes(version, plan.level, &plan.inputs[0]);
+        probes[plan.level] = (probes[plan.level] - moving_probes).max(0.0);
+        // The output level gains the inputs' key ranges (its tables never overlap).
+        let out_probes = expected_probes(version, out_level, &plan.inputs[1]);
+        probes[out_level] = (probes[out_level] - out_probes
+            + expected_probes(
+                version,
+                out_level,
+                &plan.all_inputs().cloned().collect::<Vec<_>>(),
+            ))
+        .clamp(0.0, 1.0);
+        if entries[out_level] > 0 && probes[out_level] <= 0.0 {
+            probes[out_level] = 1.0;
+        }
+        filter_bits_for_shape(&db.opts, &entries, &probes, out_level)
+    };
+
     // A single table with nothing below it and a filter already sized for the target level
     // moves down unchanged.
     if plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
         let f = &plan.inputs[0][0];
-        let wanted = db.opts.bits_per_key_for_level(out_level);
-        let has = f.meta.filter_bits_per_key;
-        if (has - wanted).abs() < 1e-9 || (wanted <= 0.0 && has <= 0.0) {
+        if filter_fits(&db.opts, f.meta.filter_bits_per_key, filter_bits) {
             edit.new_files.push((out_level, f.meta.clone()));
             return db.install_compaction(edit, plan.level, 0, 0);
         }
@@ -196,6 +219,7 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
     let mut writer = Outputs {
         db,
         level: out_level,
+        filter_bits,
         current: None,
         done: Vec::new(),
     };
@@ -281,6 +305,7 @@ fn emit_key(
 struct Outputs<'a> {
     db: &'a Inner,
     level: usize,
+    filter_bits: f64,
     current: Option<OutputTable>,
     done: Vec<crate::manifest::FileMeta>,
 }
@@ -300,12 +325,12 @@ impl Outputs<'_> {
     fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         if self.current.is_none() {
             let number = self.db.state.lock().new_file_number();
-            self.current = Some(OutputTable::create(
+            self.current = Some(OutputTable::create_with_bits(
                 self.db.env.as_ref(),
                 &self.db.dir,
                 &self.db.opts,
                 number,
-                self.level,
+                self.filter_bits,
             )?);
         }
         match self.current.as_mut() {

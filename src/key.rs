@@ -68,8 +68,9 @@ pub fn encode_into(out: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: Kind) {
 
 /// Builds an internal key.
 pub fn encode(user_key: &[u8], seq: SeqNo, kind: Kind) -> Vec<u8> {
-    let mut out = Vec::new();
-    encode_into(&mut out, user_key, seq, kind);
+    let mut out = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+    out.extend_from_slice(user_key);
+    out.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
     out
 }
 

@@ -171,6 +171,10 @@ impl MemTable {
     /// key is deleted as of `snapshot`: older tables must not be consulted), or `None` when
     /// this memtable holds no version visible at `snapshot`.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(Kind, Vec<u8>)> {
+        // Common right after a switch or a reopen: skip building the search target.
+        if self.is_empty() {
+            return None;
+        }
         let target = MemEntry::target(&key::encode(
             user_key,
             snapshot.min(key::MAX_SEQ),

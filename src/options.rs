@@ -13,6 +13,23 @@ pub const MAX_KEY_BYTES: usize = 64 * 1024;
 /// The largest value accepted, in bytes.
 pub const MAX_VALUE_BYTES: usize = 256 * 1024 * 1024;
 
+/// How filter memory is spread over the levels of the tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum FilterAllocation {
+    /// `filter_bits_per_key` (or `filter_bits_per_level`) bits per key, as given.
+    #[default]
+    Uniform,
+    /// Monkey (Dayan et al., SIGMOD 2017): `bits_per_key` times the tree's entries of filter
+    /// memory in total, spread so that the sum of the levels' false-positive rates is
+    /// smallest — each level's rate proportional to its share of the entries, so small upper
+    /// levels get more bits per key and the big last level fewer. Recomputed from the current
+    /// level sizes whenever a table is written (see [`crate::filter::monkey`]).
+    Monkey {
+        /// Average filter bits per key over the whole tree.
+        bits_per_key: f64,
+    },
+}
+
 /// Options for [`crate::Db::open`].
 ///
 /// ```
@@ -27,6 +44,8 @@ pub struct Options {
     /// Per-level overrides of `filter_bits_per_key`: entry `i` applies to level `i`; levels past
     /// the end use the last entry. `None` (default) uses `filter_bits_per_key` everywhere.
     pub filter_bits_per_level: Option<Vec<f64>>,
+    /// How filter memory is spread over levels (default [`FilterAllocation::Uniform`]).
+    pub filter_allocation: FilterAllocation,
     /// Size at which the active memtable is frozen and flushed to a level-0 table
     /// (default 4 MiB).
     pub memtable_bytes: usize,
@@ -68,6 +87,7 @@ impl Default for Options {
         Options {
             filter_bits_per_key: 10.0,
             filter_bits_per_level: None,
+            filter_allocation: FilterAllocation::Uniform,
             memtable_bytes: 4 << 20,
             block_bytes: 4096,
             block_restart_interval: 16,
@@ -89,7 +109,12 @@ impl Default for Options {
 
 impl Options {
     /// Filter bits per key to use for tables written to `level`.
+    /// Under [`FilterAllocation::Monkey`] this is its average bits per key; the engine
+    /// computes the per-level figure from the tree's shape when it writes a table.
     pub fn bits_per_key_for_level(&self, level: usize) -> f64 {
+        if let FilterAllocation::Monkey { bits_per_key } = self.filter_allocation {
+            return bits_per_key;
+        }
         match &self.filter_bits_per_level {
             Some(v) if !v.is_empty() => v[level.min(v.len() - 1)],
             _ => self.filter_bits_per_key,

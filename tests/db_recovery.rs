@@ -129,3 +129,35 @@ fn corrupt_middle_record_is_an_error_unless_best_effort() {
     assert_eq!(db.get("z4").unwrap(), Some(vec![3u8; 100]));
     assert!(!db.recovery_report().dropped.is_empty());
 }
+
+#[test]
+fn reopening_often_keeps_small_wal_contents_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..6u32 {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(format!("k{round}"), format!("v{round}")).unwrap();
+        for r in 0..=round {
+            assert_eq!(
+                db.get(format!("k{r}")).unwrap(),
+                Some(format!("v{r}").into_bytes())
+            );
+        }
+        // Nothing was big enough to become a table: it all lives in the WAL and memtable.
+        assert_eq!(db.stats().total_files(), 0, "round {round}");
+        assert_eq!(db.recovery_report().records_carried, u64::from(round));
+    }
+    let logs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "log")
+        })
+        .count();
+    assert_eq!(
+        logs, 1,
+        "old WALs are deleted once their records are carried over"
+    );
+}

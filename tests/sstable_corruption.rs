@@ -343,3 +343,42 @@ fn huge_handle_sizes_are_rejected_before_reading() {
         assert!(why.contains("runs past"), "{e}");
     }
 }
+
+/// Damage inside the filter bytes that the block checksum does not see (checksum recomputed):
+/// the Bloom policy's own validation rejects it, and the table answers correctly without it.
+#[test]
+fn bloom_filter_damage_behind_a_valid_block_checksum() {
+    use bloomkv::filter::BloomPolicy;
+    let bloom = || Some(Arc::new(BloomPolicy::new(10.0)) as Arc<dyn FilterPolicy>);
+    let (bytes, props) = build(
+        entries(),
+        TableBuildOptions {
+            block_bytes: 512,
+            filter: bloom(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(props.filter_policy, BloomPolicy::NAME);
+    let f = layout(&bytes).filter.unwrap();
+    let mut rejected = 0;
+    for at in (f.offset..f.offset + f.size)
+        .step_by(173)
+        .chain([f.offset, f.offset + f.size - 1])
+    {
+        let mut b = bytes.clone();
+        b[at as usize] ^= 0x21;
+        fix_crc(&mut b, f);
+        let opts = read_opts(bloom(), None);
+        let counters = opts.counters.clone();
+        let table = open(b, opts).unwrap();
+        if !table.has_filter() {
+            rejected += 1;
+            assert_eq!(counters.snapshot().filter_unavailable, 1);
+        }
+        check_answers(&table, bytes.len());
+    }
+    assert!(
+        rejected > 0,
+        "the policy's own checksum should reject damaged filters"
+    );
+}

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::build::OutputTable;
+use super::build::{self, OutputTable};
 use super::core::{DbInner, State, bump};
 use crate::error::Result;
 use crate::filename;
@@ -60,7 +60,19 @@ impl DbInner {
         let number = self.state.lock().new_file_number();
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
-            let mut out = OutputTable::create(self.env.as_ref(), &self.dir, &self.opts, number, 0)?;
+            // The filter is sized for the tree as it will be with this table in level 0.
+            let (mut entries, mut probes) = build::level_shape(&self.current_version());
+            entries[0] += imm.len() as u64;
+            // A memtable's keys usually span the whole key space.
+            probes[0] += 1.0;
+            let bits = build::filter_bits_for_shape(&self.opts, &entries, &probes, 0);
+            let mut out = OutputTable::create_with_bits(
+                self.env.as_ref(),
+                &self.dir,
+                &self.opts,
+                number,
+                bits,
+            )?;
             let mut it = imm.iter();
             it.seek_to_first()?;
             while it.valid() {

@@ -6,16 +6,119 @@ use std::sync::Arc;
 use crate::env::Env;
 use crate::error::Result;
 use crate::filename;
-use crate::filter::{BloomPolicy, FilterPolicy};
+use crate::filter::monkey::{self, LevelShape};
+use crate::filter::{BloomPolicy, FilterPolicy, MIN_BITS_PER_KEY};
 use crate::manifest::FileMeta;
-use crate::options::Options;
+use crate::options::{FilterAllocation, NUM_LEVELS, Options};
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
+use crate::version::{TableFile, Version};
 
-/// The filter policy for tables written to `level`, or `None` when filters are off there.
-pub(crate) fn filter_for_level(opts: &Options, level: usize) -> Option<Arc<dyn FilterPolicy>> {
-    let bits = opts.bits_per_key_for_level(level);
+/// A filter policy with `bits` bits per key, or `None` for 0.
+fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
     (bits > 0.0).then(|| Arc::new(BloomPolicy::new(bits)) as Arc<dyn FilterPolicy>)
+}
+
+/// Filter bits per key for tables written to `level` when, once they are installed, the
+/// levels will hold `entries[i]` entries and a lookup of an absent key is expected to consult
+/// `probes[i]` of their filters (see [`level_shape`]).
+///
+/// Under [`FilterAllocation::Uniform`] that is the configured figure; under
+/// [`FilterAllocation::Monkey`] it is the level's share of the Monkey allocation for that
+/// shape.
+pub(crate) fn filter_bits_for_shape(
+    opts: &Options,
+    entries: &[u64; NUM_LEVELS],
+    probes: &[f64; NUM_LEVELS],
+    level: usize,
+) -> f64 {
+    match opts.filter_allocation {
+        FilterAllocation::Uniform => opts.bits_per_key_for_level(level),
+        FilterAllocation::Monkey { bits_per_key } => {
+            let shape: Vec<LevelShape> = entries
+                .iter()
+                .zip(probes)
+                .map(|(&e, &r)| LevelShape {
+                    entries: e as f64,
+                    runs: if e > 0 { r.max(1e-3) } else { 0.0 },
+                })
+                .collect();
+            monkey::allocate(&shape, bits_per_key, MIN_BITS_PER_KEY)
+                .get(level)
+                .copied()
+                .unwrap_or(0.0)
+        }
+    }
+}
+
+/// The share of the database's keys that lie in `[lo, hi]` (user keys), judged by the
+/// reference level (the one holding most keys): the entries of its tables that overlap
+/// the range over all its entries. Coarse (whole tables), capped at 1.
+fn key_share(reference: &[Arc<TableFile>], total: u64, lo: &[u8], hi: &[u8]) -> f64 {
+    if total == 0 {
+        return 1.0;
+    }
+    let first = reference.partition_point(|f| f.largest_user_key() < lo);
+    let covered: u64 = reference[first..]
+        .iter()
+        .take_while(|f| f.smallest_user_key() <= hi)
+        .map(|f| f.meta.entries)
+        .sum();
+    (covered as f64 / total as f64).min(1.0)
+}
+
+/// The expected number of `files`' filters a lookup of an absent (uniformly placed) key
+/// consults: the sum of their key shares, or one per table when `files` are themselves the
+/// reference level's or only level 0 holds tables.
+pub(crate) fn expected_probes(version: &Version, level: usize, files: &[Arc<TableFile>]) -> f64 {
+    // The level holding the most entries stands for the key distribution (in a settled tree
+    // the last level; while a new last level is being filled, the one above it).
+    let reference = (1..NUM_LEVELS)
+        .filter(|&l| !version.levels[l].is_empty())
+        .max_by_key(|&l| {
+            version.levels[l]
+                .iter()
+                .map(|f| f.meta.entries)
+                .sum::<u64>()
+        });
+    match reference {
+        Some(r) if r != level => {
+            let refs = &version.levels[r];
+            let total = refs.iter().map(|f| f.meta.entries).sum();
+            let share: f64 = files
+                .iter()
+                .map(|f| key_share(refs, total, f.smallest_user_key(), f.largest_user_key()))
+                .sum();
+            if level == 0 { share } else { share.min(1.0) }
+        }
+        _ if level == 0 => files.len() as f64,
+        _ => f64::from(u8::from(!files.is_empty())),
+    }
+}
+
+/// The entries per level of `version`, and the filters per level a lookup of an absent key is
+/// expected to consult. Monkey's optimum weighs each level by the second figure: a level that
+/// covers only part of the key space is consulted by only part of the lookups, so its false
+/// positives cost less and it gets fewer bits.
+pub(crate) fn level_shape(version: &Version) -> ([u64; NUM_LEVELS], [f64; NUM_LEVELS]) {
+    let mut entries = [0; NUM_LEVELS];
+    let mut probes = [0.0; NUM_LEVELS];
+    for (level, files) in version.levels.iter().enumerate() {
+        entries[level] = files.iter().map(|f| f.meta.entries).sum();
+        probes[level] = expected_probes(version, level, files);
+    }
+    (entries, probes)
+}
+
+/// Whether a table whose filter has `has` bits per key may stay as it is at a level that
+/// wants `wanted` (a trivial move). Monkey's figures move continuously with the tree's
+/// shape, so under it a quarter of a bit (a rate within ~16%) counts as a match.
+pub(crate) fn filter_fits(opts: &Options, has: f64, wanted: f64) -> bool {
+    let tolerance = match opts.filter_allocation {
+        FilterAllocation::Uniform => 1e-9,
+        FilterAllocation::Monkey { .. } => 0.25,
+    };
+    (has - wanted).abs() < tolerance || (wanted <= 0.0 && has <= 0.0)
 }
 
 /// A table being written.
@@ -26,13 +129,24 @@ pub(crate) struct OutputTable {
 }
 
 impl OutputTable {
-    /// Creates table file `number` for `level`.
+    /// Creates table file `number` for `level`, with the level's configured filter.
     pub fn create(
         env: &dyn Env,
         dir: &Path,
         opts: &Options,
         number: u64,
         level: usize,
+    ) -> Result<OutputTable> {
+        Self::create_with_bits(env, dir, opts, number, opts.bits_per_key_for_level(level))
+    }
+
+    /// Creates table file `number` with a filter of `filter_bits` bits per key (0: none).
+    pub fn create_with_bits(
+        env: &dyn Env,
+        dir: &Path,
+        opts: &Options,
+        number: u64,
+        filter_bits: f64,
     ) -> Result<OutputTable> {
         let path = filename::table_path(dir, number);
         let file = env.create_writable(&path)?;
@@ -42,7 +156,7 @@ impl OutputTable {
             TableBuildOptions {
                 block_bytes: opts.block_bytes,
                 restart_interval: opts.block_restart_interval,
-                filter: filter_for_level(opts, level),
+                filter: filter_with_bits(filter_bits),
             },
         );
         Ok(OutputTable {

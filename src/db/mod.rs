@@ -24,7 +24,9 @@ use crate::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats};
 
-pub(crate) use self::build::OutputTable;
+pub(crate) use self::build::{
+    OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
+};
 pub(crate) use self::core::DbInner as Inner;
 
 /// What `open` found and did while recovering.
@@ -35,8 +37,11 @@ pub struct RecoveryReport {
     pub logs_replayed: usize,
     /// WAL records (write batches) replayed.
     pub records: u64,
-    /// Level-0 tables written from replayed WAL contents.
+    /// Level-0 tables written from replayed WAL contents (a memtable's worth each).
     pub tables_written: usize,
+    /// Replayed records copied into the new WAL: they stay in the memtable rather than
+    /// becoming a small table.
+    pub records_carried: u64,
     /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
     /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
     pub dropped: Vec<String>,

@@ -161,6 +161,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     logs.sort_unstable();
     let mut edit = VersionEdit::default();
     let mut mem = Arc::new(MemTable::new());
+    // The records behind `mem` since its last flush: if it ends up small, they are copied to
+    // the new WAL and `mem` stays the active memtable, instead of becoming a tiny table.
+    let mut pending: Vec<Vec<u8>> = Vec::new();
     let mode = if opts.best_effort_recovery {
         RecoveryMode::BestEffort
     } else {
@@ -183,6 +186,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             };
             offset_hint = reader.valid_len();
             batch.insert_into(&mem);
+            pending.push(record);
             report.records += 1;
             if !batch.is_empty() {
                 last_seq = last_seq.max(batch.sequence() + batch.len() as u64 - 1);
@@ -200,6 +204,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
                     &mut edit,
                 )?;
                 mem = Arc::new(MemTable::new());
+                pending.clear();
             }
         }
         if let Some((offset, why)) = reader.tail_dropped() {
@@ -216,19 +221,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }
         report.logs_replayed += 1;
     }
-    if !mem.is_empty() {
-        let number = next_file_number;
-        next_file_number += 1;
-        flush_recovered(
-            env.as_ref(),
-            dir,
-            &opts,
-            &table_cache,
-            &mem,
-            number,
-            &mut edit,
-        )?;
-    }
     version = version.apply(&edit, wrap)?;
     report.tables_written = edit.new_files.len();
 
@@ -238,6 +230,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     next_file_number += 2;
     let log_file = env.create_writable(&filename::log_path(dir, new_log))?;
     let mut log = LogWriter::new(log_file);
+    // What the old WALs hold beyond the tables just written goes to the new WAL, so the
+    // recovered memtable stays in memory and the old WALs can be deleted.
+    for record in &pending {
+        log.add_record(record)?;
+    }
+    report.records_carried = pending.len() as u64;
+    drop(pending);
     log.sync()?;
     let mut snapshot = version.snapshot_edit();
     snapshot.log_number = Some(new_log);
@@ -268,7 +267,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }
     }
 
-    let mem = Arc::new(MemTable::new());
     let version = Arc::new(version);
     Ok(DbInner {
         dir: dir.to_path_buf(),

@@ -129,7 +129,9 @@ impl Iterator for StandardProbes {
 /// are practically independent.
 #[derive(Debug, Clone)]
 pub struct BlockProbes {
+    /// The current mixed word, whole; `fields` is what is left of it.
     word: u64,
+    fields: u64,
     fields_left: u32,
     left: u32,
 }
@@ -141,8 +143,10 @@ impl BlockProbes {
     /// The `k` in-block bit offsets (`0..512`) of `hash`.
     #[inline]
     pub fn new(hash: u64, k: u32) -> Self {
+        let word = mix64(hash);
         BlockProbes {
-            word: mix64(hash),
+            word,
+            fields: word,
             fields_left: FIELDS_PER_WORD,
             left: k,
         }
@@ -159,12 +163,15 @@ impl Iterator for BlockProbes {
         }
         self.left -= 1;
         if self.fields_left == 0 {
-            self.word = mix64(self.word ^ 0x9e37_79b9_7f4a_7c15);
+            // Re-mix the whole previous word (not its consumed remainder, which is down to
+            // one bit) so that every group of seven probes gets 63 fresh bits.
+            self.word = mix64(self.word.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            self.fields = self.word;
             self.fields_left = FIELDS_PER_WORD;
         }
         self.fields_left -= 1;
-        let offset = (self.word & 511) as u32;
-        self.word >>= 9;
+        let offset = (self.fields & 511) as u32;
+        self.fields >>= 9;
         Some(offset)
     }
 
@@ -220,6 +227,16 @@ mod tests {
             .max()
             .unwrap();
         assert!(max > 1u64 << 35 && max < n);
+    }
+
+    #[test]
+    fn probes_beyond_the_seventh_vary_with_the_hash() {
+        // Regression: the 8th and later offsets once came from an exhausted word and took
+        // only two values.
+        let distinct: std::collections::HashSet<Vec<u32>> = (0..1000u64)
+            .map(|i| BlockProbes::new(mix64(i), 14).skip(7).collect())
+            .collect();
+        assert!(distinct.len() > 990, "{}", distinct.len());
     }
 
     #[test]

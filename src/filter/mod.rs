@@ -14,6 +14,7 @@ mod counting;
 mod encoding;
 pub mod layout;
 pub mod math;
+pub mod monkey;
 mod policy;
 
 pub use bloom::BloomFilter;

@@ -174,21 +174,46 @@ impl Block {
     /// # Errors
     /// Block-relative `Corruption` at the first bad entry.
     pub fn verify(self: &Arc<Self>, order: KeyOrder) -> Result<()> {
-        let mut it = BlockIter::new(self.clone(), order);
-        it.seek_to_first()?;
-        let mut restart = 1;
-        while it.valid() {
-            // Entries at restart points must be stored whole: seeks start decoding there.
-            if restart < self.num_restarts && it.next_entry == self.restart(restart) {
-                restart += 1;
-                it.step_restart()?;
-            } else {
-                it.step()?;
+        // One pass over the entry headers, rebuilding each key from its predecessor in a
+        // second buffer (one copy per entry) — this runs on every block read from a file.
+        let it = BlockIter::new(self.clone(), order);
+        let (mut prev, mut cur) = (Vec::with_capacity(64), Vec::with_capacity(64));
+        let mut at = 0;
+        let mut next_restart = 0;
+        while at < self.restarts_at {
+            let h = it.header(at)?;
+            let is_restart = next_restart < self.num_restarts && self.restart(next_restart) == at;
+            if (is_restart && h.shared != 0) || h.shared > prev.len() {
+                return Err(Error::corrupt_bytes(
+                    at as u64,
+                    format!(
+                        "entry shares {} bytes with a previous key of {} bytes{}",
+                        h.shared,
+                        prev.len(),
+                        if is_restart {
+                            " at a restart point"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
             }
+            cur.clear();
+            cur.extend_from_slice(&prev[..h.shared]);
+            cur.extend_from_slice(&self.data[h.suffix_start..h.suffix_start + h.suffix_len]);
+            if at > 0 && order(&prev, &cur) != Ordering::Less {
+                return Err(Error::corrupt_bytes(
+                    at as u64,
+                    "keys in block are not in increasing order",
+                ));
+            }
+            std::mem::swap(&mut prev, &mut cur);
+            next_restart += usize::from(is_restart);
+            at = h.suffix_start + h.suffix_len + h.value_len;
         }
-        if it.next_entry != self.restarts_at || restart != self.num_restarts {
+        if at != self.restarts_at || next_restart != self.num_restarts {
             return Err(Error::corrupt_bytes(
-                it.next_entry as u64,
+                at as u64,
                 "entries do not line up with the restart array",
             ));
         }
@@ -348,11 +373,6 @@ impl BlockIter {
     /// sorts strictly after the current key.
     fn step(&mut self) -> Result<()> {
         self.step_checked(false)
-    }
-
-    /// Like `step`, for an entry that sits at a restart point (so must have `shared == 0`).
-    fn step_restart(&mut self) -> Result<()> {
-        self.step_checked(true)
     }
 
     fn step_checked(&mut self, restart: bool) -> Result<()> {

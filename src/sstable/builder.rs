@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 use crate::filter::{FilterPolicy, hash_key};
 use crate::key::{self, Kind};
 use crate::sstable::block::BlockBuilder;
-use crate::sstable::format::{BlockHandle, FORMAT_VERSION, Footer, block_trailer};
+use crate::sstable::format::{
+    BLOCK_TRAILER_LEN, BlockHandle, FORMAT_VERSION, Footer, block_trailer,
+};
 use crate::sstable::properties::TableProperties;
 use crate::sstable::separator::{last_separator, separator};
 
@@ -193,7 +195,7 @@ impl TableBuilder {
             self.failed = Some(e.to_string());
             return Err(e.located(&self.path, handle.offset));
         }
-        self.offset += contents.len() as u64 + block_trailer(&[]).len() as u64;
+        self.offset += (contents.len() + BLOCK_TRAILER_LEN) as u64;
         Ok(handle)
     }
 

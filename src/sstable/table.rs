@@ -383,7 +383,8 @@ impl Table {
                 self.filter_checks.fetch_add(1, Relaxed);
                 self.counters.filter_checked(!maybe);
                 if !maybe {
-                    return Ok(out_with(out, FilterVerdict::Absent));
+                    out.verdict = FilterVerdict::Absent;
+                    return Ok(out);
                 }
                 FilterVerdict::MayContain
             }
@@ -428,9 +429,4 @@ impl Table {
         }
         Ok(out)
     }
-}
-
-fn out_with(mut out: TableGet, verdict: FilterVerdict) -> TableGet {
-    out.verdict = verdict;
-    out
 }

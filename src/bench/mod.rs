@@ -1,0 +1,606 @@
+//! The W1 workload (`docs/BENCH.md`, `../shared/WORKLOAD.md`): fill a fresh database with N
+//! random-order keys, settle it, reopen it cold, then time point lookups of present and
+//! absent keys, a range scan and overwrites, recording per phase the throughput, latency
+//! percentiles, the engine's read counters and the process's read syscalls.
+//!
+//! [`run_w1`] is what `kvctl bench`, the `w1` example and the peer comparison run.
+
+mod driver;
+mod evict;
+mod keys;
+mod latency;
+mod procio;
+mod report;
+mod svg;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
+pub use evict::evict_dir;
+pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
+pub use latency::Latencies;
+pub use procio::ProcIo;
+pub use report::{compare_table, json_string};
+pub use svg::sweep_chart;
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::filter::monkey::{self, LevelShape};
+use crate::options::{FilterAllocation, NUM_LEVELS, Options};
+use crate::sstable::FilterVerdict;
+use crate::stats::Stats;
+
+/// Key length of W1: 16 hex digits.
+pub const KEY_BYTES: usize = 16;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct W1Config {
+    /// N: keys written by the fill (default 1,000,000).
+    pub keys: u64,
+    /// Bytes per value (default 100).
+    pub value_bytes: usize,
+    /// Lookups of distinct present keys (default 200,000).
+    pub get_present: u64,
+    /// Lookups of absent keys `f(i)`, `i >= N` (default 200,000).
+    pub get_absent: u64,
+    /// Keys read by the one range scan (default 100,000).
+    pub scan: u64,
+    /// Overwrites of distinct existing keys (default 200,000).
+    pub overwrite: u64,
+    /// Filter bits per key, 0 for no filters (default 10).
+    pub bits_per_key: f64,
+    /// Filter allocation: `false` (default) the same `bits_per_key` on every level, `true`
+    /// Monkey with `bits_per_key` on average.
+    pub monkey: bool,
+    /// Block cache capacity (default 32 MiB).
+    pub block_cache_bytes: usize,
+    /// Seed of the key bijection and of the phases' random choices (default 42).
+    pub seed: u64,
+    /// The database directory; must not exist yet or be empty.
+    pub dir: PathBuf,
+    /// Drop the database's files from the OS page cache before reopening (default false).
+    pub evict_page_cache: bool,
+    /// Absent-key lookups traced with `get_explained` after the timed phase, for tables
+    /// probed per level (default 2,000; 0 skips the trace).
+    pub explain_sample: u64,
+}
+
+impl W1Config {
+    /// The W1 defaults, in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        W1Config {
+            keys: 1_000_000,
+            value_bytes: 100,
+            get_present: 200_000,
+            get_absent: 200_000,
+            scan: 100_000,
+            overwrite: 200_000,
+            bits_per_key: 10.0,
+            monkey: false,
+            block_cache_bytes: 32 << 20,
+            seed: 42,
+            dir: dir.into(),
+            evict_page_cache: false,
+            explain_sample: 2_000,
+        }
+    }
+
+    /// The engine options the run opens the database with.
+    pub fn options(&self) -> Options {
+        Options {
+            filter_bits_per_key: self.bits_per_key.max(0.0),
+            filter_allocation: if self.monkey && self.bits_per_key > 0.0 {
+                FilterAllocation::Monkey {
+                    bits_per_key: self.bits_per_key,
+                }
+            } else {
+                FilterAllocation::Uniform
+            },
+            block_cache_bytes: self.block_cache_bytes,
+            ..Options::default()
+        }
+    }
+
+    /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters".
+    pub fn label(&self) -> String {
+        if self.bits_per_key <= 0.0 {
+            "no filters".into()
+        } else if self.monkey {
+            format!("{} bits/key Monkey", self.bits_per_key)
+        } else {
+            format!("{} bits/key", self.bits_per_key)
+        }
+    }
+}
+
+/// Engine counters of one level over one phase.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelDelta {
+    /// Filter consultations.
+    pub filter_checks: u64,
+    /// Consultations that said "absent".
+    pub filter_useful: u64,
+    /// Consultations that said "maybe" for a key the table did not hold.
+    pub filter_false_positives: u64,
+}
+
+/// Engine counters over one phase.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineDelta {
+    /// Data blocks read from files.
+    pub data_blocks_read: u64,
+    /// Data blocks found in the block cache.
+    pub block_cache_hits: u64,
+    /// Bytes read from table files by lookups and scans.
+    pub bytes_read: u64,
+    /// Filter consultations.
+    pub filter_checks: u64,
+    /// Consultations that said "absent".
+    pub filter_useful: u64,
+    /// Filter false positives.
+    pub filter_false_positives: u64,
+    /// The same per level.
+    pub levels: Vec<LevelDelta>,
+}
+
+impl EngineDelta {
+    fn between(a: &Stats, b: &Stats) -> Self {
+        let d = |x: u64, y: u64| y.saturating_sub(x);
+        EngineDelta {
+            data_blocks_read: d(a.data_blocks_read, b.data_blocks_read),
+            block_cache_hits: d(a.block_cache_hits, b.block_cache_hits),
+            bytes_read: d(a.bytes_read, b.bytes_read),
+            filter_checks: d(a.filter_checks, b.filter_checks),
+            filter_useful: d(a.filter_useful, b.filter_useful),
+            filter_false_positives: d(a.filter_false_positives, b.filter_false_positives),
+            levels: a
+                .levels
+                .iter()
+                .zip(&b.levels)
+                .map(|(x, y)| LevelDelta {
+                    filter_checks: d(x.filter_checks, y.filter_checks),
+                    filter_useful: d(x.filter_useful, y.filter_useful),
+                    filter_false_positives: d(x.filter_false_positives, y.filter_false_positives),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One timed phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// "fillrandom", "flush", "reopen", "get_present", "get_absent", "scan", "overwrite".
+    pub name: &'static str,
+    /// Operations (keys for the scan, 1 for flush and reopen).
+    pub ops: u64,
+    /// Wall-clock time of the phase.
+    pub elapsed: Duration,
+    /// Median latency per operation in ns (phases timed per operation).
+    pub p50_ns: Option<u64>,
+    /// 99th-percentile latency per operation in ns.
+    pub p99_ns: Option<u64>,
+    /// Engine counters over the phase.
+    pub engine: EngineDelta,
+    /// `/proc/self/io` over the phase (`None` off Linux).
+    pub io: Option<ProcIo>,
+}
+
+impl Phase {
+    /// Operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// `count` per operation.
+    pub fn per_op(&self, count: u64) -> f64 {
+        count as f64 / self.ops.max(1) as f64
+    }
+}
+
+/// One level of the settled tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelReport {
+    /// Level number.
+    pub level: usize,
+    /// Tables.
+    pub files: u64,
+    /// Entries.
+    pub entries: u64,
+    /// Bytes of tables.
+    pub bytes: u64,
+    /// Bytes of filters.
+    pub filter_bytes: u64,
+    /// Filter bits per entry.
+    pub bits_per_key: f64,
+    /// False-positive rate the level's filters predict (1 without filters).
+    pub expected_fpr: f64,
+    /// Tables of the level consulted per absent lookup (from the traced sample).
+    pub probes_per_absent_get: f64,
+    /// Filter false positives over "absent"-or-false-positive checks in the get_absent
+    /// phase, `None` without checks.
+    pub measured_fpr: Option<f64>,
+}
+
+/// Absent-key lookups in detail.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AbsentReport {
+    /// Lookups traced with `get_explained` (after the timed phase).
+    pub traced: u64,
+    /// Tables consulted per lookup (filtered or not), from the trace.
+    pub tables_probed_per_get: f64,
+    /// Data blocks the filters predict per lookup: the sum over the tables consulted of their
+    /// level's expected FPR (1 for a table without filter).
+    pub expected_blocks_per_get: f64,
+    /// Data blocks consulted per lookup in the timed phase (read from files + cache hits).
+    pub measured_blocks_per_get: f64,
+    /// Data blocks read from files per lookup in the timed phase.
+    pub blocks_read_per_get: f64,
+    /// Overall measured FPR: false positives over negative filter answers.
+    pub measured_fpr: Option<f64>,
+    /// Textbook expected false positives per absent lookup for this tree shape at this
+    /// filter memory with the same bits on every level ([`monkey::textbook_fpr`]).
+    pub theory_uniform: f64,
+    /// The same with the Monkey allocation of the same memory.
+    pub theory_monkey: f64,
+}
+
+/// Everything one W1 run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W1Report {
+    /// What ran (see [`W1Config::label`]).
+    pub label: String,
+    /// N.
+    pub keys: u64,
+    /// Configured bits per key.
+    pub bits_per_key: f64,
+    /// Monkey allocation.
+    pub monkey: bool,
+    /// Block cache bytes.
+    pub block_cache_bytes: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Phases in order.
+    pub phases: Vec<Phase>,
+    /// The tree after the fill settled.
+    pub levels: Vec<LevelReport>,
+    /// Filter bytes over all tables.
+    pub filter_bytes: u64,
+    /// Filter bits per entry over all tables.
+    pub filter_bits_per_key: f64,
+    /// Write amplification of the fill (table bytes written per user byte).
+    pub write_amplification: f64,
+    /// The absent-key detail.
+    pub absent: AbsentReport,
+}
+
+impl W1Report {
+    /// The phase named `name`.
+    pub fn phase(&self, name: &str) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+}
+
+/// Measures one phase: counters before and after, wall-clock time around `body`.
+fn timed(
+    db: &Db,
+    name: &'static str,
+    ops: u64,
+    mut lat: Option<Latencies>,
+    body: impl FnOnce(&mut Option<Latencies>) -> Result<()>,
+) -> Result<Phase> {
+    let s0 = db.stats();
+    let io0 = ProcIo::now();
+    let t0 = Instant::now();
+    body(&mut lat)?;
+    let elapsed = t0.elapsed();
+    let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
+    let s1 = db.stats();
+    let (p50_ns, p99_ns) = match lat.as_mut() {
+        Some(l) => (l.quantile(0.5), l.quantile(0.99)),
+        None => (None, None),
+    };
+    Ok(Phase {
+        name,
+        ops,
+        elapsed,
+        p50_ns,
+        p99_ns,
+        engine: EngineDelta::between(&s0, &s1),
+        io,
+    })
+}
+
+fn check_dir(cfg: &W1Config) -> Result<()> {
+    let occupied = std::fs::read_dir(&cfg.dir).is_ok_and(|mut d| d.next().is_some());
+    if occupied {
+        return Err(Error::InvalidArgument(format!(
+            "{} is not empty; W1 needs a fresh database directory",
+            cfg.dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs W1 as `cfg` says.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `cfg.dir` holds files; any engine error; a `Corruption`
+/// error if a lookup returns a wrong value.
+pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
+    check_dir(cfg)?;
+    let ks = KeySpace::new(cfg.seed);
+    let mut rng = SplitMix64::new(mix(cfg.seed ^ 0x5731));
+    let n = cfg.keys;
+    let mut value = vec![0u8; cfg.value_bytes];
+    let mut phases = Vec::new();
+
+    // 0. fillrandom
+    let db = Db::open(&cfg.dir, cfg.options())?;
+    let lat = Latencies::with_capacity(n as usize);
+    phases.push(timed(&db, "fillrandom", n, Some(lat), |lat| {
+        for i in 0..n {
+            ks.value(i, 0, &mut value);
+            let t = Instant::now();
+            db.put(ks.key(i), &value)?;
+            record(lat, t);
+        }
+        Ok(())
+    })?);
+
+    // 1. flush and settle
+    phases.push(timed(&db, "flush", 1, None, |_| {
+        db.flush()?;
+        db.wait_for_compactions()
+    })?);
+    let settled = db.stats();
+
+    // 2. reopen (the phase's counters are the new handle's, which start at 0)
+    let t0 = Instant::now();
+    let io0 = ProcIo::now();
+    drop(db);
+    if cfg.evict_page_cache {
+        evict_dir(&cfg.dir)?;
+    }
+    let db = Db::open(&cfg.dir, cfg.options())?;
+    phases.push(Phase {
+        name: "reopen",
+        ops: 1,
+        elapsed: t0.elapsed(),
+        p50_ns: None,
+        p99_ns: None,
+        engine: EngineDelta::between(&db.stats(), &db.stats()),
+        io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
+    });
+
+    // 3. get_present
+    let present = distinct_indices(n, cfg.get_present, &mut rng);
+    let lat = Latencies::with_capacity(present.len());
+    phases.push(timed(
+        &db,
+        "get_present",
+        present.len() as u64,
+        Some(lat),
+        |lat| {
+            for &i in &present {
+                let key = ks.key(i);
+                let t = Instant::now();
+                let got = db.get(key)?;
+                record(lat, t);
+                ks.value(i, 0, &mut value);
+                if got.as_deref() != Some(&value[..]) {
+                    return Err(wrong_answer(cfg, &key, "get_present"));
+                }
+            }
+            Ok(())
+        },
+    )?);
+    drop(present);
+
+    // 4. get_absent
+    let lat = Latencies::with_capacity(cfg.get_absent as usize);
+    let absent_phase = timed(&db, "get_absent", cfg.get_absent, Some(lat), |lat| {
+        for j in 0..cfg.get_absent {
+            let key = ks.key(n + j);
+            let t = Instant::now();
+            let got = db.get(key)?;
+            record(lat, t);
+            if got.is_some() {
+                return Err(wrong_answer(cfg, &key, "get_absent"));
+            }
+        }
+        Ok(())
+    })?;
+    let absent = explain_absent(cfg, &db, &ks, &absent_phase)?;
+    phases.push(absent_phase);
+
+    // 5. scan
+    let start = ks.key(rng.below(n.max(1)));
+    let mut scanned = 0u64;
+    phases.push(timed(&db, "scan", cfg.scan, None, |_| {
+        // From a random key to the end, then (if that held fewer keys) from the beginning.
+        for kv in db.scan(start..).chain(db.scan(..start)) {
+            if scanned >= cfg.scan {
+                break;
+            }
+            let (k, v) = kv?;
+            if k.len() != KEY_BYTES || v.len() != cfg.value_bytes {
+                return Err(wrong_answer(cfg, &k, "scan"));
+            }
+            scanned += 1;
+        }
+        Ok(())
+    })?);
+    if let Some(p) = phases.last_mut() {
+        p.ops = scanned;
+    }
+
+    // 6. overwrite
+    let targets = distinct_indices(n, cfg.overwrite, &mut rng);
+    let lat = Latencies::with_capacity(targets.len());
+    phases.push(timed(
+        &db,
+        "overwrite",
+        targets.len() as u64,
+        Some(lat),
+        |lat| {
+            for &i in &targets {
+                ks.value(i, 1, &mut value);
+                let t = Instant::now();
+                db.put(ks.key(i), &value)?;
+                record(lat, t);
+            }
+            Ok(())
+        },
+    )?);
+
+    let levels = level_reports(&settled, &absent.1, &phases);
+    let entries: u64 = settled.levels.iter().map(|l| l.entries).sum();
+    let filter_bytes: u64 = settled.levels.iter().map(|l| l.filter_bytes).sum();
+    Ok(W1Report {
+        label: cfg.label(),
+        keys: n,
+        bits_per_key: cfg.bits_per_key,
+        monkey: cfg.monkey,
+        block_cache_bytes: cfg.block_cache_bytes,
+        seed: cfg.seed,
+        phases,
+        levels,
+        filter_bytes,
+        filter_bits_per_key: if entries > 0 {
+            (filter_bytes * 8) as f64 / entries as f64
+        } else {
+            0.0
+        },
+        write_amplification: settled.write_amplification(),
+        absent: absent.0,
+    })
+}
+
+fn record(lat: &mut Option<Latencies>, since: Instant) {
+    if let Some(l) = lat {
+        l.record(since.elapsed().as_nanos());
+    }
+}
+
+fn wrong_answer(cfg: &W1Config, key: &[u8], phase: &str) -> Error {
+    Error::Corruption {
+        file: cfg.dir.clone(),
+        offset: 0,
+        why: format!(
+            "W1 {phase}: wrong answer for key {}",
+            String::from_utf8_lossy(key)
+        ),
+    }
+}
+
+/// Traces `cfg.explain_sample` further absent lookups and combines them with the timed
+/// phase's counters. Returns the report and the tables probed per lookup per level.
+fn explain_absent(
+    cfg: &W1Config,
+    db: &Db,
+    ks: &KeySpace,
+    phase: &Phase,
+) -> Result<(AbsentReport, Vec<f64>)> {
+    let stats = db.stats();
+    let mut probes = [0u64; NUM_LEVELS];
+    let mut expected = 0.0;
+    for j in 0..cfg.explain_sample {
+        let trace = db.get_explained(ks.key(cfg.keys + cfg.get_absent + j))?;
+        for t in &trace.tables {
+            if t.verdict == FilterVerdict::OutOfRange {
+                continue;
+            }
+            if let Some(p) = probes.get_mut(t.level) {
+                *p += 1;
+            }
+            expected += match t.verdict {
+                FilterVerdict::NoFilter => 1.0,
+                _ => stats.levels.get(t.level).map_or(1.0, |l| l.expected_fpr),
+            };
+        }
+    }
+    let traced = cfg.explain_sample.max(1) as f64;
+    let per_level: Vec<f64> = probes.iter().map(|&p| p as f64 / traced).collect();
+    let e = &phase.engine;
+    let negatives = e.filter_useful + e.filter_false_positives;
+
+    // Theory for this shape and this memory: uniform vs Monkey (textbook rates).
+    let shape: Vec<LevelShape> = stats
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(level, l)| LevelShape {
+            entries: l.entries as f64,
+            runs: match (l.entries, level) {
+                (0, _) => 0.0,
+                (_, 0) => l.files as f64,
+                _ => 1.0,
+            },
+        })
+        .collect();
+    let entries: f64 = shape.iter().map(|s| s.entries).sum();
+    let filter_bits: f64 = stats
+        .levels
+        .iter()
+        .map(|l| (l.filter_bytes * 8) as f64)
+        .sum();
+    let bpk = if entries > 0.0 {
+        filter_bits / entries
+    } else {
+        0.0
+    };
+    let uniform = vec![bpk; shape.len()];
+    let monkey_bits = monkey::allocate(&shape, bpk, crate::filter::MIN_BITS_PER_KEY);
+    Ok((
+        AbsentReport {
+            traced: cfg.explain_sample,
+            tables_probed_per_get: probes.iter().sum::<u64>() as f64 / traced,
+            expected_blocks_per_get: expected / traced,
+            measured_blocks_per_get: phase.per_op(e.data_blocks_read + e.block_cache_hits),
+            blocks_read_per_get: phase.per_op(e.data_blocks_read),
+            measured_fpr: (negatives > 0)
+                .then(|| e.filter_false_positives as f64 / negatives as f64),
+            theory_uniform: if bpk > 0.0 {
+                monkey::expected_false_positives(&shape, &uniform)
+            } else {
+                0.0
+            },
+            theory_monkey: if bpk > 0.0 {
+                monkey::expected_false_positives(&shape, &monkey_bits)
+            } else {
+                0.0
+            },
+        },
+        per_level,
+    ))
+}
+
+fn level_reports(settled: &Stats, probes: &[f64], phases: &[Phase]) -> Vec<LevelReport> {
+    let absent = phases.iter().find(|p| p.name == "get_absent");
+    settled
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.files > 0)
+        .map(|(level, l)| {
+            let d = absent.and_then(|p| p.engine.levels.get(level));
+            LevelReport {
+                level,
+                files: l.files,
+                entries: l.entries,
+                bytes: l.bytes,
+                filter_bytes: l.filter_bytes,
+                bits_per_key: l.filter_bits_per_key,
+                expected_fpr: l.expected_fpr,
+                probes_per_absent_get: probes.get(level).copied().unwrap_or(0.0),
+                measured_fpr: d.and_then(|d| {
+                    let neg = d.filter_useful + d.filter_false_positives;
+                    (neg > 0).then(|| d.filter_false_positives as f64 / neg as f64)
+                }),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,268 @@
+//! Presenting W1 results: a table per run, two runs side by side, and JSON for scripts.
+
+use std::fmt::{self, Write as _};
+
+use super::{Phase, W1Report};
+
+fn fmt_ns(ns: Option<u64>) -> String {
+    match ns {
+        Some(n) if n >= 10_000 => format!("{:.0}", n as f64 / 1000.0),
+        Some(n) => format!("{:.2}", n as f64 / 1000.0),
+        None => "-".into(),
+    }
+}
+
+fn fmt_rate(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn fmt_opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+}
+
+fn phase_row(out: &mut String, p: &Phase) {
+    let e = &p.engine;
+    let _ = writeln!(
+        out,
+        "{:<12} {:>9} {:>10} {:>9} {:>9} {:>11.4} {:>10.1} {:>9}",
+        p.name,
+        p.ops,
+        fmt_rate(p.ops_per_sec()),
+        fmt_ns(p.p50_ns),
+        fmt_ns(p.p99_ns),
+        p.per_op(e.data_blocks_read),
+        p.per_op(e.bytes_read),
+        fmt_opt(p.io.map(|io| p.per_op(io.syscr)), 4),
+    );
+}
+
+impl fmt::Display for W1Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "W1: {} keys, {}, block cache {} MiB, seed {}",
+            self.keys,
+            self.label,
+            self.block_cache_bytes >> 20,
+            self.seed
+        );
+        let _ = writeln!(
+            out,
+            "{:<12} {:>9} {:>10} {:>9} {:>9} {:>11} {:>10} {:>9}",
+            "phase", "ops", "ops/s", "p50 us", "p99 us", "blocks/op", "bytes/op", "syscr/op"
+        );
+        for p in &self.phases {
+            phase_row(&mut out, p);
+        }
+        let _ = writeln!(
+            out,
+            "\ntree after the fill (write amplification {:.2}); filters {:.2} MiB, {:.2} bits/key",
+            self.write_amplification,
+            self.filter_bytes as f64 / (1 << 20) as f64,
+            self.filter_bits_per_key
+        );
+        let _ = writeln!(
+            out,
+            "{:<6} {:>6} {:>10} {:>9} {:>9} {:>12} {:>12} {:>14}",
+            "level",
+            "files",
+            "entries",
+            "MiB",
+            "bits/key",
+            "expected FPR",
+            "measured FPR",
+            "probes/absent"
+        );
+        for l in &self.levels {
+            let _ = writeln!(
+                out,
+                "L{:<5} {:>6} {:>10} {:>9.1} {:>9.2} {:>12.5} {:>12} {:>14.3}",
+                l.level,
+                l.files,
+                l.entries,
+                l.bytes as f64 / (1 << 20) as f64,
+                l.bits_per_key,
+                l.expected_fpr,
+                fmt_opt(l.measured_fpr, 5),
+                l.probes_per_absent_get
+            );
+        }
+        let a = &self.absent;
+        let _ = writeln!(
+            out,
+            "\nabsent get: {:.3} tables probed, {:.4} data blocks consulted per get \
+             (expected {:.4} from the filters' FPRs; {:.4} read from files); measured FPR {}",
+            a.tables_probed_per_get,
+            a.measured_blocks_per_get,
+            a.expected_blocks_per_get,
+            a.blocks_read_per_get,
+            fmt_opt(a.measured_fpr, 5)
+        );
+        if a.theory_uniform > 0.0 {
+            let _ = writeln!(
+                out,
+                "textbook at {:.2} bits/key for this shape: uniform {:.4}, Monkey {:.4} false positives per absent get",
+                self.filter_bits_per_key, a.theory_uniform, a.theory_monkey
+            );
+        }
+        f.write_str(&out)
+    }
+}
+
+/// Two runs side by side, phase by phase (ops/s and data blocks per op), then the saving on
+/// absent gets as one number: "absent get: 0.011 vs 4.1 data blocks per get, 370x fewer".
+pub fn compare_table(a: &W1Report, b: &W1Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:>22} {:>22} {:>22} {:>22}",
+        "phase",
+        format!("ops/s {}", a.label),
+        format!("ops/s {}", b.label),
+        format!("blocks/op {}", a.label),
+        format!("blocks/op {}", b.label),
+    );
+    for pa in &a.phases {
+        if let Some(pb) = b.phase(pa.name) {
+            let _ = writeln!(
+                out,
+                "{:<12} {:>22} {:>22} {:>22.4} {:>22.4}",
+                pa.name,
+                fmt_rate(pa.ops_per_sec()),
+                fmt_rate(pb.ops_per_sec()),
+                pa.per_op(pa.engine.data_blocks_read),
+                pb.per_op(pb.engine.data_blocks_read),
+            );
+        }
+    }
+    let (x, y) = (
+        a.absent.measured_blocks_per_get,
+        b.absent.measured_blocks_per_get,
+    );
+    let ratio = if x > 0.0 && y > 0.0 {
+        if x <= y {
+            format!("{:.1}x fewer", y / x)
+        } else {
+            format!("{:.1}x more", x / y)
+        }
+    } else {
+        "no blocks on one side".into()
+    };
+    let _ = writeln!(
+        out,
+        "absent get: {x:.4} vs {y:.4} data blocks per get ({} vs {}), {ratio}",
+        a.label, b.label
+    );
+    out
+}
+
+fn json_f(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "null".into()
+    }
+}
+
+fn json_opt<T: ToString>(x: Option<T>) -> String {
+    x.map_or_else(|| "null".into(), |v| v.to_string())
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The report as one JSON object (hand-written: the library has no serde dependency).
+pub fn json_string(r: &W1Report) -> String {
+    let phases: Vec<String> = r
+        .phases
+        .iter()
+        .map(|p| {
+            let e = &p.engine;
+            format!(
+                "{{\"name\":{},\"ops\":{},\"seconds\":{},\"ops_per_sec\":{},\"p50_ns\":{},\"p99_ns\":{},\
+                 \"data_blocks_read\":{},\"block_cache_hits\":{},\"bytes_read\":{},\"filter_checks\":{},\
+                 \"filter_useful\":{},\"filter_false_positives\":{},\"syscr\":{},\"rchar\":{}}}",
+                json_str(p.name),
+                p.ops,
+                json_f(p.elapsed.as_secs_f64()),
+                json_f(p.ops_per_sec()),
+                json_opt(p.p50_ns),
+                json_opt(p.p99_ns),
+                e.data_blocks_read,
+                e.block_cache_hits,
+                e.bytes_read,
+                e.filter_checks,
+                e.filter_useful,
+                e.filter_false_positives,
+                json_opt(p.io.map(|io| io.syscr)),
+                json_opt(p.io.map(|io| io.rchar)),
+            )
+        })
+        .collect();
+    let levels: Vec<String> = r
+        .levels
+        .iter()
+        .map(|l| {
+            format!(
+                "{{\"level\":{},\"files\":{},\"entries\":{},\"bytes\":{},\"filter_bytes\":{},\
+                 \"bits_per_key\":{},\"expected_fpr\":{},\"measured_fpr\":{},\"probes_per_absent_get\":{}}}",
+                l.level,
+                l.files,
+                l.entries,
+                l.bytes,
+                l.filter_bytes,
+                json_f(l.bits_per_key),
+                json_f(l.expected_fpr),
+                json_opt(l.measured_fpr.map(json_f)),
+                json_f(l.probes_per_absent_get),
+            )
+        })
+        .collect();
+    let a = &r.absent;
+    format!(
+        "{{\"label\":{},\"keys\":{},\"bits_per_key\":{},\"monkey\":{},\"block_cache_bytes\":{},\"seed\":{},\
+         \"filter_bytes\":{},\"filter_bits_per_key\":{},\"write_amplification\":{},\
+         \"absent\":{{\"traced\":{},\"tables_probed_per_get\":{},\"expected_blocks_per_get\":{},\
+         \"measured_blocks_per_get\":{},\"blocks_read_per_get\":{},\"measured_fpr\":{},\
+         \"theory_uniform\":{},\"theory_monkey\":{}}},\"phases\":[{}],\"levels\":[{}]}}",
+        json_str(&r.label),
+        r.keys,
+        json_f(r.bits_per_key),
+        r.monkey,
+        r.block_cache_bytes,
+        r.seed,
+        r.filter_bytes,
+        json_f(r.filter_bits_per_key),
+        json_f(r.write_amplification),
+        a.traced,
+        json_f(a.tables_probed_per_get),
+        json_f(a.expected_blocks_per_get),
+        json_f(a.measured_blocks_per_get),
+        json_f(a.blocks_read_per_get),
+        json_opt(a.measured_fpr.map(json_f)),
+        json_f(a.theory_uniform),
+        json_f(a.theory_monkey),
+        phases.join(","),
+        levels.join(","),
+    )
+}

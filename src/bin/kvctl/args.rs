@@ -1,0 +1,74 @@
+//! The command line: global options and the list of subcommands. Each subcommand's own
+//! arguments live in its module, next to the code that uses them.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands::{compact, dedup, delete, get, load, put, scan, sst, stats};
+use crate::escape::Codec;
+
+/// kvctl: put, get, scan, load, dedup and inspect a bloomkv database.
+#[derive(Debug, Parser)]
+#[command(name = "kvctl", version, about, max_term_width = 100)]
+#[command(
+    after_help = "Exit status: 0 ok, 1 key not found, 2 usage error or malformed input, \
+                        3 database error (missing, locked, corrupt, I/O)."
+)]
+pub struct Cli {
+    /// Options every subcommand shares.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options that apply to every subcommand (accepted before or after it).
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// Database directory.
+    #[arg(
+        long,
+        global = true,
+        env = "KVCTL_DB",
+        default_value = "./kvdb",
+        value_name = "DIR"
+    )]
+    pub db: PathBuf,
+    /// Keys and values, in and out, are hex digits (any bytes can pass); without it they are
+    /// taken literally and printed with non-printable bytes escaped (\xNN, \t, \n, \\).
+    #[arg(long, global = true)]
+    pub hex: bool,
+}
+
+impl GlobalArgs {
+    /// The byte convention `--hex` selects.
+    pub fn codec(&self) -> Codec {
+        Codec::new(self.hex)
+    }
+}
+
+/// The subcommands. Adding one: a variant here, a match arm in `main.rs`, a module.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Set KEY to VALUE (creates the database if missing).
+    Put(put::Args),
+    /// Print the value of KEY; exit 1 if absent.
+    Get(get::Args),
+    /// Delete KEY (no error if absent).
+    Delete(delete::Args),
+    /// Print "key<TAB>value" lines in key order.
+    Scan(scan::Args),
+    /// Store "key<TAB>value" lines from FILE or stdin.
+    Load(load::Args),
+    /// Print each line of FILE or stdin the first time it is ever seen, and remember it.
+    Dedup(dedup::Args),
+    /// Per-level shape, filter figures (expected vs measured FPR) and counters.
+    Stats(stats::Args),
+    /// Merge every level down into one (full manual compaction).
+    Compact(compact::Args),
+    /// Inspect SSTable files directly (no database needed).
+    #[command(subcommand)]
+    Sst(sst::Command),
+}

@@ -1,0 +1,95 @@
+//! `kvctl dedup [FILE|-]`: the crawler's "have I seen this URL?" job, done exactly.
+//!
+//! Every line is looked up with `Db::get`; for a line never seen (the common case for a
+//! crawler) the tables' Bloom filters rule it out without reading data blocks, and for a
+//! filter's false positive the data block read gives the exact answer, so no new line is
+//! ever dropped. New lines are printed and stored (key = the line, empty value), so a later
+//! run drops them too.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use bloomkv::WriteBatch;
+
+use crate::args::GlobalArgs;
+use crate::commands::load::BATCH_LINES;
+use crate::exit::CliError;
+use crate::input::Lines;
+use crate::open;
+use crate::output::Out;
+
+/// Arguments of `dedup`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Input file (one item per line; with --hex each line is hex); `-` or nothing reads
+    /// stdin.
+    pub file: Option<PathBuf>,
+}
+
+/// Prints each line the first time it is ever seen, in input order, byte-exact (with
+/// --hex: as lower-case hex). New lines of a batch are printed (and stdout flushed) before
+/// the batch is stored: a crash in between prints those lines again next run rather than
+/// losing them (at least once, never zero times).
+pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    let codec = g.codec();
+    let mut lines = Lines::open(a.file.as_deref())?;
+    let name = lines.name.clone();
+    let db = open::for_write(&g.db)?;
+    let mut out = Out::new();
+    let store = |batch: WriteBatch, out: &mut Out| -> Result<(), CliError> {
+        out.flush()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        db.write(batch).map_err(CliError::with(format_args!(
+            "dedup: storing into {}",
+            g.db.display()
+        )))
+    };
+    // Lines new to the database but already printed in the batch not yet stored.
+    let mut pending: HashSet<Vec<u8>> = HashSet::new();
+    let mut batch = WriteBatch::new();
+    let mut buf = Vec::new();
+    let (mut read, mut new) = (0u64, 0u64);
+    while let Some((no, _)) = lines.next_line(&mut buf)? {
+        read += 1;
+        let key = match codec.input(&buf) {
+            Ok(k) => k,
+            Err(why) => {
+                store(batch, &mut out)?;
+                return Err(CliError::Usage(format!(
+                    "{name} line {no}: malformed input ({why}); the lines before it were handled"
+                )));
+            }
+        };
+        if pending.contains(&key) {
+            continue;
+        }
+        let seen = db.get(&key).map_err(CliError::with(format_args!(
+            "dedup: looking up {name} line {no} in {}",
+            g.db.display()
+        )))?;
+        if seen.is_some() {
+            continue;
+        }
+        match codec {
+            crate::escape::Codec::Text => out.bytes(&buf)?,
+            crate::escape::Codec::Hex => out.bytes(codec.show(&key).as_bytes())?,
+        }
+        out.bytes(b"\n")?;
+        new += 1;
+        batch.put(&key, b"");
+        pending.insert(key);
+        if batch.len() >= BATCH_LINES {
+            store(std::mem::take(&mut batch), &mut out)?;
+            pending.clear();
+        }
+    }
+    store(batch, &mut out)?;
+    eprintln!(
+        "dedup: {read} lines read from {name}, {new} new (printed and stored in {}), {} seen before",
+        g.db.display(),
+        read - new
+    );
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! One module per subcommand: its `Args` and its `run`.
+
+pub mod compact;
+pub mod dedup;
+pub mod delete;
+pub mod explain;
+pub mod get;
+pub mod json;
+pub mod load;
+pub mod put;
+pub mod scan;
+pub mod sst;
+pub mod sst_dump;
+pub mod stats;

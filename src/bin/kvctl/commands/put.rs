@@ -1,0 +1,30 @@
+//! `kvctl put KEY VALUE`.
+
+use std::ffi::OsString;
+
+use crate::args::GlobalArgs;
+use crate::escape::escape;
+use crate::exit::CliError;
+use crate::open;
+
+/// Arguments of `put`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The key (hex with --hex).
+    pub key: OsString,
+    /// The value (hex with --hex).
+    pub value: OsString,
+}
+
+/// Sets the key; creates the database if missing.
+pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    let codec = g.codec();
+    let key = codec.arg("KEY", a.key)?;
+    let value = codec.arg("VALUE", a.value)?;
+    let db = open::for_write(&g.db)?;
+    db.put(&key, &value).map_err(CliError::with(format_args!(
+        "put {} in {}",
+        escape(&key),
+        g.db.display()
+    )))
+}

@@ -1,0 +1,20 @@
+//! `kvctl sst ...`: commands on table files themselves, no database needed.
+
+use crate::args::GlobalArgs;
+use crate::commands::sst_dump;
+use crate::exit::CliError;
+
+/// The `sst` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Print a table's footer, properties, filter parameters, block counts (verifying every
+    /// block) and, with --entries, its entries.
+    Dump(sst_dump::Args),
+}
+
+/// Runs an `sst` subcommand.
+pub fn run(g: &GlobalArgs, c: Command) -> Result<(), CliError> {
+    match c {
+        Command::Dump(a) => sst_dump::run(g, a),
+    }
+}

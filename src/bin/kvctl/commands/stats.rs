@@ -1,0 +1,203 @@
+//! `kvctl stats [--json]`.
+
+use std::fmt::Write as _;
+
+use bloomkv::{Db, LevelStats, Stats};
+
+use crate::args::GlobalArgs;
+use crate::commands::json::Object;
+use crate::exit::CliError;
+use crate::open;
+use crate::output::Out;
+
+/// Version of the `--json` layout; bumped only if a field changes meaning or goes away
+/// (new fields may be added).
+const JSON_FORMAT: u64 = 1;
+
+/// Arguments of `stats`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One JSON object on one line, for scripts (layout documented in docs/CLI.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints the per-level table and the global counters. The counters count since the
+/// database was opened, i.e. since this kvctl process started: lookup counters are zero,
+/// and flushes/compactions are those recovery did.
+pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    let db = open::existing(&g.db)?;
+    let s = db.stats();
+    let text = if a.json {
+        json(&db, &s)
+    } else {
+        table(&db, &s)
+    };
+    let mut out = Out::new();
+    out.line(&text)?;
+    out.flush()
+}
+
+/// A rate as a percentage, or in scientific notation when too small for three decimals of a
+/// percent to show it (a filter with many bits per key predicts rates like 1e-9).
+pub fn rate(x: f64) -> String {
+    if x == 0.0 || x >= 1e-5 {
+        format!("{:.3}%", 100.0 * x)
+    } else {
+        format!("{x:.1e}")
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+fn table(db: &Db, s: &Stats) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "database {}", db.path().display());
+    let _ = writeln!(
+        t,
+        "{:<5} {:>6} {:>12} {:>10} {:>8} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8}",
+        "level",
+        "files",
+        "bytes",
+        "entries",
+        "bits/key",
+        "filter mem",
+        "exp. FPR",
+        "meas. FPR",
+        "checks",
+        "useful",
+        "fp"
+    );
+    let mut total = LevelStats::default();
+    for (i, l) in s.levels.iter().enumerate() {
+        row(&mut t, &format!("L{i}"), l);
+        total.files += l.files;
+        total.bytes += l.bytes;
+        total.entries += l.entries;
+        total.filter_bytes += l.filter_bytes;
+        total.filter_checks += l.filter_checks;
+        total.filter_useful += l.filter_useful;
+        total.filter_false_positives += l.filter_false_positives;
+        // Entry-weighted like the per-level figures.
+        total.filter_bits_per_key += l.filter_bits_per_key * l.entries as f64;
+        total.expected_fpr += l.expected_fpr * l.entries as f64;
+    }
+    if total.entries > 0 {
+        total.filter_bits_per_key /= total.entries as f64;
+        total.expected_fpr /= total.entries as f64;
+    }
+    row(&mut t, "all", &total);
+    let _ = writeln!(
+        t,
+        "counters since open (this kvctl process, so lookups start at zero): gets {}, filter \
+         checks {} (useful {}, false positives {}), filters unavailable {}, data blocks read {}, \
+         block cache hits {}, bytes read {}",
+        s.gets,
+        s.filter_checks,
+        s.filter_useful,
+        s.filter_false_positives,
+        s.filter_unavailable,
+        s.data_blocks_read,
+        s.block_cache_hits,
+        s.bytes_read
+    );
+    let _ = writeln!(
+        t,
+        "writes since open: flushes {}, compactions {}, compaction bytes read {} written {}, \
+         user bytes written {}, write amplification {:.2}, stall {} us",
+        s.flushes,
+        s.compactions,
+        s.compaction_bytes_read,
+        s.compaction_bytes_written,
+        s.user_bytes_written,
+        s.write_amplification(),
+        s.stall_micros
+    );
+    let r = db.recovery_report();
+    let _ = write!(
+        t,
+        "recovery at open: {} WAL files replayed ({} records), {} tables written, {} items dropped",
+        r.logs_replayed,
+        r.records,
+        r.tables_written,
+        r.dropped.len()
+    );
+    t
+}
+
+fn row(t: &mut String, name: &str, l: &LevelStats) {
+    let measured = l.measured_fpr().map_or("-".to_string(), rate);
+    let (bits, expected) = if l.files == 0 {
+        ("-".to_string(), "-".to_string())
+    } else {
+        (
+            format!("{:.2}", l.filter_bits_per_key),
+            rate(l.expected_fpr),
+        )
+    };
+    let _ = writeln!(
+        t,
+        "{:<5} {:>6} {:>12} {:>10} {:>8} {:>11} {:>9} {:>9} {:>8} {:>8} {:>8}",
+        name,
+        l.files,
+        l.bytes,
+        l.entries,
+        bits,
+        kib(l.filter_bytes),
+        expected,
+        measured,
+        l.filter_checks,
+        l.filter_useful,
+        l.filter_false_positives
+    );
+}
+
+fn json(db: &Db, s: &Stats) -> String {
+    let levels = s.levels.iter().enumerate().map(|(i, l)| {
+        Object::new()
+            .uint("level", i as u64)
+            .uint("files", l.files)
+            .uint("bytes", l.bytes)
+            .uint("entries", l.entries)
+            .uint("filter_bytes", l.filter_bytes)
+            .float("filter_bits_per_key", l.filter_bits_per_key)
+            .float("expected_fpr", l.expected_fpr)
+            .opt_float("measured_fpr", l.measured_fpr())
+            .uint("filter_checks", l.filter_checks)
+            .uint("filter_useful", l.filter_useful)
+            .uint("filter_false_positives", l.filter_false_positives)
+    });
+    let r = db.recovery_report();
+    Object::new()
+        .uint("format", JSON_FORMAT)
+        .str("db", &db.path().display().to_string())
+        .str("counters_since", "open")
+        .uint("gets", s.gets)
+        .uint("filter_checks", s.filter_checks)
+        .uint("filter_useful", s.filter_useful)
+        .uint("filter_false_positives", s.filter_false_positives)
+        .uint("filter_unavailable", s.filter_unavailable)
+        .uint("data_blocks_read", s.data_blocks_read)
+        .uint("block_cache_hits", s.block_cache_hits)
+        .uint("bytes_read", s.bytes_read)
+        .uint("flushes", s.flushes)
+        .uint("compactions", s.compactions)
+        .uint("compaction_bytes_read", s.compaction_bytes_read)
+        .uint("compaction_bytes_written", s.compaction_bytes_written)
+        .uint("user_bytes_written", s.user_bytes_written)
+        .float("write_amplification", s.write_amplification())
+        .uint("stall_micros", s.stall_micros)
+        .uint("total_files", s.total_files())
+        .object(
+            "recovery",
+            Object::new()
+                .uint("logs_replayed", r.logs_replayed as u64)
+                .uint("records", r.records)
+                .uint("tables_written", r.tables_written as u64)
+                .uint("dropped", r.dropped.len() as u64),
+        )
+        .array("levels", levels)
+        .finish()
+}

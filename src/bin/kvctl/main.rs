@@ -1,0 +1,37 @@
+//! kvctl, the command-line tool of bloomkv: parse the command line, dispatch to the
+//! subcommand's module, turn its outcome into an exit status (see `exit.rs`).
+//!
+//! Adding a subcommand takes one variant in `args::Command`, one match arm below, and one
+//! module exposing `Args` (a `clap::Args`) and `run(&GlobalArgs, Args) -> Result<(), CliError>`.
+
+mod args;
+mod commands;
+mod escape;
+mod exit;
+mod input;
+mod open;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::commands::{compact, dedup, delete, get, load, put, scan, sst, stats};
+
+fn main() -> ExitCode {
+    let Cli { global, command } = Cli::parse();
+    let result = match command {
+        Command::Put(a) => put::run(&global, a),
+        Command::Get(a) => get::run(&global, a),
+        Command::Delete(a) => delete::run(&global, a),
+        Command::Scan(a) => scan::run(&global, a),
+        Command::Load(a) => load::run(&global, a),
+        Command::Dedup(a) => dedup::run(&global, a),
+        Command::Stats(a) => stats::run(&global, a),
+        Command::Compact(a) => compact::run(&global, a),
+        Command::Sst(c) => sst::run(&global, c),
+    };
+    exit::finish(result)
+}

@@ -1,0 +1,67 @@
+//! kvctl exit code 3: a missing database for read commands (not created), a locked database,
+//! a path that is not a database.
+
+mod cli_support;
+
+use cli_support::TestDb;
+use predicates::prelude::*;
+
+#[test]
+fn read_commands_on_a_missing_db_fail_without_creating_it() {
+    let t = TestDb::new();
+    for args in [
+        &["get", "k"][..],
+        &["get", "k", "--explain"],
+        &["scan"],
+        &["stats"],
+        &["stats", "--json"],
+    ] {
+        t.kvctl(args).assert().code(3).stdout("").stderr(
+            predicate::str::contains("no database at")
+                .and(predicate::str::contains(t.db.display().to_string())),
+        );
+        assert!(!t.db.exists(), "{args:?} created the database directory");
+    }
+}
+
+#[test]
+fn an_empty_directory_is_not_a_database_for_reads() {
+    let t = TestDb::new();
+    std::fs::create_dir(&t.db).unwrap();
+    t.kvctl(&["get", "k"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("no CURRENT"));
+    assert_eq!(std::fs::read_dir(&t.db).unwrap().count(), 0);
+}
+
+#[test]
+fn a_locked_database_is_exit_3_for_reads_and_writes() {
+    let t = TestDb::new();
+    t.ok(&["put", "k", "v"]);
+    let held = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
+    for args in [
+        &["get", "k"][..],
+        &["put", "k", "w"],
+        &["scan"],
+        &["compact"],
+    ] {
+        t.kvctl(args)
+            .assert()
+            .code(3)
+            .stderr(predicate::str::contains("locked"));
+    }
+    drop(held);
+    assert_eq!(t.ok(&["get", "k"]), "v\n");
+}
+
+#[test]
+fn a_file_where_the_directory_should_be_is_exit_3() {
+    let t = TestDb::new();
+    std::fs::write(&t.db, b"not a directory").unwrap();
+    t.kvctl(&["put", "k", "v"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(t.db.display().to_string()));
+    t.kvctl(&["get", "k"]).assert().code(3);
+}

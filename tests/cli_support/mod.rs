@@ -1,0 +1,64 @@
+//! Shared helpers for the kvctl CLI tests: a temporary database directory and a command
+//! builder pointed at it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A temporary directory holding (or about to hold) a database at `db`.
+pub struct TestDb {
+    pub dir: TempDir,
+    pub db: PathBuf,
+}
+
+impl TestDb {
+    pub fn new() -> TestDb {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        TestDb { dir, db }
+    }
+
+    /// `kvctl --db <db> args...`, with KVCTL_DB cleared so the environment cannot leak in.
+    pub fn kvctl(&self, args: &[&str]) -> Command {
+        let mut c = kvctl();
+        c.arg("--db").arg(&self.db).args(args);
+        c
+    }
+
+    /// Runs kvctl and returns stdout, asserting success.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self
+            .kvctl(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The `.sst` files in the database directory.
+    pub fn tables(&self) -> Vec<PathBuf> {
+        tables_in(&self.db)
+    }
+}
+
+/// The kvctl binary with a clean environment for the variables it reads.
+pub fn kvctl() -> Command {
+    let mut c = Command::cargo_bin("kvctl").unwrap();
+    c.env_remove("KVCTL_DB");
+    c
+}
+
+pub fn tables_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    v.sort();
+    v
+}
