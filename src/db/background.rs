@@ -148,6 +148,11 @@ impl DbInner {
             edit.next_file_number = Some(st.next_file_number);
         }
         edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        // New tables were fsynced, but their directory entries were not: without this, a
+        // power cut could keep the manifest edit and lose the file it names.
+        if !edit.new_files.is_empty() {
+            self.env.sync_dir(&self.dir)?;
+        }
         self.manifest.lock().append(&edit)?;
         let removed: Vec<Arc<TableFile>> = edit
             .deleted_files

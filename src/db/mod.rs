@@ -375,6 +375,16 @@ impl Db {
         }
     }
 
+    /// File numbers of every table in the current version, ascending. For tests that check
+    /// the directory holds no table the manifest does not reference.
+    #[doc(hidden)]
+    pub fn live_files(&self) -> Vec<u64> {
+        let version = self.inner().current_version();
+        let mut numbers: Vec<u64> = version.all_files().map(|f| f.meta.number).collect();
+        numbers.sort_unstable();
+        numbers
+    }
+
     /// The directory's path as a `PathBuf` (for messages).
     pub fn dir(&self) -> PathBuf {
         self.inner().dir.clone()

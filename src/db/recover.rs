@@ -48,6 +48,21 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     }
     let lock = env.lock_file(&filename::lock_path(dir))?;
     let exists = env.exists(&filename::current_path(dir));
+    if !exists {
+        // Tables without CURRENT are a database that lost its pointer, not a new one:
+        // opening it as new would delete every table as an orphan.
+        let names = env.list_dir(dir)?;
+        if names
+            .iter()
+            .any(|n| matches!(filename::parse_file_name(n), Some((FileType::Table, _))))
+        {
+            return Err(Error::corruption(
+                filename::current_path(dir),
+                0,
+                "CURRENT is missing but the directory holds tables (run bloomkv::repair)",
+            ));
+        }
+    }
     if exists && opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
             "database {} already exists",
@@ -86,7 +101,25 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     if exists {
         let number = manifest::read_current(env.as_ref(), dir)?;
         let path = filename::manifest_path(dir, number);
-        for edit in manifest::read_manifest(env.as_ref(), &path)? {
+        if !env.exists(&path) {
+            return Err(Error::corruption(
+                filename::current_path(dir),
+                0,
+                format!("CURRENT names {}, which does not exist", path.display()),
+            ));
+        }
+        let edits = manifest::read_manifest(env.as_ref(), &path)?;
+        if edits.is_empty() {
+            // Every manifest gets a whole-state edit, synced, before CURRENT names it; its
+            // absence is damage, and reading on would open an empty database and delete
+            // every table as an orphan.
+            return Err(Error::corruption(
+                &path,
+                0,
+                "manifest holds no version edit (its first record is missing or damaged)",
+            ));
+        }
+        for edit in edits {
             version = version
                 .apply(&edit, wrap)
                 .map_err(|e| e.located(&path, 0))?;

@@ -80,8 +80,18 @@ impl DbInner {
                 }
             };
             // The old WAL stays on disk until its memtable is flushed; push what it buffered
-            // to the OS so that a crash cannot lose writes that were acknowledged.
-            if let Err(e) = w.log.flush() {
+            // to the OS so that a crash cannot lose writes that were acknowledged. With
+            // `sync_writes`, the new WAL's directory entry is made durable before any write
+            // lands in it, or a power cut could drop the whole file along with writes that
+            // were fsynced into it.
+            let synced_entry = || {
+                if self.opts.sync_writes {
+                    self.env.sync_dir(&self.dir)
+                } else {
+                    Ok(())
+                }
+            };
+            if let Err(e) = w.log.flush().and_then(|()| synced_entry()) {
                 self.set_bg_error(&mut st, &e);
                 break Err(e);
             }

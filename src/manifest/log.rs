@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename::manifest_path;
-use crate::wal::{LogReader, LogWriter, RecoveryMode};
+use crate::wal::{LogReader, LogWriter, Physical, Problem, RecoveryMode, parse_at};
 
 use super::edit::VersionEdit;
 
@@ -90,7 +90,7 @@ impl ManifestWriter {
 /// - I/O errors reading the file.
 pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
     let data = env.read_all(path)?;
-    let mut reader = LogReader::new(data, path.to_path_buf(), RecoveryMode::Strict);
+    let mut reader = LogReader::new(data.clone(), path.to_path_buf(), RecoveryMode::Strict);
     let Some(header) = reader.next_record()? else {
         return Err(Error::corruption(
             path,
@@ -111,7 +111,42 @@ pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
         })?;
         edits.push(edit);
     }
+    if let Some((offset, _)) = reader.tail_dropped() {
+        check_torn_tail(path, &data, offset)?;
+    }
     Ok(edits)
+}
+
+/// A crash mid-append leaves a last record cut short by the end of the file (or zero-filled
+/// space). A last record that is all there but fails its checksum is damage to an edit that
+/// may have been acknowledged (and acted on: WALs deleted, tables replaced), so it is an
+/// error, not something to drop quietly.
+fn check_torn_tail(path: &Path, data: &[u8], offset: u64) -> Result<()> {
+    let mut pos = usize::try_from(offset).unwrap_or(usize::MAX);
+    loop {
+        match parse_at(data, pos) {
+            Physical::Record { end, .. } => pos = end,
+            Physical::BlockTrailer { next } if next > pos => pos = next,
+            Physical::BlockTrailer { .. } | Physical::End => return Ok(()),
+            Physical::Bad {
+                cut_by_end: true, ..
+            }
+            | Physical::Bad {
+                problem: Problem::ZeroFilled,
+                ..
+            } => return Ok(()),
+            Physical::Bad { problem, .. } => {
+                return Err(Error::corruption(
+                    path,
+                    pos as u64,
+                    format!(
+                        "the last record is damaged, not cut short by a crash: {}",
+                        problem.describe()
+                    ),
+                ));
+            }
+        }
+    }
 }
 
 fn check_header(path: &Path, header: &[u8]) -> Result<()> {

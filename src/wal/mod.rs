@@ -27,5 +27,6 @@ mod reader;
 mod writer;
 
 pub use format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
+pub(crate) use format::{Physical, Problem, parse_at};
 pub use reader::{LogReader, RecoveryMode};
 pub use writer::LogWriter;
