@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{compact, dedup, delete, get, load, put, scan, sst, stats};
+use crate::commands::{bench, compact, dedup, delete, get, load, put, scan, sst, stats};
 use crate::escape::Codec;
 
 /// kvctl: put, get, scan, load, dedup and inspect a bloomkv database.
@@ -71,4 +71,6 @@ pub enum Command {
     /// Inspect SSTable files directly (no database needed).
     #[command(subcommand)]
     Sst(sst::Command),
+    /// Run the W1 read-amplification benchmark on a fresh temporary database (ignores --db).
+    Bench(bench::Args),
 }

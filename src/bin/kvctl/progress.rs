@@ -45,3 +45,17 @@ fn spinner_bar(template: &str) -> ProgressBar {
     }
     pb
 }
+
+/// A bar counting `total` long steps (benchmark runs), with the current step's name in the
+/// message and the elapsed time ticking; hidden when stderr is not a terminal.
+pub fn steps(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("[{bar:20}] {pos}/{len} {msg} ({elapsed})") {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.enable_steady_tick(Duration::from_millis(200));
+    pb
+}

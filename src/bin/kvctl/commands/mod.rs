@@ -1,5 +1,6 @@
 //! One module per subcommand: its `Args` and its `run`.
 
+pub mod bench;
 pub mod compact;
 pub mod dedup;
 pub mod delete;

@@ -1,0 +1,312 @@
+//! `kvctl bench`: the W1 read-amplification benchmark (docs/BENCH.md) on a fresh database,
+//! printed as the runner in `bloomkv::bench` formats it.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bloomkv::bench::{W1Config, W1Report, json_string, print_trio, run_sweep, run_trio, run_w1};
+use indicatif::ProgressBar;
+
+use crate::args::GlobalArgs;
+use crate::exit::CliError;
+use crate::output::Out;
+use crate::progress;
+
+/// Arguments of `bench`. Counts and sizes take an optional k/M/G suffix (powers of 1024)
+/// and `_` separators: `--keys 200k`, `--block-cache 64M`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The benchmark never touches --db/$KVCTL_DB: it writes a fresh \
+    database into a temporary directory (deleted afterwards) or into --dir (kept). Without \
+    --single or --sweep it runs three times: as configured, with filters off, and with the \
+    other filter allocation (uniform <-> Monkey) at the same memory."
+)]
+pub struct Args {
+    /// Keys written by the fill (N).
+    #[arg(long, default_value = "1000000", value_parser = parse_count, value_name = "N")]
+    pub keys: u64,
+    /// Lookups in each of get_present and get_absent (sets both).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub gets: Option<u64>,
+    /// Lookups of present keys (overrides --gets).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub get_present: Option<u64>,
+    /// Lookups of absent keys (overrides --gets).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub get_absent: Option<u64>,
+    /// Keys read by the range scan.
+    #[arg(long, default_value = "100000", value_parser = parse_count, value_name = "N")]
+    pub scan: u64,
+    /// Overwrites of existing keys.
+    #[arg(long, default_value = "200000", value_parser = parse_count, value_name = "N")]
+    pub overwrite: u64,
+    /// Filter bits per key (0: no filters); with --monkey, the average over all keys.
+    #[arg(long, default_value = "10", value_parser = parse_bits, value_name = "B")]
+    pub bits_per_key: f64,
+    /// Monkey filter allocation (same memory, more bits on small levels) instead of uniform.
+    #[arg(long)]
+    pub monkey: bool,
+    /// Block cache capacity in bytes.
+    #[arg(long, default_value = "32M", value_parser = parse_count, value_name = "BYTES")]
+    pub block_cache: u64,
+    /// Seed of the key order and of the phases' random choices.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Build the database(s) here and keep them (must be empty or missing); default: a
+    /// temporary directory, deleted afterwards.
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// Drop the database files from the OS page cache before the reopen (Linux).
+    #[arg(long)]
+    pub evict_page_cache: bool,
+    /// Only the configured run (no filters-off and other-allocation runs).
+    #[arg(long, conflicts_with = "sweep")]
+    pub single: bool,
+    /// Run at 0, 2, ..., 16 bits/key and write results.csv and read_amplification.svg into
+    /// --out.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Where --sweep writes its CSV and SVG.
+    #[arg(
+        long,
+        default_value = "bench-out",
+        value_name = "DIR",
+        requires = "sweep"
+    )]
+    pub out: PathBuf,
+    /// JSON for scripts: one object with --single, else an array of one object per run.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    fn config(&self, dir: &Path) -> W1Config {
+        let mut c = W1Config::new(dir);
+        c.keys = self.keys;
+        if let Some(n) = self.gets {
+            (c.get_present, c.get_absent) = (n, n);
+        }
+        c.get_present = self.get_present.unwrap_or(c.get_present);
+        c.get_absent = self.get_absent.unwrap_or(c.get_absent);
+        c.scan = self.scan;
+        c.overwrite = self.overwrite;
+        c.bits_per_key = self.bits_per_key;
+        c.monkey = self.monkey;
+        // A cache larger than the address space is a usage error caught in `run`.
+        c.block_cache_bytes = usize::try_from(self.block_cache).unwrap_or(usize::MAX);
+        c.seed = self.seed;
+        c.evict_page_cache = self.evict_page_cache;
+        c
+    }
+}
+
+/// Runs the benchmark the flags ask for and prints its tables (or JSON) on stdout;
+/// progress goes to stderr. `--db` is ignored.
+pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    if usize::try_from(a.block_cache).is_err() {
+        return Err(CliError::Usage(format!(
+            "--block-cache {} does not fit in memory",
+            a.block_cache
+        )));
+    }
+    // Held until the end of `run`: dropping it deletes the temporary database.
+    let scratch;
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None => {
+            scratch = ScratchDir::new()?;
+            scratch.path.clone()
+        }
+    };
+    let cfg = a.config(&dir);
+    if a.sweep {
+        // Fail before minutes of runs, not after, if the results cannot be written.
+        std::fs::create_dir_all(&a.out)
+            .map_err(|e| CliError::Database(format!("creating {}: {e}", a.out.display())))?;
+    }
+    let mut text = Vec::new();
+    if a.sweep {
+        let reports = sweep(&cfg, &a.out, a.json, &mut text)?;
+        if a.json {
+            write_json_array(&reports, &mut text);
+        }
+    } else if a.single {
+        let bar = Steps::new(1);
+        bar.start(&cfg.label());
+        let report = run_w1(&cfg).map_err(bench_error);
+        bar.finish();
+        let report = report?;
+        if a.json {
+            text.extend_from_slice(json_string(&report).as_bytes());
+            text.push(b'\n');
+        } else {
+            text.extend_from_slice(report.to_string().as_bytes());
+        }
+    } else {
+        // run_trio skips the "Monkey without filters" combination: two runs at 0 bits/key.
+        let bar = Steps::new(if cfg.bits_per_key > 0.0 { 3 } else { 2 });
+        let reports = run_trio(&cfg, |label| bar.start(label)).map_err(bench_error);
+        bar.finish();
+        print_trio(&reports?, a.json, &mut text).map_err(bench_error)?;
+    }
+    let mut out = Out::new();
+    out.bytes(&text)?;
+    out.flush()
+}
+
+/// The sweep: its runs behind a progress bar, then one line per bits/key and the files it
+/// wrote (on stderr with --json so stdout stays one JSON document).
+fn sweep(
+    cfg: &W1Config,
+    out_dir: &Path,
+    json: bool,
+    text: &mut Vec<u8>,
+) -> Result<Vec<W1Report>, CliError> {
+    let bar = Steps::new(bloomkv::bench::SWEEP_BITS.len() as u64);
+    let done = run_sweep(cfg, out_dir, |i, n, label| {
+        if i < n {
+            bar.start(label);
+        }
+    });
+    bar.finish();
+    let (reports, csv, svg) = done.map_err(bench_error)?;
+    if !json {
+        for r in &reports {
+            let line = format!(
+                "{:>5} bits/key: {:.4} data blocks per absent get (expected {:.4}), \
+                 filters {:.2} MiB, get_absent {:.0}/s\n",
+                r.bits_per_key,
+                r.absent.measured_blocks_per_get,
+                r.absent.expected_blocks_per_get,
+                r.filter_bytes as f64 / (1 << 20) as f64,
+                r.phase("get_absent").map_or(0.0, |p| p.ops_per_sec())
+            );
+            text.extend_from_slice(line.as_bytes());
+        }
+        text.extend_from_slice(
+            format!("wrote {} and {}\n", csv.display(), svg.display()).as_bytes(),
+        );
+    } else {
+        eprintln!("wrote {} and {}", csv.display(), svg.display());
+    }
+    Ok(reports)
+}
+
+fn write_json_array(reports: &[W1Report], text: &mut Vec<u8>) {
+    let items: Vec<String> = reports.iter().map(json_string).collect();
+    text.extend_from_slice(format!("[{}]\n", items.join(",")).as_bytes());
+}
+
+/// A non-empty `--dir` is the user's mistake (exit 2); anything else is the engine's or the
+/// file system's (exit 3).
+fn bench_error(e: bloomkv::Error) -> CliError {
+    match e {
+        bloomkv::Error::InvalidArgument(m) => CliError::Usage(format!("bench: {m}")),
+        other => CliError::db("bench", other),
+    }
+}
+
+/// Progress over the runs: a bar on a terminal, else one line per run on stderr so a log
+/// shows where a long benchmark is.
+struct Steps {
+    bar: ProgressBar,
+    total: u64,
+    started: std::cell::Cell<u64>,
+}
+
+impl Steps {
+    fn new(total: u64) -> Steps {
+        Steps {
+            bar: progress::steps(total),
+            total,
+            started: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Announces the next run.
+    fn start(&self, label: &str) {
+        let n = self.started.get() + 1;
+        self.started.set(n);
+        if self.bar.is_hidden() {
+            eprintln!("kvctl bench: run {n}/{}: W1, {label}", self.total);
+        } else {
+            self.bar.set_position(n - 1);
+            self.bar.set_message(format!("W1, {label}"));
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A fresh directory under the system temp dir, removed with everything in it on drop.
+struct ScratchDir {
+    path: PathBuf,
+}
+
+impl ScratchDir {
+    fn new() -> Result<ScratchDir, CliError> {
+        let base = std::env::temp_dir();
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        // `create_dir` fails if the name exists, so a clash is retried, never shared.
+        let mut last = None;
+        for attempt in 0..16u32 {
+            let path = base.join(format!(
+                "kvctl-bench-{}-{nanos:x}-{attempt}",
+                std::process::id()
+            ));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(ScratchDir { path }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => {
+                    return Err(CliError::Database(format!(
+                        "creating a temporary directory in {}: {e}",
+                        base.display()
+                    )));
+                }
+            }
+        }
+        Err(CliError::Database(format!(
+            "creating a temporary directory in {}: {}",
+            base.display(),
+            last.map_or_else(|| "no free name".to_string(), |e| e.to_string())
+        )))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+            eprintln!("kvctl bench: could not delete {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// A count or byte size: digits with optional `_`, then an optional k/M/G (x1024^n).
+fn parse_count(s: &str) -> Result<u64, String> {
+    let (digits, shift) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 10),
+        Some('m' | 'M') => (&s[..s.len() - 1], 20),
+        Some('g' | 'G') => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let n: u64 = digits
+        .replace('_', "")
+        .parse()
+        .map_err(|e| format!("{s:?} is not a count or size: {e}"))?;
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// Bits per key: a finite number from 0 to 64.
+fn parse_bits(s: &str) -> Result<f64, String> {
+    let b: f64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    if b.is_finite() && (0.0..=64.0).contains(&b) {
+        Ok(b)
+    } else {
+        Err(format!("{s:?} is not between 0 and 64"))
+    }
+}

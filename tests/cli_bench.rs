@@ -1,0 +1,238 @@
+//! `kvctl bench`: the W1 runner behind the CLI, on tiny sizes (the real 1M-key default takes
+//! about a minute and is a benchmark, not a test).
+
+mod cli_support;
+
+use cli_support::kvctl;
+use predicates::prelude::*;
+
+const PHASES: [&str; 7] = [
+    "fillrandom",
+    "flush",
+    "reopen",
+    "get_present",
+    "get_absent",
+    "scan",
+    "overwrite",
+];
+
+const TINY: [&str; 8] = [
+    "--keys",
+    "20000",
+    "--gets",
+    "2000",
+    "--scan",
+    "1000",
+    "--overwrite",
+    "2000",
+];
+
+fn stdout_of(args: &[&str], tmp: &std::path::Path) -> String {
+    let out = kvctl()
+        .arg("bench")
+        .args(args)
+        .env("TMPDIR", tmp)
+        .current_dir(tmp)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
+}
+
+#[test]
+fn single_run_prints_every_phase_and_deletes_its_temp_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = stdout_of(&[&TINY[..], &["--single"]].concat(), tmp.path());
+    assert!(text.starts_with("W1: 20000 keys, 10 bits/key"), "{text}");
+    for p in PHASES {
+        assert!(
+            text.lines().any(|l| l.starts_with(p)),
+            "phase {p} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("absent get:"), "{text}");
+    assert!(
+        entries(tmp.path()).is_empty(),
+        "temporary database left behind: {:?}",
+        entries(tmp.path())
+    );
+}
+
+#[test]
+fn default_trio_compares_filters_off_and_monkey() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = stdout_of(&TINY, tmp.path());
+    assert!(text.contains("filters on vs off:"), "{text}");
+    // The saving as one number: "absent get: A vs B data blocks per get (...), Nx fewer".
+    let saving = text
+        .lines()
+        .find(|l| l.contains("data blocks per get (10 bits/key vs no filters)"))
+        .unwrap_or_else(|| panic!("no saving line:\n{text}"));
+    assert!(saving.ends_with("x fewer"), "{saving}");
+    assert!(
+        text.contains("uniform vs Monkey at the same memory"),
+        "{text}"
+    );
+    assert!(entries(tmp.path()).is_empty());
+}
+
+#[test]
+fn json_parses_and_holds_the_phases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = stdout_of(&[&TINY[..], &["--single", "--json"]].concat(), tmp.path());
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(v["keys"], 20000);
+    let names: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, PHASES);
+    let get_absent = &v["phases"][4];
+    assert_eq!(get_absent["ops"], 2000);
+    assert!(get_absent["ops_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(v["absent"]["tables_probed_per_get"].as_f64().unwrap() > 0.0);
+
+    // Without --single: an array, filters on, off, Monkey.
+    let three = stdout_of(
+        &[
+            "--keys",
+            "5000",
+            "--gets",
+            "500",
+            "--scan",
+            "100",
+            "--overwrite",
+            "100",
+            "--json",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&three).unwrap();
+    let runs = v.as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert_eq!(runs[1]["bits_per_key"], 0.0);
+    assert_eq!(runs[2]["monkey"], true);
+    for r in runs {
+        assert_eq!(r["phases"].as_array().unwrap().len(), PHASES.len());
+    }
+}
+
+#[test]
+fn sweep_writes_csv_and_svg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("results");
+    let text = stdout_of(
+        &[
+            "--keys",
+            "3000",
+            "--gets",
+            "300",
+            "--scan",
+            "100",
+            "--overwrite",
+            "100",
+            "--sweep",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert!(text.contains("wrote"), "{text}");
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].starts_with("bits_per_key,"), "{csv}");
+    let bits: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r.split(',').next().unwrap())
+        .collect();
+    assert_eq!(bits, ["0", "2", "4", "6", "8", "10", "12", "14", "16"]);
+    let svg = std::fs::read_to_string(out_dir.join("read_amplification.svg")).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"));
+
+    // Default output directory: bench-out/ under the working directory.
+    let cwd = tempfile::tempdir().unwrap();
+    stdout_of(
+        &[
+            "--keys",
+            "1000",
+            "--gets",
+            "100",
+            "--scan",
+            "10",
+            "--overwrite",
+            "10",
+            "--sweep",
+        ],
+        cwd.path(),
+    );
+    assert!(cwd.path().join("bench-out/results.csv").is_file());
+    assert!(
+        cwd.path()
+            .join("bench-out/read_amplification.svg")
+            .is_file()
+    );
+}
+
+#[test]
+fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("w1");
+    let db = tmp.path().join("db");
+    kvctl()
+        .args(["--db", db.to_str().unwrap(), "bench", "--single"])
+        .args(["--keys", "1000", "--gets", "100", "--scan", "10"])
+        .args(["--overwrite", "10", "--dir", dir.to_str().unwrap()])
+        .assert()
+        .code(0);
+    assert!(!db.exists(), "bench must not touch --db");
+    assert!(
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .any(|e| { e.unwrap().path().extension().is_some_and(|x| x == "sst") }),
+        "--dir must keep the database"
+    );
+    // The same --dir again: not fresh, a usage error.
+    kvctl()
+        .args(["bench", "--single", "--keys", "1000", "--dir"])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not empty"));
+    // A directory that cannot be created (its parent is a file): an I/O error, exit 3.
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"x").unwrap();
+    kvctl()
+        .args(["bench", "--single", "--keys", "1000", "--dir"])
+        .arg(file.join("sub"))
+        .assert()
+        .code(3);
+    kvctl()
+        .args(["bench", "--sweep", "--keys", "1000", "--out"])
+        .arg(file.join("out"))
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("out"));
+    // Bad flag values are usage errors.
+    kvctl().args(["bench", "--keys", "many"]).assert().code(2);
+    kvctl()
+        .args(["bench", "--bits-per-key", "100"])
+        .assert()
+        .code(2);
+    kvctl()
+        .args(["bench", "--help"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("never touches --db"));
+}
