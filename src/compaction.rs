@@ -199,8 +199,22 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
         entries[plan.level] -= moving.min(entries[plan.level]);
         entries[out_level] += moving;
-        let moving_probes = expected_probes(version, plan.level, &plan.inputs[0]);
-        probes[plan.level] = (probes[plan.level] - moving_probes).max(0.0);
+        probes[plan.level] = if plan.level == 0 {
+            let moving_probes = expected_probes(version, 0, &plan.inputs[0]);
+            (probes[0] - moving_probes).max(0.0)
+        } else {
+            // What stays behind in a deeper level still spans its part of the key space.
+            let staying: Vec<Arc<TableFile>> = version.levels[plan.level]
+                .iter()
+                .filter(|f| {
+                    !plan.inputs[0]
+                        .iter()
+                        .any(|i| i.meta.number == f.meta.number)
+                })
+                .cloned()
+                .collect();
+            expected_probes(version, plan.level, &staying)
+        };
         // The output level gains the inputs' key ranges (its tables never overlap).
         let out_probes = expected_probes(version, out_level, &plan.inputs[1]);
         probes[out_level] = (probes[out_level] - out_probes
