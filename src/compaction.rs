@@ -194,7 +194,7 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
     }
 
     // Filters of the outputs are sized for the tree as it will be once this is installed.
-    let filter_bits = {
+    let (filter_bits, mut shape_after) = {
         let (mut entries, mut probes) = level_shape(version);
         let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
         entries[plan.level] -= moving.min(entries[plan.level]);
@@ -227,7 +227,10 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         if entries[out_level] > 0 && probes[out_level] <= 0.0 {
             probes[out_level] = 1.0;
         }
-        filter_bits_for_shape(&db.opts, &entries, &probes, out_level)
+        (
+            filter_bits_for_shape(&db.opts, &entries, &probes, out_level),
+            (entries, probes),
+        )
     };
 
     // A single table with nothing below it and a filter already sized for the target level
@@ -287,8 +290,9 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
             if since_check == FLUSH_CHECK_INTERVAL {
                 since_check = 0;
                 // Writers stall while a frozen memtable waits; a long compaction must not
-                // make them wait for all of it.
-                db.flush_pending_memtable()?;
+                // make them wait for all of it. The flush sizes its filter for the tree as
+                // it will be once this compaction is installed.
+                db.flush_pending_memtable(&mut shape_after)?;
             }
         }
         writer.finish_current()

@@ -60,14 +60,33 @@ pub(crate) fn run(db: Arc<DbInner>) {
 impl DbInner {
     /// Writes the frozen memtable to a new level-0 table and retires its WAL.
     fn flush_memtable(&self, imm: &Arc<MemTable>, new_log: u64) -> Result<()> {
+        self.flush_memtable_sized(imm, new_log, None)
+    }
+
+    /// As [`Self::flush_memtable`]; `shape`, when given, is the tree's (entries, probes) per
+    /// level to size the filter for instead of the current version's (a running compaction
+    /// passes the shape the tree will have once it is installed), and is updated with the
+    /// new level-0 table.
+    fn flush_memtable_sized(
+        &self,
+        imm: &Arc<MemTable>,
+        new_log: u64,
+        shape: Option<&mut build::Shape>,
+    ) -> Result<()> {
         let number = self.state.lock().new_file_number();
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
             // The filter is sized for the tree as it will be with this table in level 0.
-            let (mut entries, mut probes) = build::level_shape(&self.current_version());
+            let (mut entries, mut probes) = match &shape {
+                Some(s) => **s,
+                None => build::level_shape(&self.current_version()),
+            };
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
             probes[0] += 1.0;
+            if let Some(s) = shape {
+                *s = (entries, probes);
+            }
             let bits = build::filter_bits_for_shape(&self.opts, &entries, &probes, 0);
             let mut out = OutputTable::create_with_bits(
                 self.env.as_ref(),
@@ -114,11 +133,12 @@ impl DbInner {
     }
 
     /// Flushes the frozen memtable now, if there is one (called by a running compaction, on
-    /// the background thread, so that writers waiting for room are not held up by it).
-    pub(crate) fn flush_pending_memtable(&self) -> Result<()> {
+    /// the background thread, so that writers waiting for room are not held up by it), with
+    /// its filter sized for `shape`, the tree as it will be after that compaction.
+    pub(crate) fn flush_pending_memtable(&self, shape: &mut build::Shape) -> Result<()> {
         let pending = self.state.lock().imm.clone();
         if let Some((imm, log)) = pending {
-            self.flush_memtable(&imm, log)?;
+            self.flush_memtable_sized(&imm, log, Some(shape))?;
             let _st = self.state.lock();
             self.done_cv.notify_all();
         }

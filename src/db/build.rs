@@ -96,11 +96,14 @@ pub(crate) fn expected_probes(version: &Version, level: usize, files: &[Arc<Tabl
     }
 }
 
+/// Per level: entries, and the expected number of tables an absent-key lookup probes.
+pub(crate) type Shape = ([u64; NUM_LEVELS], [f64; NUM_LEVELS]);
+
 /// The entries per level of `version`, and the filters per level a lookup of an absent key is
 /// expected to consult. Monkey's optimum weighs each level by the second figure: a level that
 /// covers only part of the key space is consulted by only part of the lookups, so its false
 /// positives cost less and it gets fewer bits.
-pub(crate) fn level_shape(version: &Version) -> ([u64; NUM_LEVELS], [f64; NUM_LEVELS]) {
+pub(crate) fn level_shape(version: &Version) -> Shape {
     let mut entries = [0; NUM_LEVELS];
     let mut probes = [0.0; NUM_LEVELS];
     for (level, files) in version.levels.iter().enumerate() {
