@@ -4,10 +4,12 @@
 //! that a once-per-file cost instead of a per-lookup one.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 use crate::cache::BlockCache;
 use crate::env::Env;
@@ -16,26 +18,54 @@ use crate::filename;
 use crate::filter::{BloomPolicy, FilterPolicy};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 
+/// Shards of the map; a lookup that hits takes only its shard's read lock.
+const SHARDS: usize = 16;
+
+/// File numbers are small distinct integers, not attacker-chosen: a multiplicative mix is
+/// all the hashing they need (SipHash was a visible share of every lookup).
+#[derive(Default)]
+struct FileNumberHasher(u64);
+
+impl Hasher for FileNumberHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type FileMap = HashMap<u64, Entry, BuildHasherDefault<FileNumberHasher>>;
+
 /// A bounded map from file number to open [`Table`].
 #[derive(Debug)]
 pub struct TableCache {
     env: Arc<dyn Env>,
     dir: PathBuf,
-    capacity: usize,
+    /// Tables each shard may keep open (the total bound split evenly, at least one).
+    shard_capacity: usize,
     filter: Arc<dyn FilterPolicy>,
     block_cache: Option<Arc<BlockCache>>,
     counters: Arc<ReadCounters>,
-    entries: Mutex<Lru>,
+    /// Global use clock: a hit stamps its entry with the next tick (an atomic store under the
+    /// read lock), and eviction drops the entry with the oldest stamp.
+    clock: AtomicU64,
+    shards: Vec<RwLock<FileMap>>,
 }
 
-#[derive(Debug, Default)]
-struct Lru {
-    tick: u64,
-    map: HashMap<u64, (Arc<Table>, u64)>,
+#[derive(Debug)]
+struct Entry {
+    table: Arc<Table>,
+    used: AtomicU64,
 }
 
 impl TableCache {
-    /// A cache for the tables of `dir`.
+    /// A cache for the tables of `dir`, keeping at most about `capacity` tables open.
     pub fn new(
         env: Arc<dyn Env>,
         dir: PathBuf,
@@ -46,14 +76,21 @@ impl TableCache {
         TableCache {
             env,
             dir,
-            capacity: capacity.max(1),
+            shard_capacity: capacity.max(1).div_ceil(SHARDS),
             // Reading only needs the policy's name and probe logic; the bits per key of each
             // filter are recorded inside the filter itself.
             filter: Arc::new(BloomPolicy::new(10.0)),
             block_cache,
             counters,
-            entries: Mutex::new(Lru::default()),
+            clock: AtomicU64::new(0),
+            shards: (0..SHARDS)
+                .map(|_| RwLock::new(FileMap::default()))
+                .collect(),
         }
+    }
+
+    fn shard(&self, number: u64) -> &RwLock<FileMap> {
+        &self.shards[(number % SHARDS as u64) as usize]
     }
 
     /// The open table for `number`, opening it if needed.
@@ -61,14 +98,10 @@ impl TableCache {
     /// # Errors
     /// I/O errors and corruption found while opening the file.
     pub fn get(&self, number: u64) -> Result<Arc<Table>> {
-        {
-            let mut lru = self.entries.lock();
-            lru.tick += 1;
-            let tick = lru.tick;
-            if let Some((table, used)) = lru.map.get_mut(&number) {
-                *used = tick;
-                return Ok(Arc::clone(table));
-            }
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        if let Some(e) = self.shard(number).read().get(&number) {
+            e.used.store(tick, Ordering::Relaxed);
+            return Ok(Arc::clone(&e.table));
         }
         // Open outside the lock: it reads the file. Two threads may race to open the same
         // table; both results are valid and one simply replaces the other.
@@ -83,45 +116,97 @@ impl TableCache {
                 counters: Arc::clone(&self.counters),
             },
         )?);
-        let mut lru = self.entries.lock();
-        lru.tick += 1;
-        let tick = lru.tick;
-        lru.map.insert(number, (Arc::clone(&table), tick));
-        if lru.map.len() > self.capacity {
-            let oldest = lru
-                .map
+        let mut map = self.shard(number).write();
+        map.insert(
+            number,
+            Entry {
+                table: Arc::clone(&table),
+                used: AtomicU64::new(tick),
+            },
+        );
+        if map.len() > self.shard_capacity {
+            let oldest = map
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .filter(|(n, _)| **n != number)
+                .min_by_key(|(_, e)| e.used.load(Ordering::Relaxed))
                 .map(|(n, _)| *n);
             if let Some(n) = oldest {
-                lru.map.remove(&n);
+                map.remove(&n);
             }
         }
         Ok(table)
     }
 
-    /// The table for `number` if it is open right now, without opening it or changing its
-    /// place in the LRU (for stats, which must not cause I/O).
+    /// The table for `number` if it is open right now; never opens a file.
     pub fn peek(&self, number: u64) -> Option<Arc<Table>> {
-        self.entries
-            .lock()
-            .map
+        self.shard(number)
+            .read()
             .get(&number)
-            .map(|(t, _)| Arc::clone(t))
+            .map(|e| Arc::clone(&e.table))
     }
 
     /// Forgets `number` (its file is being deleted).
     pub fn evict(&self, number: u64) {
-        self.entries.lock().map.remove(&number);
+        self.shard(number).write().remove(&number);
     }
 
     /// Open tables right now.
     pub fn len(&self) -> usize {
-        self.entries.lock().map.len()
+        self.shards.iter().map(|s| s.read().len()).sum()
     }
 
     /// True when no table is open.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::StdEnv;
+    use crate::key::{self, Kind};
+    use crate::sstable::{TableBuildOptions, TableBuilder};
+
+    fn write_table(env: &dyn Env, dir: &std::path::Path, number: u64) {
+        let path = filename::table_path(dir, number);
+        let mut b = TableBuilder::new(
+            env.create_writable(&path).unwrap(),
+            path,
+            TableBuildOptions::default(),
+        );
+        b.add(
+            &key::encode(format!("k{number}").as_bytes(), 1, Kind::Put),
+            b"v",
+        )
+        .unwrap();
+        b.finish().unwrap();
+    }
+
+    #[test]
+    fn keeps_at_most_its_capacity_open_and_evicts_the_least_recently_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        for n in 1..=100 {
+            write_table(env.as_ref(), dir.path(), n);
+        }
+        let counters = Arc::new(ReadCounters::default());
+        let cache = TableCache::new(Arc::clone(&env), dir.path().into(), 32, None, counters);
+        for n in 1..=100 {
+            assert_eq!(cache.get(n).unwrap().file_number(), n);
+            assert!(cache.len() <= 32, "{} open", cache.len());
+        }
+        // Table 100 was just used: it is still open; 1 is long gone.
+        assert!(cache.peek(100).is_some());
+        assert!(cache.peek(1).is_none());
+        // A hot table survives a stream of others in its shard (two tables per shard here).
+        for n in (4 + SHARDS as u64..=100).step_by(SHARDS) {
+            cache.get(4).unwrap();
+            cache.get(n).unwrap();
+        }
+        assert!(cache.peek(4).is_some());
+        cache.evict(4);
+        assert!(cache.peek(4).is_none());
+        assert!(cache.get(999).is_err(), "a missing file is an error");
     }
 }
