@@ -115,7 +115,7 @@ impl DbInner {
         })?;
         {
             let mut view = self.view.write();
-            view.imm = None;
+            Arc::make_mut(&mut view).imm = None;
         }
         bump(&self.work.flushes, 1);
         // Every WAL older than the one the frozen memtable's successor writes to is now
@@ -187,7 +187,7 @@ impl DbInner {
             })
             .collect();
         let mut st = self.state.lock();
-        self.view.write().version = Arc::new(next);
+        Arc::make_mut(&mut self.view.write()).version = Arc::new(next);
         also(&mut st);
         drop(st);
         // Durable and installed: the old files may go once the last reader lets go of them.

@@ -111,7 +111,8 @@ pub(crate) struct DbInner {
     pub work_cv: Condvar,
     /// Wakes writers and `flush()`/`compact()` callers waiting on background work.
     pub done_cv: Condvar,
-    pub view: RwLock<ReadView>,
+    /// Replaced copy-on-write (`Arc::make_mut`), so a reader's clone is one `Arc` increment.
+    pub view: RwLock<Arc<ReadView>>,
     /// The only writer of the MANIFEST is the background thread (and `open`, before it starts).
     pub manifest: Mutex<ManifestWriter>,
     /// Live snapshots: sequence number -> count.
@@ -120,8 +121,8 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
-    pub fn read_view(&self) -> ReadView {
-        self.view.read().clone()
+    pub fn read_view(&self) -> Arc<ReadView> {
+        Arc::clone(&self.view.read())
     }
 
     pub fn visible_seq(&self) -> SeqNo {

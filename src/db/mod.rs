@@ -326,7 +326,7 @@ impl Db {
         let inner = self.inner();
         let c = inner.counters.snapshot();
         let w = &inner.work;
-        let version = inner.read_view().version;
+        let version = Arc::clone(&inner.read_view().version);
         let mut levels = Stats::empty_levels();
         for (level, files) in version.levels.iter().enumerate().take(NUM_LEVELS) {
             let l: &mut LevelStats = &mut levels[level];

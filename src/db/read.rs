@@ -87,10 +87,22 @@ impl DbInner {
             return Ok(visible(kind, value));
         }
         let hash = filter::hash_key(user_key);
-        let lookup = key::encode(user_key, seq, key::KIND_SEEK);
+        // Most keys are short: build the lookup key on the stack, not the heap.
+        let mut stack = [0u8; 64];
+        let heap;
+        let lookup: &[u8] = if user_key.len() + key::TRAILER_LEN <= stack.len() {
+            let n = user_key.len();
+            stack[..n].copy_from_slice(user_key);
+            stack[n..n + key::TRAILER_LEN]
+                .copy_from_slice(&key::pack_trailer(seq, key::KIND_SEEK).to_le_bytes());
+            &stack[..n + key::TRAILER_LEN]
+        } else {
+            heap = key::encode(user_key, seq, key::KIND_SEEK);
+            &heap
+        };
         for (level, file) in view.version.tables_for_get(user_key) {
             let table = self.table_cache.get(file.meta.number)?;
-            let got = table.get(&lookup, hash)?;
+            let got = table.get(lookup, hash)?;
             let counters = &self.level_counters[level];
             let false_positive = got.verdict == FilterVerdict::MayContain && got.entry.is_none();
             match got.verdict {

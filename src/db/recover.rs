@@ -308,11 +308,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
-        view: RwLock::new(ReadView {
+        view: RwLock::new(Arc::new(ReadView {
             mem,
             imm: None,
             version,
-        }),
+        })),
         manifest: Mutex::new(manifest),
         snapshots: Mutex::new(Default::default()),
         recovery: report,

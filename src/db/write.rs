@@ -100,7 +100,8 @@ impl DbInner {
             let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::new()));
             st.imm = Some((Arc::clone(&frozen), number));
             {
-                let mut view = self.view.write();
+                let mut guard = self.view.write();
+                let view = Arc::make_mut(&mut guard);
                 view.imm = Some(frozen);
                 view.mem = Arc::clone(&w.mem);
             }
