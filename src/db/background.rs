@@ -43,10 +43,22 @@ pub(crate) fn run(db: Arc<DbInner>) {
                 db.work_cv.wait(&mut st);
             }
         };
-        let result = match job {
+        // A panic here (a bug) must not leave writers and `flush()` callers waiting forever
+        // for a thread that is gone: it becomes the background error that stops writes.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job {
             Job::Flush(imm, log) => db.flush_memtable(&imm, log),
             Job::Compact => db.compact_once(),
-        };
+        }))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(crate::Error::WritesStopped(format!(
+                "background job panicked: {why}"
+            )))
+        });
         let mut st = db.state.lock();
         if let Err(e) = result {
             db.set_bg_error(&mut st, &e);
