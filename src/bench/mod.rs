@@ -241,7 +241,8 @@ pub struct AbsentReport {
     /// Overall measured FPR: false positives over negative filter answers.
     pub measured_fpr: Option<f64>,
     /// Textbook expected false positives per absent lookup for this tree shape at this
-    /// filter memory with the same bits on every level ([`monkey::textbook_fpr`]).
+    /// filter memory with the same bits on every level ([`monkey::textbook_fpr`]), each level
+    /// weighted by the tables of it that traced absent lookups consulted.
     pub theory_uniform: f64,
     /// The same with the Monkey allocation of the same memory.
     pub theory_monkey: f64,
@@ -527,17 +528,18 @@ fn explain_absent(
     let e = &phase.engine;
     let negatives = e.filter_useful + e.filter_false_positives;
 
-    // Theory for this shape and this memory: uniform vs Monkey (textbook rates).
+    // Theory for this shape and this memory: uniform vs Monkey (textbook rates), each level
+    // weighted by the filters of it an absent lookup was traced to consult.
     let shape: Vec<LevelShape> = stats
         .levels
         .iter()
         .enumerate()
         .map(|(level, l)| LevelShape {
             entries: l.entries as f64,
-            runs: match (l.entries, level) {
-                (0, _) => 0.0,
-                (_, 0) => l.files as f64,
-                _ => 1.0,
+            runs: if l.entries == 0 {
+                0.0
+            } else {
+                per_level.get(level).copied().unwrap_or(0.0).max(1e-3)
             },
         })
         .collect();
