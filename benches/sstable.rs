@@ -3,55 +3,16 @@
 //! Lookups are measured with `BloomPolicy::new(10.0)` and with no filter, so the absent-key
 //! figures show what the filter saves even when the data block is already cached.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bloomkv::cache::BlockCache;
-use bloomkv::env::{RandomAccessFile, WritableFile};
-use bloomkv::error::{Error, Result};
+use bloomkv::env::{MemRandomAccessFile, MemWritableFile};
 use bloomkv::filter::{BloomPolicy, FilterPolicy, hash_key};
 use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
 use criterion::{BatchSize, Criterion, Throughput, black_box, criterion_group, criterion_main};
 
 const N: u64 = 100_000;
-
-struct MemWritable(Arc<Mutex<Vec<u8>>>);
-impl WritableFile for MemWritable {
-    fn append(&mut self, d: &[u8]) -> Result<()> {
-        self.0
-            .lock()
-            .map_err(|_| Error::InvalidArgument("poisoned".into()))?
-            .extend_from_slice(d);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn len(&self) -> u64 {
-        self.0.lock().map(|v| v.len() as u64).unwrap_or(0)
-    }
-}
-
-#[derive(Debug)]
-struct MemFile(Vec<u8>, PathBuf);
-impl RandomAccessFile for MemFile {
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        self.0
-            .get(offset as usize..offset as usize + len)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| Error::corruption(&self.1, offset, "past end"))
-    }
-    fn size(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn path(&self) -> &std::path::Path {
-        &self.1
-    }
-}
 
 fn user_key(i: u64) -> Vec<u8> {
     format!("user{:012}", i).into_bytes()
@@ -69,9 +30,9 @@ fn entries() -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn build(entries: &[(Vec<u8>, Vec<u8>)], filter: Option<Arc<dyn FilterPolicy>>) -> Vec<u8> {
-    let buf = Arc::new(Mutex::new(Vec::with_capacity(16 << 20)));
+    let file = MemWritableFile::with_capacity(16 << 20);
     let mut b = TableBuilder::new(
-        Box::new(MemWritable(buf.clone())),
+        Box::new(file.clone()),
         "bench.sst".into(),
         TableBuildOptions {
             filter,
@@ -82,7 +43,7 @@ fn build(entries: &[(Vec<u8>, Vec<u8>)], filter: Option<Arc<dyn FilterPolicy>>) 
         b.add(k, v).ok();
     }
     b.finish().ok();
-    buf.lock().map(|v| v.clone()).unwrap_or_default()
+    file.contents()
 }
 
 fn bench(c: &mut Criterion) {
@@ -111,7 +72,7 @@ fn bench(c: &mut Criterion) {
         let bytes = build(&data, filter.clone());
         let table = Arc::new(
             Table::open(
-                Arc::new(MemFile(bytes, "bench.sst".into())),
+                Arc::new(MemRandomAccessFile::new(bytes, "bench.sst")),
                 TableReadOptions {
                     file_number: 1,
                     filter,

@@ -301,9 +301,117 @@ impl Env for StdEnv {
     }
 }
 
+/// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).
+/// Clones share the bytes, so a caller can hand one clone to a writer and read the other.
+#[derive(Clone, Debug, Default)]
+pub struct MemWritableFile {
+    bytes: Arc<parking_lot::Mutex<Vec<u8>>>,
+}
+
+impl MemWritableFile {
+    /// An empty file.
+    pub fn new() -> MemWritableFile {
+        MemWritableFile::default()
+    }
+
+    /// An empty file with room for `bytes` before it reallocates.
+    pub fn with_capacity(bytes: usize) -> MemWritableFile {
+        MemWritableFile {
+            bytes: Arc::new(parking_lot::Mutex::new(Vec::with_capacity(bytes))),
+        }
+    }
+
+    /// A copy of everything appended so far.
+    pub fn contents(&self) -> Vec<u8> {
+        self.bytes.lock().clone()
+    }
+}
+
+impl WritableFile for MemWritableFile {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.bytes.lock().extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.bytes.lock().len() as u64
+    }
+}
+
+/// A file held in memory and read by position, with the same bounds rule as a real file:
+/// reading past the end is `Corruption` naming `path`.
+#[derive(Debug)]
+pub struct MemRandomAccessFile {
+    data: Vec<u8>,
+    path: PathBuf,
+}
+
+impl MemRandomAccessFile {
+    /// Serves `data` as if it were the file at `path`.
+    pub fn new(data: Vec<u8>, path: impl Into<PathBuf>) -> MemRandomAccessFile {
+        MemRandomAccessFile {
+            data,
+            path: path.into(),
+        }
+    }
+}
+
+impl RandomAccessFile for MemRandomAccessFile {
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let range = usize::try_from(offset)
+            .ok()
+            .and_then(|start| Some(start..start.checked_add(len)?))
+            .filter(|r| r.end <= self.data.len());
+        match range {
+            Some(r) => Ok(self.data[r].to_vec()),
+            None => Err(Error::corruption(
+                &self.path,
+                offset,
+                format!(
+                    "read of {len} bytes runs past the end of the file ({} bytes)",
+                    self.data.len()
+                ),
+            )),
+        }
+    }
+
+    fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_files_share_bytes_and_check_bounds() -> Result<()> {
+        let file = MemWritableFile::new();
+        let mut w: Box<dyn WritableFile> = Box::new(file.clone());
+        w.append(b"hello ")?;
+        w.append(b"world")?;
+        assert_eq!((w.len(), file.contents()), (11, b"hello world".to_vec()));
+        let r = MemRandomAccessFile::new(file.contents(), "000001.sst");
+        assert_eq!(r.read_at(6, 5)?, b"world");
+        assert_eq!(r.read_at(11, 0)?, b"");
+        for (offset, len) in [(8, 5), (12, 0), (u64::MAX, 1), (1, usize::MAX)] {
+            let e = r.read_at(offset, len).unwrap_err();
+            assert!(e.to_string().contains("000001.sst"), "{e}");
+        }
+        Ok(())
+    }
 
     #[test]
     fn write_read_rename_lock() -> Result<()> {

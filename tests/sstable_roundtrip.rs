@@ -232,9 +232,8 @@ fn versions_and_snapshots() {
 
 #[test]
 fn builder_rejects_bad_keys() {
-    let buf = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut b = bloomkv::sstable::TableBuilder::new(
-        Box::new(MemWritable(buf)),
+        Box::new(MemWritableFile::new()),
         TEST_PATH.into(),
         TableBuildOptions::default(),
     );

@@ -4,10 +4,11 @@
 //!
 //! Only bloomkv's public API is used, so the root crate's tests can include this file.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
-use bloomkv::env::{RandomAccessFile, StdEnv, WritableFile};
+use bloomkv::WriteBatch;
+use bloomkv::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use bloomkv::filter::{BloomFilter, BloomPolicy, FilterPolicy};
 use bloomkv::iter::InternalIterator;
 use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
@@ -16,53 +17,6 @@ use bloomkv::sstable::block::{Block, BlockIter, bytewise};
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
 use bloomkv::version::{TableFile, Version};
 use bloomkv::wal::{LogReader, LogWriter, RecoveryMode};
-use bloomkv::{Result, WriteBatch};
-
-/// A read-only file in memory.
-#[derive(Debug)]
-struct MemFile {
-    data: Vec<u8>,
-    path: PathBuf,
-}
-
-impl RandomAccessFile for MemFile {
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let end = offset.checked_add(len as u64);
-        if end.is_none_or(|e| e > self.data.len() as u64) {
-            return Err(bloomkv::Error::corruption(
-                &self.path,
-                offset,
-                "read past end",
-            ));
-        }
-        Ok(self.data[offset as usize..offset as usize + len].to_vec())
-    }
-    fn size(&self) -> u64 {
-        self.data.len() as u64
-    }
-    fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// A file being written, in memory.
-struct MemWritable(Arc<Mutex<Vec<u8>>>);
-
-impl WritableFile for MemWritable {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn len(&self) -> u64 {
-        self.0.lock().unwrap().len() as u64
-    }
-}
 
 /// Splits `data` into length-prefixed chunks (1-byte lengths), the last one taking the rest.
 fn chunks(mut data: &[u8]) -> Vec<&[u8]> {
@@ -139,10 +93,7 @@ fn table_read_options() -> TableReadOptions {
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 fn read_table(bytes: Vec<u8>) -> Option<(Arc<Table>, Entries)> {
-    let file = Arc::new(MemFile {
-        data: bytes,
-        path: PathBuf::from("fuzz.sst"),
-    });
+    let file = Arc::new(MemRandomAccessFile::new(bytes, "fuzz.sst"));
     let table = Arc::new(Table::open(file, table_read_options()).ok()?);
     let mut it = table.iter();
     let mut out = Vec::new();
@@ -203,9 +154,9 @@ pub fn table_open_iterate(data: &[u8]) {
             (key::encode(&uk, i as u64 + 1, kind), v)
         })
         .collect();
-    let buf = Arc::new(Mutex::new(Vec::new()));
+    let file = MemWritableFile::new();
     let mut b = TableBuilder::new(
-        Box::new(MemWritable(Arc::clone(&buf))),
+        Box::new(file.clone()),
         PathBuf::from("fuzz.sst"),
         TableBuildOptions {
             block_bytes: 32 + usize::from(mode) * 4,
@@ -217,7 +168,8 @@ pub fn table_open_iterate(data: &[u8]) {
         b.add(k, v).expect("in-memory table build");
     }
     b.finish().expect("in-memory table finish");
-    let mut bytes = buf.lock().unwrap().clone();
+    let written = file.contents();
+    let mut bytes = written.clone();
     // Damage: edits[0..2] pick an offset (scaled to the file), edits[2] the xor mask (0 =
     // none), edits[3] odd = also cut the file there.
     let at = (usize::from(u16::from_le_bytes([edits[0], edits[1]])) * bytes.len()) >> 16;
@@ -227,7 +179,7 @@ pub fn table_open_iterate(data: &[u8]) {
     if edits[3] % 2 == 1 {
         bytes.truncate(at + usize::from(edits[3] / 2));
     }
-    let damaged = bytes != *buf.lock().unwrap();
+    let damaged = bytes != written;
     let Some((table, read)) = read_table(bytes) else {
         return;
     };
@@ -251,13 +203,13 @@ pub fn table_open_iterate(data: &[u8]) {
 
 /// Frames `records` as a log (or manifest) image with valid checksums.
 fn framed(records: &[&[u8]]) -> Vec<u8> {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    let mut w = LogWriter::new(Box::new(MemWritable(Arc::clone(&buf))));
+    let file = MemWritableFile::new();
+    let mut w = LogWriter::new(Box::new(file.clone()));
     for r in records {
         w.add_record(r).expect("in-memory log write");
     }
     w.flush().expect("in-memory log flush");
-    buf.lock().unwrap().clone()
+    file.contents()
 }
 
 /// First byte even: the input is a raw log image. Odd: the rest is split into records that are

@@ -2,10 +2,9 @@
 //! policies and a hand assembler for crafted (possibly malformed) tables.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use bloomkv::env::{RandomAccessFile, WritableFile};
 use bloomkv::error::{Error, Result};
 use bloomkv::filter::FilterPolicy;
 use bloomkv::sstable::block::BlockBuilder;
@@ -14,47 +13,7 @@ use bloomkv::sstable::{
     ReadCounters, Table, TableBuildOptions, TableBuilder, TableProperties, TableReadOptions,
 };
 
-/// A read-only file held in memory.
-#[derive(Debug)]
-pub struct MemFile {
-    pub data: Vec<u8>,
-    pub path: PathBuf,
-}
-
-impl RandomAccessFile for MemFile {
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let end = offset.checked_add(len as u64);
-        if end.is_none_or(|e| e > self.data.len() as u64) {
-            return Err(Error::corruption(&self.path, offset, "read past end"));
-        }
-        Ok(self.data[offset as usize..offset as usize + len].to_vec())
-    }
-    fn size(&self) -> u64 {
-        self.data.len() as u64
-    }
-    fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// A writable file appending to a shared buffer.
-pub struct MemWritable(pub Arc<Mutex<Vec<u8>>>);
-
-impl WritableFile for MemWritable {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn len(&self) -> u64 {
-        self.0.lock().unwrap().len() as u64
-    }
-}
+pub use bloomkv::env::{MemRandomAccessFile, MemWritableFile};
 
 pub const TEST_PATH: &str = "000042.sst";
 
@@ -63,17 +22,13 @@ pub fn build(
     entries: impl IntoIterator<Item = (Vec<u8>, Vec<u8>)>,
     opts: TableBuildOptions,
 ) -> (Vec<u8>, TableProperties) {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    let mut b = TableBuilder::new(
-        Box::new(MemWritable(buf.clone())),
-        PathBuf::from(TEST_PATH),
-        opts,
-    );
+    let file = MemWritableFile::new();
+    let mut b = TableBuilder::new(Box::new(file.clone()), PathBuf::from(TEST_PATH), opts);
     for (k, v) in entries {
         b.add(&k, &v).unwrap();
     }
     let props = b.finish().unwrap();
-    let bytes = buf.lock().unwrap().clone();
+    let bytes = file.contents();
     assert_eq!(props.file_size, bytes.len() as u64);
     (bytes, props)
 }
@@ -91,10 +46,7 @@ pub fn read_opts(
 }
 
 pub fn open(bytes: Vec<u8>, opts: TableReadOptions) -> Result<Arc<Table>> {
-    let file = Arc::new(MemFile {
-        data: bytes,
-        path: PathBuf::from(TEST_PATH),
-    });
+    let file = Arc::new(MemRandomAccessFile::new(bytes, TEST_PATH));
     Table::open(file, opts).map(Arc::new)
 }
 

@@ -2,31 +2,11 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use bloomkv::env::WritableFile;
 use bloomkv::wal::{BLOCK_SIZE, HEADER_SIZE, LogReader, LogWriter, RecoveryMode};
 use bloomkv::{Error, Result};
 
-/// A WritableFile whose bytes stay in memory, shared so the test can look at them.
-#[derive(Clone, Default)]
-pub struct MemFile(pub Arc<Mutex<Vec<u8>>>);
-
-impl WritableFile for MemFile {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.0.lock().unwrap().extend_from_slice(data);
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-    fn len(&self) -> u64 {
-        self.0.lock().unwrap().len() as u64
-    }
-}
+pub use bloomkv::env::MemWritableFile as MemFile;
 
 /// Where one logical record sits in the log: its first header and the end of its last payload.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +29,7 @@ pub fn write_log(records: &[Vec<u8>]) -> (Vec<u8>, Vec<Span>) {
         });
     }
     w.sync().unwrap();
-    let data = file.0.lock().unwrap().clone();
+    let data = file.contents();
     (data, spans)
 }
 
