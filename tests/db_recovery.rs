@@ -161,3 +161,44 @@ fn reopening_often_keeps_small_wal_contents_in_memory() {
         "old WALs are deleted once their records are carried over"
     );
 }
+
+#[test]
+fn checksummed_record_that_is_not_a_batch_is_named_by_file_and_offset() {
+    use bloomkv::env::{Env, StdEnv};
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put("kept", "1").unwrap();
+    }
+    let log = newest_log(dir.path());
+    let offset = std::fs::metadata(&log).unwrap().len();
+    let mut w = bloomkv::wal::LogWriter::new(StdEnv.open_appendable(&log).unwrap());
+    w.add_record(b"this is not a write batch").unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let err = Db::open(dir.path(), Options::default()).unwrap_err();
+    match &err {
+        bloomkv::Error::Corruption {
+            file,
+            offset: at,
+            why,
+        } => {
+            assert_eq!(file, &log);
+            assert_eq!(*at, offset, "{err}");
+            assert!(why.contains("write batch record"), "{err}");
+        }
+        other => panic!("expected corruption, got {other}"),
+    }
+    let opts = Options {
+        best_effort_recovery: true,
+        ..Default::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(db.get("kept").unwrap(), Some(b"1".to_vec()));
+    assert!(
+        db.recovery_report()
+            .dropped
+            .iter()
+            .any(|d| d.contains("undecodable batch"))
+    );
+}

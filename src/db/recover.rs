@@ -179,19 +179,26 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     for &number in &logs {
         let path = filename::log_path(dir, number);
         let mut reader = LogReader::new(env.read_all(&path)?, path.clone(), mode);
-        let mut offset_hint = 0;
         while let Some(record) = reader.next_record()? {
-            let batch = match WriteBatch::from_payload(&record) {
+            // A record that passed its checksum but is not a batch: name the record's offset
+            // in the log, and the position inside the batch in the message.
+            let batch = match WriteBatch::from_payload(&record).map_err(|e| match e {
+                Error::Corruption { offset, why, .. } => Error::corruption(
+                    &path,
+                    reader.last_record_offset(),
+                    format!("write batch record: {why} (at byte {offset} of the batch)"),
+                ),
+                other => other,
+            }) {
                 Ok(b) => b,
                 Err(e) if opts.best_effort_recovery => {
                     report
                         .dropped
-                        .push(format!("{}: undecodable batch: {e}", path.display()));
+                        .push(format!("undecodable batch dropped: {e}"));
                     continue;
                 }
-                Err(e) => return Err(e.located(&path, offset_hint)),
+                Err(e) => return Err(e),
             };
-            offset_hint = reader.valid_len();
             batch.insert_into(&mem);
             pending.push(record);
             report.records += 1;

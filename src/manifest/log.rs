@@ -90,7 +90,7 @@ impl ManifestWriter {
 /// - I/O errors reading the file.
 pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
     let data = env.read_all(path)?;
-    let mut reader = LogReader::new(data.clone(), path.to_path_buf(), RecoveryMode::Strict);
+    let mut reader = LogReader::new(data, path.to_path_buf(), RecoveryMode::Strict);
     let Some(header) = reader.next_record()? else {
         return Err(Error::corruption(
             path,
@@ -112,7 +112,7 @@ pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
         edits.push(edit);
     }
     if let Some((offset, _)) = reader.tail_dropped() {
-        check_torn_tail(path, &data, offset)?;
+        check_torn_tail(path, reader.image(), offset)?;
     }
     Ok(edits)
 }

@@ -274,4 +274,9 @@ impl LogReader {
     pub fn image_len(&self) -> u64 {
         self.data.len() as u64
     }
+
+    /// The whole log image being read.
+    pub fn image(&self) -> &[u8] {
+        &self.data
+    }
 }
