@@ -44,7 +44,7 @@ pub fn pick_score(version: &Version, opts: &Options) -> Option<(usize, f64)> {
                 .level0_compaction_trigger
                 .min(opts.level0_stop_writes)
                 .max(1);
-            version.levels[0].len() as f64 / trigger as f64
+            version.levels()[0].len() as f64 / trigger as f64
         } else {
             version.level_bytes(level) as f64 / max_bytes_for_level(opts, level) as f64
         };
@@ -92,7 +92,7 @@ fn plan_for(
     pointer: Option<&[u8]>,
     whole_level: bool,
 ) -> Option<Plan> {
-    let files = &version.levels[level];
+    let files = &version.levels()[level];
     let first: Vec<Arc<TableFile>> = if level == 0 || whole_level {
         files.clone()
     } else {
@@ -113,7 +113,7 @@ fn plan_for(
         first = overlapping(files, &lo, &hi);
     }
     let (lo, hi) = user_range(&first)?;
-    let next = overlapping(&version.levels[level + 1], &lo, &hi);
+    let next = overlapping(&version.levels()[level + 1], &lo, &hi);
     Some(Plan {
         level,
         inputs: [first, next],
@@ -154,7 +154,7 @@ fn run_manual(db: &Inner) -> Result<()> {
     let version = db.current_version();
     let target = (1..NUM_LEVELS)
         .rev()
-        .find(|&l| !version.levels[l].is_empty())
+        .find(|&l| !version.levels()[l].is_empty())
         .unwrap_or(1);
     for level in 0..target - 1 {
         let version = db.current_version();
@@ -166,8 +166,8 @@ fn run_manual(db: &Inner) -> Result<()> {
     let plan = Plan {
         level: target - 1,
         inputs: [
-            version.levels[target - 1].clone(),
-            version.levels[target].clone(),
+            version.levels()[target - 1].clone(),
+            version.levels()[target].clone(),
         ],
         no_trivial_move: true,
     };
@@ -204,7 +204,7 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
             (probes[0] - moving_probes).max(0.0)
         } else {
             // What stays behind in a deeper level still spans its part of the key space.
-            let staying: Vec<Arc<TableFile>> = version.levels[plan.level]
+            let staying: Vec<Arc<TableFile>> = version.levels()[plan.level]
                 .iter()
                 .filter(|f| {
                     !plan.inputs[0]

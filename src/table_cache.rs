@@ -1,13 +1,16 @@
-//! Open table readers, kept in an LRU bounded by `Options::max_open_files`.
+//! Open table readers, bounded by `Options::max_open_files`.
 //!
 //! Opening a table reads and verifies its footer, index, properties and filter; the cache makes
-//! that a once-per-file cost instead of a per-lookup one.
+//! that a once-per-file cost instead of a per-lookup one. Up to three quarters of the bound
+//! are *pinned*: such a reader is held by its [`crate::version::TableFile`] itself (like
+//! RocksDB with `max_open_files = -1`), so a lookup reaches it without a hash lookup, lock or
+//! reference count. The rest of the bound is an LRU of readers for tables beyond that.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
@@ -47,8 +50,11 @@ type FileMap = HashMap<u64, Entry, BuildHasherDefault<FileNumberHasher>>;
 pub struct TableCache {
     env: Arc<dyn Env>,
     dir: PathBuf,
-    /// Tables each shard may keep open (the total bound split evenly, at least one).
+    /// Tables each shard may keep open (the LRU's part of the bound split evenly, at least one).
     shard_capacity: usize,
+    /// How many readers may be pinned to their table files, and how many are.
+    pin_capacity: usize,
+    pinned: AtomicUsize,
     filter: Arc<dyn FilterPolicy>,
     block_cache: Option<Arc<BlockCache>>,
     counters: Arc<ReadCounters>,
@@ -76,7 +82,9 @@ impl TableCache {
         TableCache {
             env,
             dir,
-            shard_capacity: capacity.max(1).div_ceil(SHARDS),
+            shard_capacity: (capacity - capacity * 3 / 4).max(1).div_ceil(SHARDS),
+            pin_capacity: capacity * 3 / 4,
+            pinned: AtomicUsize::new(0),
             // Reading only needs the policy's name and probe logic; the bits per key of each
             // filter are recorded inside the filter itself.
             filter: Arc::new(BloomPolicy::new(10.0)),
@@ -93,7 +101,53 @@ impl TableCache {
         &self.shards[(number % SHARDS as u64) as usize]
     }
 
-    /// The open table for `number`, opening it if needed.
+    fn open(&self, number: u64) -> Result<Arc<Table>> {
+        let path = filename::table_path(&self.dir, number);
+        let file = self.env.open_random_access(&path)?;
+        Ok(Arc::new(Table::open(
+            file,
+            TableReadOptions {
+                file_number: number,
+                filter: Some(Arc::clone(&self.filter)),
+                cache: self.block_cache.clone(),
+                counters: Arc::clone(&self.counters),
+            },
+        )?))
+    }
+
+    /// A reader for `number` to be pinned by its table file, or `None` when the pin budget
+    /// is spent. A reader already in the LRU moves out of it. Every `Some` must be paired
+    /// with one [`TableCache::unpin`] when the pinned reader is dropped.
+    ///
+    /// # Errors
+    /// I/O errors and corruption found while opening the file (no pin is then held).
+    pub fn pin(&self, number: u64) -> Result<Option<Arc<Table>>> {
+        let reserved = self
+            .pinned
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |n| {
+                (n < self.pin_capacity).then_some(n + 1)
+            })
+            .is_ok();
+        if !reserved {
+            return Ok(None);
+        }
+        if let Some(e) = self.shard(number).write().remove(&number) {
+            return Ok(Some(e.table));
+        }
+        self.open(number).map(Some).inspect_err(|_| self.unpin())
+    }
+
+    /// Gives back a pin slot taken by [`TableCache::pin`].
+    pub fn unpin(&self) {
+        self.pinned.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Readers pinned to table files right now.
+    pub fn pinned(&self) -> usize {
+        self.pinned.load(Ordering::Relaxed)
+    }
+
+    /// The open table for `number` from the LRU, opening it if needed.
     ///
     /// # Errors
     /// I/O errors and corruption found while opening the file.
@@ -105,17 +159,7 @@ impl TableCache {
         }
         // Open outside the lock: it reads the file. Two threads may race to open the same
         // table; both results are valid and one simply replaces the other.
-        let path = filename::table_path(&self.dir, number);
-        let file = self.env.open_random_access(&path)?;
-        let table = Arc::new(Table::open(
-            file,
-            TableReadOptions {
-                file_number: number,
-                filter: Some(Arc::clone(&self.filter)),
-                cache: self.block_cache.clone(),
-                counters: Arc::clone(&self.counters),
-            },
-        )?);
+        let table = self.open(number)?;
         let mut map = self.shard(number).write();
         map.insert(
             number,
@@ -137,7 +181,7 @@ impl TableCache {
         Ok(table)
     }
 
-    /// The table for `number` if it is open right now; never opens a file.
+    /// The table for `number` if the LRU holds it right now; never opens a file.
     pub fn peek(&self, number: u64) -> Option<Arc<Table>> {
         self.shard(number)
             .read()
@@ -150,12 +194,12 @@ impl TableCache {
         self.shard(number).write().remove(&number);
     }
 
-    /// Open tables right now.
+    /// Tables open in the LRU right now (pinned readers not included).
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.read().len()).sum()
     }
 
-    /// True when no table is open.
+    /// True when the LRU holds no table.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -191,7 +235,8 @@ mod tests {
             write_table(env.as_ref(), dir.path(), n);
         }
         let counters = Arc::new(ReadCounters::default());
-        let cache = TableCache::new(Arc::clone(&env), dir.path().into(), 32, None, counters);
+        // A bound of 128: 96 may be pinned (none are here), the LRU keeps 32.
+        let cache = TableCache::new(Arc::clone(&env), dir.path().into(), 128, None, counters);
         for n in 1..=100 {
             assert_eq!(cache.get(n).unwrap().file_number(), n);
             assert!(cache.len() <= 32, "{} open", cache.len());
@@ -208,5 +253,32 @@ mod tests {
         cache.evict(4);
         assert!(cache.peek(4).is_none());
         assert!(cache.get(999).is_err(), "a missing file is an error");
+    }
+
+    #[test]
+    fn pins_up_to_three_quarters_of_the_bound_and_moves_lru_readers_into_pins() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        for n in 1..=10 {
+            write_table(env.as_ref(), dir.path(), n);
+        }
+        let counters = Arc::new(ReadCounters::default());
+        // A bound of 8: 6 pins, an LRU of 2.
+        let cache = TableCache::new(Arc::clone(&env), dir.path().into(), 8, None, counters);
+        cache.get(1).unwrap();
+        assert!(cache.peek(1).is_some());
+        let pinned: Vec<Arc<Table>> = (1..=6).map(|n| cache.pin(n).unwrap().unwrap()).collect();
+        assert!(
+            cache.peek(1).is_none(),
+            "pinning takes the reader out of the LRU"
+        );
+        assert_eq!(cache.pinned(), 6);
+        assert!(cache.pin(7).unwrap().is_none(), "the pin budget is spent");
+        cache.unpin();
+        assert!(cache.pin(99).is_err(), "a failed open gives its pin back");
+        assert_eq!(cache.pinned(), 5);
+        assert!(cache.pin(7).unwrap().is_some());
+        assert_eq!(cache.pinned(), 6);
+        drop(pinned);
     }
 }

@@ -6,15 +6,17 @@
 //! obsolete, and the file is deleted when the last version or iterator using it lets go.
 
 use std::cmp::Ordering;
+use std::ops::Deref;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::key;
 use crate::manifest::{FileMeta, VersionEdit};
 use crate::options::NUM_LEVELS;
+use crate::sstable::Table;
 use crate::table_cache::TableCache;
 
 /// One live table file.
@@ -26,6 +28,34 @@ pub struct TableFile {
     path: PathBuf,
     env: Arc<dyn Env>,
     cache: Arc<TableCache>,
+    /// The open reader, once opened, while the table cache's pin budget lasts: then every
+    /// lookup reaches it through this field alone.
+    pinned: OnceLock<Arc<Table>>,
+}
+
+/// A table reader borrowed from its [`TableFile`] (pinned) or shared from the table cache.
+pub enum TableRef<'a> {
+    /// Held by the table file for as long as the file is live.
+    Pinned(&'a Arc<Table>),
+    /// Held by the table cache's LRU (and by this reference).
+    Shared(Arc<Table>),
+}
+
+impl TableRef<'_> {
+    /// An owned handle, for iterators that outlive the borrow.
+    pub fn to_arc(&self) -> Arc<Table> {
+        Arc::clone(self)
+    }
+}
+
+impl Deref for TableRef<'_> {
+    type Target = Arc<Table>;
+    fn deref(&self) -> &Arc<Table> {
+        match self {
+            TableRef::Pinned(t) => t,
+            TableRef::Shared(t) => t,
+        }
+    }
 }
 
 impl TableFile {
@@ -37,7 +67,47 @@ impl TableFile {
             path,
             env,
             cache,
+            pinned: OnceLock::new(),
         }
+    }
+
+    /// The table's reader, opening the file on first use.
+    ///
+    /// # Errors
+    /// I/O errors and corruption found while opening the file.
+    pub fn reader(&self) -> Result<TableRef<'_>> {
+        match self.pinned.get() {
+            Some(t) => Ok(TableRef::Pinned(t)),
+            None => self.open_reader(),
+        }
+    }
+
+    #[cold]
+    fn open_reader(&self) -> Result<TableRef<'_>> {
+        let number = self.meta.number;
+        match self.cache.pin(number)? {
+            Some(table) => {
+                let mut ours = false;
+                let kept = self.pinned.get_or_init(|| {
+                    ours = true;
+                    table
+                });
+                if !ours {
+                    // Another thread pinned it first; its reader is the one kept.
+                    self.cache.unpin();
+                }
+                Ok(TableRef::Pinned(kept))
+            }
+            None => self.cache.get(number).map(TableRef::Shared),
+        }
+    }
+
+    /// The reader if one is open right now (pinned or in the table cache); never opens.
+    pub fn open_reader_now(&self) -> Option<Arc<Table>> {
+        self.pinned
+            .get()
+            .cloned()
+            .or_else(|| self.cache.peek(self.meta.number))
     }
 
     /// Marks the file for deletion once nothing uses it any more. Only call this after the
@@ -64,6 +134,9 @@ impl TableFile {
 
 impl Drop for TableFile {
     fn drop(&mut self) {
+        if self.pinned.get().is_some() {
+            self.cache.unpin();
+        }
         if self.obsolete.load(AtomicOrdering::Acquire) {
             self.cache.evict(self.meta.number);
             // A failure here leaves an orphan that the next open deletes.
@@ -78,8 +151,69 @@ impl Drop for TableFile {
 /// never overlap.
 #[derive(Debug, Default, Clone)]
 pub struct Version {
-    /// `levels[i]` holds the tables of level `i`.
-    pub levels: [Vec<Arc<TableFile>>; NUM_LEVELS],
+    /// `levels[i]` holds the tables of level `i`. Private, like `bounds`, so the two cannot
+    /// disagree: a version changes only through [`Version::apply`].
+    levels: [Vec<Arc<TableFile>>; NUM_LEVELS],
+    /// `bounds[i]`: the key ranges of `levels[i]`, laid out for point lookups.
+    bounds: [LevelBounds; NUM_LEVELS],
+}
+
+/// The first eight bytes of a key as a big-endian number (zero-padded): `a <= b` implies
+/// `key_prefix(a) <= key_prefix(b)`, so comparing prefixes decides most comparisons of whole
+/// keys, and only equal prefixes need the keys themselves.
+fn key_prefix(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+/// The prefixes of one level's smallest and largest user keys, in the level's order, in two
+/// contiguous arrays: a lookup binary-searches a few hundred bytes instead of chasing a
+/// pointer to each table's key (that chase was a third of an absent get's time).
+#[derive(Debug, Default, Clone)]
+struct LevelBounds {
+    smallest: Vec<u64>,
+    largest: Vec<u64>,
+}
+
+impl LevelBounds {
+    fn of(files: &[Arc<TableFile>]) -> LevelBounds {
+        LevelBounds {
+            smallest: files
+                .iter()
+                .map(|f| key_prefix(f.smallest_user_key()))
+                .collect(),
+            largest: files
+                .iter()
+                .map(|f| key_prefix(f.largest_user_key()))
+                .collect(),
+        }
+    }
+
+    /// Whether `files[i]` (described by this) covers `user_key`, whose prefix is `p`.
+    fn covers(&self, files: &[Arc<TableFile>], i: usize, user_key: &[u8], p: u64) -> bool {
+        let lo = self.smallest[i];
+        let hi = self.largest[i];
+        (lo < p || (lo == p && files[i].smallest_user_key() <= user_key))
+            && (hi > p || (hi == p && user_key <= files[i].largest_user_key()))
+    }
+
+    /// In a sorted, disjoint level: the index of the first table whose largest user key is
+    /// `>= user_key` (prefix `p`).
+    fn first_not_below(&self, files: &[Arc<TableFile>], user_key: &[u8], p: u64) -> usize {
+        let mut i = self.largest.partition_point(|&hi| hi < p);
+        while i < files.len() && self.largest[i] == p && files[i].largest_user_key() < user_key {
+            i += 1;
+        }
+        i
+    }
+
+    /// In a sorted, disjoint level: the table covering `user_key`, if any.
+    fn find(&self, files: &[Arc<TableFile>], user_key: &[u8], p: u64) -> Option<usize> {
+        let i = self.first_not_below(files, user_key, p);
+        (i < files.len() && self.covers(files, i, user_key, p)).then_some(i)
+    }
 }
 
 impl Version {
@@ -146,7 +280,16 @@ impl Version {
                 }
             }
         }
+        for (bounds, files) in next.bounds.iter_mut().zip(&next.levels) {
+            *bounds = LevelBounds::of(files);
+        }
         Ok(next)
+    }
+
+    /// The tables of every level: `levels()[i]` holds level `i`'s. Level 0 is newest first,
+    /// deeper levels are in key order.
+    pub fn levels(&self) -> &[Vec<Arc<TableFile>>; NUM_LEVELS] {
+        &self.levels
     }
 
     /// Every table, all levels.
@@ -166,17 +309,16 @@ impl Version {
         &'a self,
         user_key: &'a [u8],
     ) -> impl Iterator<Item = (usize, &'a Arc<TableFile>)> + 'a {
-        let l0 = self.levels[0]
-            .iter()
-            .filter(move |f| f.covers(user_key))
-            .map(|f| (0, f));
+        let p = key_prefix(user_key);
+        let (l0, l0_bounds) = (&self.levels[0], &self.bounds[0]);
+        let l0 = (0..l0.len())
+            .filter(move |&i| l0_bounds.covers(l0, i, user_key, p))
+            .map(move |i| (0, &l0[i]));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
             let files = &self.levels[level];
-            let i = files.partition_point(|f| f.largest_user_key() < user_key);
-            files
-                .get(i)
-                .filter(|f| f.smallest_user_key() <= user_key)
-                .map(|f| (level, f))
+            self.bounds[level]
+                .find(files, user_key, p)
+                .map(|i| (level, &files[i]))
         });
         l0.chain(deeper)
     }
@@ -184,13 +326,12 @@ impl Version {
     /// Whether some table of `level` (>= 1: sorted, disjoint) covers `user_key`.
     pub fn level_covers(&self, level: usize, user_key: &[u8]) -> bool {
         let files = &self.levels[level];
+        let bounds = &self.bounds[level];
+        let p = key_prefix(user_key);
         if level == 0 {
-            return files.iter().any(|f| f.covers(user_key));
+            return (0..files.len()).any(|i| bounds.covers(files, i, user_key, p));
         }
-        let i = files.partition_point(|f| f.largest_user_key() < user_key);
-        files
-            .get(i)
-            .is_some_and(|f| f.smallest_user_key() <= user_key)
+        bounds.find(files, user_key, p).is_some()
     }
 
     /// A version edit that recreates this version from nothing (used to start a new MANIFEST).
@@ -277,5 +418,89 @@ mod tests {
         assert!(path.exists(), "v0 still lists the table");
         drop(v0);
         assert!(!path.exists(), "the last owner deletes the obsolete table");
+    }
+
+    fn naive_tables_for_get(v: &Version, user_key: &[u8]) -> Vec<(usize, u64)> {
+        let mut out = Vec::new();
+        for (level, files) in v.levels.iter().enumerate() {
+            for f in files {
+                if f.covers(user_key) {
+                    out.push((level, f.meta.number));
+                    if level > 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The prefix-based level search must agree with comparing whole keys, including keys
+    /// shorter than the prefix, keys sharing their first eight bytes, and range ends.
+    #[test]
+    fn level_bounds_agree_with_whole_key_comparison() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.path().to_path_buf(),
+            10,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        let wrap = |m: FileMeta| {
+            let path = dir.path().join(format!("{:06}.sst", m.number));
+            Arc::new(TableFile::new(
+                m,
+                path,
+                Arc::clone(&env),
+                Arc::clone(&cache),
+            ))
+        };
+        // Level 1: ranges sharing an 8-byte prefix, and short keys. Level 0: overlapping.
+        let ranges: [(usize, &[u8], &[u8]); 8] = [
+            (1, b"a", b"abcdefgh0"),
+            (1, b"abcdefgh1", b"abcdefgh5"),
+            (1, b"abcdefgh7", b"abcdefgi"),
+            (1, b"b", b"b"),
+            (1, b"c\x00", b"zz"),
+            (2, b"", b"m"),
+            (0, b"abcdefgh3", b"q"),
+            (0, b"a", b"abcdefgh4"),
+        ];
+        let mut edit = VersionEdit::default();
+        for (i, (level, lo, hi)) in ranges.iter().enumerate() {
+            edit.new_files.push((*level, meta(i as u64 + 1, lo, hi)));
+        }
+        let v = Version::default().apply(&edit, wrap).unwrap();
+        let probes: [&[u8]; 16] = [
+            b"",
+            b"a",
+            b"abc",
+            b"abcdefgh",
+            b"abcdefgh0",
+            b"abcdefgh00",
+            b"abcdefgh3",
+            b"abcdefgh6",
+            b"abcdefgh7",
+            b"abcdefgi",
+            b"abcdefgi\x00",
+            b"b",
+            b"b\x00",
+            b"c",
+            b"m",
+            b"zzz",
+        ];
+        for k in probes {
+            let fast: Vec<(usize, u64)> = v
+                .tables_for_get(k)
+                .map(|(l, f)| (l, f.meta.number))
+                .collect();
+            assert_eq!(fast, naive_tables_for_get(&v, k), "key {:?}", k);
+            for level in 0..NUM_LEVELS {
+                let naive = v.levels[level].iter().any(|f| f.covers(k));
+                assert_eq!(v.level_covers(level, k), naive, "level {level} key {k:?}");
+            }
+        }
     }
 }

@@ -192,7 +192,7 @@ impl DbInner {
             // A table moved to another level (trivial move) is deleted and re-added: keep it.
             .filter(|(_, n)| !edit.new_files.iter().any(|(_, m)| m.number == *n))
             .filter_map(|&(level, n)| {
-                current.levels[level]
+                current.levels()[level]
                     .iter()
                     .find(|f| f.meta.number == n)
                     .cloned()

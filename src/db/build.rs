@@ -74,16 +74,16 @@ pub(crate) fn expected_probes(version: &Version, level: usize, files: &[Arc<Tabl
     // The level holding the most entries stands for the key distribution (in a settled tree
     // the last level; while a new last level is being filled, the one above it).
     let reference = (1..NUM_LEVELS)
-        .filter(|&l| !version.levels[l].is_empty())
+        .filter(|&l| !version.levels()[l].is_empty())
         .max_by_key(|&l| {
-            version.levels[l]
+            version.levels()[l]
                 .iter()
                 .map(|f| f.meta.entries)
                 .sum::<u64>()
         });
     match reference {
         Some(r) if r != level => {
-            let refs = &version.levels[r];
+            let refs = &version.levels()[r];
             let total = refs.iter().map(|f| f.meta.entries).sum();
             let share: f64 = files
                 .iter()
@@ -106,7 +106,7 @@ pub(crate) type Shape = ([u64; NUM_LEVELS], [f64; NUM_LEVELS]);
 pub(crate) fn level_shape(version: &Version) -> Shape {
     let mut entries = [0; NUM_LEVELS];
     let mut probes = [0.0; NUM_LEVELS];
-    for (level, files) in version.levels.iter().enumerate() {
+    for (level, files) in version.levels().iter().enumerate() {
         entries[level] = files.iter().map(|f| f.meta.entries).sum();
         probes[level] = expected_probes(version, level, files);
     }

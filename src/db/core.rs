@@ -73,7 +73,8 @@ impl State {
 #[derive(Debug, Default)]
 pub(crate) struct LevelCounters {
     pub checks: AtomicU64,
-    pub useful: AtomicU64,
+    /// Checks that said "may be present" (useful = checks - maybe: one increment per "absent").
+    pub maybe: AtomicU64,
     pub false_positives: AtomicU64,
 }
 

@@ -328,7 +328,7 @@ impl Db {
         let w = &inner.work;
         let version = Arc::clone(&inner.read_view().version);
         let mut levels = Stats::empty_levels();
-        for (level, files) in version.levels.iter().enumerate().take(NUM_LEVELS) {
+        for (level, files) in version.levels().iter().enumerate().take(NUM_LEVELS) {
             let l: &mut LevelStats = &mut levels[level];
             l.files = files.len() as u64;
             l.bytes = files.iter().map(|f| f.meta.size).sum();
@@ -371,7 +371,7 @@ impl Db {
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
             levels,
-            tables: table_stats(inner, &version),
+            tables: table_stats(&version),
         }
     }
 
@@ -393,11 +393,11 @@ impl Db {
 
 /// Per-table figures: the manifest's record of each table plus, for tables whose reader is
 /// open, that reader's filter counters.
-fn table_stats(inner: &DbInner, version: &crate::version::Version) -> Vec<TableStats> {
+fn table_stats(version: &crate::version::Version) -> Vec<TableStats> {
     let mut out = Vec::new();
-    for (level, files) in version.levels.iter().enumerate() {
+    for (level, files) in version.levels().iter().enumerate() {
         for f in files {
-            let open = inner.table_cache.peek(f.meta.number);
+            let open = f.open_reader_now();
             let (checks, fps) = open.as_ref().map_or((0, 0), |t| t.filter_stats());
             out.push(TableStats {
                 level,

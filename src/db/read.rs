@@ -101,17 +101,16 @@ impl DbInner {
             &heap
         };
         for (level, file) in view.version.tables_for_get(user_key) {
-            let table = self.table_cache.get(file.meta.number)?;
-            let got = table.get(lookup, hash)?;
+            let table = file.reader()?;
+            // `tables_for_get` matched the key against the table's range already.
+            let got = table.get_in_range(lookup, hash)?;
             let counters = &self.level_counters[level];
             let false_positive = got.verdict == FilterVerdict::MayContain && got.entry.is_none();
             match got.verdict {
-                FilterVerdict::Absent => {
-                    bump(&counters.checks, 1);
-                    bump(&counters.useful, 1);
-                }
+                FilterVerdict::Absent => bump(&counters.checks, 1),
                 FilterVerdict::MayContain => {
                     bump(&counters.checks, 1);
+                    bump(&counters.maybe, 1);
                     if false_positive {
                         bump(&counters.false_positives, 1);
                     }
@@ -148,17 +147,20 @@ impl DbInner {
         if let Some(imm) = &view.imm {
             children.push(Box::new(imm.iter()));
         }
-        for file in &view.version.levels[0] {
-            match self.table_cache.get(file.meta.number) {
+        for file in &view.version.levels()[0] {
+            match file.reader() {
                 Ok(table) => children.push(Box::new(table.iter())),
                 Err(e) => children.push(Box::new(ErrorIter::new(e))),
             }
         }
-        for files in view.version.levels.iter().skip(1).filter(|f| !f.is_empty()) {
-            children.push(Box::new(LevelIter::new(
-                files.clone(),
-                self.table_cache.clone(),
-            )));
+        for files in view
+            .version
+            .levels()
+            .iter()
+            .skip(1)
+            .filter(|f| !f.is_empty())
+        {
+            children.push(Box::new(LevelIter::new(files.clone())));
         }
         let merged = MergingIterator::new(children);
         DbIter::new(Box::new(merged), seq, start, end).with_keep_alive(Box::new(view))
@@ -166,9 +168,11 @@ impl DbInner {
 
     pub(crate) fn level_counter_values(&self, level: usize) -> (u64, u64, u64) {
         let c = &self.level_counters[level];
+        let maybe = c.maybe.load(Ordering::Relaxed);
+        let checks = c.checks.load(Ordering::Relaxed);
         (
-            c.checks.load(Ordering::Relaxed),
-            c.useful.load(Ordering::Relaxed),
+            checks,
+            checks.saturating_sub(maybe),
             c.false_positives.load(Ordering::Relaxed),
         )
     }

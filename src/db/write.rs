@@ -63,7 +63,7 @@ impl DbInner {
             if !full && !forced {
                 break Ok(());
             }
-            let l0_files = self.view.read().version.levels[0].len();
+            let l0_files = self.view.read().version.levels()[0].len();
             if st.imm.is_some() || l0_files >= self.opts.level0_stop_writes {
                 stalled.get_or_insert_with(Instant::now);
                 self.work_cv.notify_one();

@@ -7,23 +7,20 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::sstable::TableIter;
-use crate::table_cache::TableCache;
 use crate::version::TableFile;
 
 /// A concatenation of the tables of one level (level 1 or deeper), in key order.
 pub struct LevelIter {
     files: Vec<Arc<TableFile>>,
-    cache: Arc<TableCache>,
     index: usize,
     current: Option<TableIter>,
 }
 
 impl LevelIter {
     /// Iterates `files`, which must be sorted by key and not overlap.
-    pub fn new(files: Vec<Arc<TableFile>>, cache: Arc<TableCache>) -> LevelIter {
+    pub fn new(files: Vec<Arc<TableFile>>) -> LevelIter {
         LevelIter {
             files,
-            cache,
             index: 0,
             current: None,
         }
@@ -32,7 +29,7 @@ impl LevelIter {
     fn open(&mut self, index: usize) -> Result<()> {
         self.index = index;
         self.current = match self.files.get(index) {
-            Some(f) => Some(self.cache.get(f.meta.number)?.iter()),
+            Some(f) => Some(f.reader()?.iter()),
             None => None,
         };
         Ok(())

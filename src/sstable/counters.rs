@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[derive(Debug, Default)]
 pub struct ReadCounters {
     filter_checks: AtomicU64,
-    filter_useful: AtomicU64,
+    /// Checks that said "may be present"; "useful" is `checks - maybe`, so the common answer
+    /// ("absent") costs one atomic increment, not two.
+    filter_maybe: AtomicU64,
     filter_false_positives: AtomicU64,
     filter_unavailable: AtomicU64,
     data_blocks_read: AtomicU64,
@@ -38,9 +40,13 @@ pub struct ReadCountersSnapshot {
 impl ReadCounters {
     /// Current totals.
     pub fn snapshot(&self) -> ReadCountersSnapshot {
+        // `maybe` before `checks`: a check is counted before its "maybe", so this order never
+        // sees more maybes than checks.
+        let maybe = self.filter_maybe.load(Relaxed);
+        let checks = self.filter_checks.load(Relaxed);
         ReadCountersSnapshot {
-            filter_checks: self.filter_checks.load(Relaxed),
-            filter_useful: self.filter_useful.load(Relaxed),
+            filter_checks: checks,
+            filter_useful: checks.saturating_sub(maybe),
             filter_false_positives: self.filter_false_positives.load(Relaxed),
             filter_unavailable: self.filter_unavailable.load(Relaxed),
             data_blocks_read: self.data_blocks_read.load(Relaxed),
@@ -51,8 +57,8 @@ impl ReadCounters {
 
     pub(crate) fn filter_checked(&self, said_no: bool) {
         self.filter_checks.fetch_add(1, Relaxed);
-        if said_no {
-            self.filter_useful.fetch_add(1, Relaxed);
+        if !said_no {
+            self.filter_maybe.fetch_add(1, Relaxed);
         }
     }
 

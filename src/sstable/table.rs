@@ -364,18 +364,34 @@ impl Table {
             )));
         }
         let user_key = key::user_key(lookup);
+        if self.props.entries == 0
+            || user_key < key::user_key(&self.props.smallest_key)
+            || user_key > key::user_key(&self.props.largest_key)
+        {
+            return Ok(TableGet {
+                verdict: FilterVerdict::OutOfRange,
+                blocks_read: 0,
+                cache_hits: 0,
+                entry: None,
+            });
+        }
+        self.get_in_range(lookup, hash)
+    }
+
+    /// [`Table::get`] without its key-range check, for a caller that has already matched the
+    /// key against the table's range (the engine does, from the manifest's record of it).
+    /// Never a wrong answer if that record were off: a key outside the table is simply not
+    /// found in the block the index leads to (or the index leads to no block at all).
+    ///
+    /// `lookup` must be at least a trailer long.
+    pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+        let user_key = key::user_key(lookup);
         let mut out = TableGet {
             verdict: FilterVerdict::OutOfRange,
             blocks_read: 0,
             cache_hits: 0,
             entry: None,
         };
-        if self.props.entries == 0
-            || user_key < key::user_key(&self.props.smallest_key)
-            || user_key > key::user_key(&self.props.largest_key)
-        {
-            return Ok(out);
-        }
         out.verdict = match &self.filter {
             None => FilterVerdict::NoFilter,
             Some((policy, bytes)) => {
