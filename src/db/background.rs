@@ -121,14 +121,14 @@ impl DbInner {
             edit.new_files.push((0, meta));
         }
         edit.log_number = Some(new_log);
+        // The frozen memtable leaves the view under the state lock, right after the version
+        // holding its table is installed: once the lock is released a writer may freeze the
+        // next memtable, and clearing `imm` after that would hide it from readers.
         self.log_and_apply(edit, |st| {
             st.imm = None;
             st.log_number = new_log;
+            self.update_view(st, |v| v.imm = None);
         })?;
-        {
-            let mut view = self.view.write();
-            Arc::make_mut(&mut view).imm = None;
-        }
         bump(&self.work.flushes, 1);
         // Every WAL older than the one the frozen memtable's successor writes to is now
         // covered by durable tables.
@@ -165,7 +165,7 @@ impl DbInner {
         mut edit: VersionEdit,
         also: impl FnOnce(&mut State),
     ) -> Result<()> {
-        let current = Arc::clone(&self.view.read().version);
+        let current = Arc::clone(&self.view.load().version);
         let next = current.apply(&edit, |meta| {
             let path = filename::table_path(&self.dir, meta.number);
             Arc::new(TableFile::new(
@@ -199,7 +199,8 @@ impl DbInner {
             })
             .collect();
         let mut st = self.state.lock();
-        Arc::make_mut(&mut self.view.write()).version = Arc::new(next);
+        let next = Arc::new(next);
+        self.update_view(&mut st, |v| v.version = next);
         also(&mut st);
         drop(st);
         // Durable and installed: the old files may go once the last reader lets go of them.
@@ -212,7 +213,7 @@ impl DbInner {
     /// Whether a compaction should run now.
     fn wants_compaction(&self, st: &State) -> bool {
         st.manual_requested > st.manual_completed
-            || crate::compaction::pick_score(&self.view.read().version, &self.opts).is_some()
+            || crate::compaction::pick_score(&self.view.load().version, &self.opts).is_some()
     }
 
     /// Runs one compaction chosen by score (or the manual one that was asked for).
@@ -285,6 +286,6 @@ impl DbInner {
     }
 
     pub(crate) fn current_version(&self) -> Arc<Version> {
-        Arc::clone(&self.view.read().version)
+        Arc::clone(&self.view.load().version)
     }
 }

@@ -1,15 +1,17 @@
 //! The shared state behind every `Db` handle, and the locks that guard it.
 //!
 //! Locks, always taken in this order when nested: `writer` (serializes writers, owns the WAL
-//! and the active memtable), then `state` (background-work bookkeeping), then `view`
-//! (what readers see). Readers take only `view`, for the time of one `Arc` clone.
+//! and the active memtable), then `state` (background-work bookkeeping). `view` (what readers
+//! see) is no lock: an `ArcSwap` that readers load without locking, replaced only under
+//! `state`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
 
 use crate::env::{Env, FileLock};
 use crate::key::SeqNo;
@@ -112,8 +114,10 @@ pub(crate) struct DbInner {
     pub work_cv: Condvar,
     /// Wakes writers and `flush()`/`compact()` callers waiting on background work.
     pub done_cv: Condvar,
-    /// Replaced copy-on-write (`Arc::make_mut`), so a reader's clone is one `Arc` increment.
-    pub view: RwLock<Arc<ReadView>>,
+    /// Replaced whole, never changed in place: a reader's `load` takes no lock and (in
+    /// arc-swap's fast path) no reference count. Every replacement happens under `state`
+    /// ([`DbInner::update_view`]), so two can never race and lose each other's change.
+    pub view: ArcSwap<ReadView>,
     /// The only writer of the MANIFEST is the background thread (and `open`, before it starts).
     pub manifest: Mutex<ManifestWriter>,
     /// Live snapshots: sequence number -> count.
@@ -122,8 +126,23 @@ pub(crate) struct DbInner {
 }
 
 impl DbInner {
+    /// The current view, owned (for iterators and anything that outlives one call).
     pub fn read_view(&self) -> Arc<ReadView> {
-        Arc::clone(&self.view.read())
+        self.view.load_full()
+    }
+
+    /// The current view for the span of one call (a point lookup): cheaper than
+    /// [`DbInner::read_view`], but not to be held for long.
+    pub fn view_guard(&self) -> arc_swap::Guard<Arc<ReadView>> {
+        self.view.load()
+    }
+
+    /// Replaces the view with a changed copy. Takes the state lock's guard as proof that
+    /// view changes are serialized.
+    pub fn update_view(&self, _st: &mut State, change: impl FnOnce(&mut ReadView)) {
+        let mut next = ReadView::clone(&self.view.load());
+        change(&mut next);
+        self.view.store(Arc::new(next));
     }
 
     pub fn visible_seq(&self) -> SeqNo {

@@ -328,6 +328,9 @@ impl Db {
         let w = &inner.work;
         let version = Arc::clone(&inner.read_view().version);
         let mut levels = Stats::empty_levels();
+        // The engine counts filter answers per level only (see `Table::get_in_range`): the
+        // totals are the levels' sums.
+        let (mut filter_checks, mut filter_useful, mut filter_false_positives) = (0, 0, 0);
         for (level, files) in version.levels().iter().enumerate().take(NUM_LEVELS) {
             let l: &mut LevelStats = &mut levels[level];
             l.files = files.len() as u64;
@@ -354,11 +357,14 @@ impl Db {
             l.filter_checks = checks;
             l.filter_useful = useful;
             l.filter_false_positives = fps;
+            filter_checks += checks;
+            filter_useful += useful;
+            filter_false_positives += fps;
         }
         Stats {
-            filter_checks: c.filter_checks,
-            filter_useful: c.filter_useful,
-            filter_false_positives: c.filter_false_positives,
+            filter_checks,
+            filter_useful,
+            filter_false_positives,
             filter_unavailable: c.filter_unavailable,
             data_blocks_read: c.data_blocks_read,
             block_cache_hits: c.block_cache_hits,

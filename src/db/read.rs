@@ -69,7 +69,7 @@ impl DbInner {
         mut trace: Option<&mut GetExplain>,
     ) -> Result<Option<Vec<u8>>> {
         bump(&self.work.gets, 1);
-        let view = self.read_view();
+        let view = self.view_guard();
         if let Some(t) = trace.as_deref_mut() {
             t.snapshot = seq;
             t.checked_immutable = view.imm.is_some();
@@ -105,7 +105,7 @@ impl DbInner {
             // `tables_for_get` matched the key against the table's range already.
             let got = table.get_in_range(lookup, hash)?;
             let counters = &self.level_counters[level];
-            let false_positive = got.verdict == FilterVerdict::MayContain && got.entry.is_none();
+            let false_positive = got.false_positive;
             match got.verdict {
                 FilterVerdict::Absent => bump(&counters.checks, 1),
                 FilterVerdict::MayContain => {

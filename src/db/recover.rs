@@ -5,11 +5,12 @@
 //! current, and only then are the old logs and manifest deleted. A crash at any point of this
 //! leaves either the old state (still complete) or the new one.
 
+use arc_swap::ArcSwap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 
 use super::RecoveryReport;
 use super::build::OutputTable;
@@ -315,11 +316,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
-        view: RwLock::new(Arc::new(ReadView {
+        view: ArcSwap::from_pointee(ReadView {
             mem,
             imm: None,
             version,
-        })),
+        }),
         manifest: Mutex::new(manifest),
         snapshots: Mutex::new(Default::default()),
         recovery: report,

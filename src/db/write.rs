@@ -63,7 +63,7 @@ impl DbInner {
             if !full && !forced {
                 break Ok(());
             }
-            let l0_files = self.view.read().version.levels()[0].len();
+            let l0_files = self.view.load().version.levels()[0].len();
             if st.imm.is_some() || l0_files >= self.opts.level0_stop_writes {
                 stalled.get_or_insert_with(Instant::now);
                 self.work_cv.notify_one();
@@ -99,12 +99,11 @@ impl DbInner {
             w.log_number = number;
             let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::new()));
             st.imm = Some((Arc::clone(&frozen), number));
-            {
-                let mut guard = self.view.write();
-                let view = Arc::make_mut(&mut guard);
-                view.imm = Some(frozen);
-                view.mem = Arc::clone(&w.mem);
-            }
+            let mem = Arc::clone(&w.mem);
+            self.update_view(&mut st, |v| {
+                v.imm = Some(frozen);
+                v.mem = mem;
+            });
             self.work_cv.notify_one();
             break Ok(());
         };

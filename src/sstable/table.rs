@@ -56,6 +56,9 @@ pub struct TableGet {
     /// The newest entry for the user key visible at the snapshot: kind, sequence number and
     /// value (empty for [`Kind::Delete`]). `None` when the table holds no such entry.
     pub entry: Option<(Kind, SeqNo, Vec<u8>)>,
+    /// The filter said "may be present" and the table holds no version of the user key at
+    /// all (not even one newer than the snapshot).
+    pub false_positive: bool,
 }
 
 /// One index entry: a separator key and the data block it leads to.
@@ -373,15 +376,31 @@ impl Table {
                 blocks_read: 0,
                 cache_hits: 0,
                 entry: None,
+                false_positive: false,
             });
         }
-        self.get_in_range(lookup, hash)
+        let out = self.get_in_range(lookup, hash)?;
+        if matches!(
+            out.verdict,
+            FilterVerdict::Absent | FilterVerdict::MayContain
+        ) {
+            self.counters
+                .filter_checked(out.verdict == FilterVerdict::Absent);
+        }
+        if out.false_positive {
+            self.counters.filter_false_positive();
+        }
+        Ok(out)
     }
 
     /// [`Table::get`] without its key-range check, for a caller that has already matched the
     /// key against the table's range (the engine does, from the manifest's record of it).
     /// Never a wrong answer if that record were off: a key outside the table is simply not
     /// found in the block the index leads to (or the index leads to no block at all).
+    ///
+    /// It counts the filter's answer in the table's own counters only, not in the shared
+    /// [`ReadCounters`]' filter figures: the engine keeps those per level (one increment per
+    /// check instead of two) and adds the levels up for its totals.
     ///
     /// `lookup` must be at least a trailer long.
     pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
@@ -391,13 +410,13 @@ impl Table {
             blocks_read: 0,
             cache_hits: 0,
             entry: None,
+            false_positive: false,
         };
         out.verdict = match &self.filter {
             None => FilterVerdict::NoFilter,
             Some((policy, bytes)) => {
                 let maybe = policy.may_contain_hash(bytes, hash);
                 self.filter_checks.fetch_add(1, Relaxed);
-                self.counters.filter_checked(!maybe);
                 if !maybe {
                     out.verdict = FilterVerdict::Absent;
                     return Ok(out);
@@ -441,7 +460,7 @@ impl Table {
         }
         if out.verdict == FilterVerdict::MayContain && !user_key_present {
             self.filter_false_positives.fetch_add(1, Relaxed);
-            self.counters.filter_false_positive();
+            out.false_positive = true;
         }
         Ok(out)
     }
