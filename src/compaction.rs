@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use crate::db::{
-    Inner, OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
+    Inner, OutputTable, expected_probes, filter_bits_for_write, filter_fits, level_shape,
 };
 use crate::error::Result;
 use crate::filename;
@@ -227,9 +227,20 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         if entries[out_level] > 0 && probes[out_level] <= 0.0 {
             probes[out_level] = 1.0;
         }
+        let is_input =
+            |f: &Arc<TableFile>| plan.all_inputs().any(|i| i.meta.number == f.meta.number);
+        let staying = version
+            .levels()
+            .iter()
+            .enumerate()
+            .flat_map(|(l, files)| files.iter().map(move |f| (l, f)))
+            .filter(|(_, f)| !is_input(f))
+            .map(|(l, f)| (l, &f.meta));
+        let new_entries = plan.all_inputs().map(|f| f.meta.entries).sum();
+        let shape = (entries, probes);
         (
-            filter_bits_for_shape(&db.opts, &entries, &probes, out_level),
-            (entries, probes),
+            filter_bits_for_write(&db.opts, &shape, staying, new_entries, out_level),
+            shape,
         )
     };
 

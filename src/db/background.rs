@@ -89,9 +89,10 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
             // The filter is sized for the tree as it will be with this table in level 0.
+            let version = self.current_version();
             let (mut entries, mut probes) = match &shape {
                 Some(s) => **s,
-                None => build::level_shape(&self.current_version()),
+                None => build::level_shape(&version),
             };
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
@@ -99,7 +100,18 @@ impl DbInner {
             if let Some(s) = shape {
                 *s = (entries, probes);
             }
-            let bits = build::filter_bits_for_shape(&self.opts, &entries, &probes, 0);
+            let staying = version
+                .levels()
+                .iter()
+                .enumerate()
+                .flat_map(|(l, files)| files.iter().map(move |f| (l, &f.meta)));
+            let bits = build::filter_bits_for_write(
+                &self.opts,
+                &(entries, probes),
+                staying,
+                imm.len() as u64,
+                0,
+            );
             let mut out = OutputTable::create_with_bits(
                 self.env.as_ref(),
                 &self.dir,

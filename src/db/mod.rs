@@ -25,7 +25,7 @@ use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
 
 pub(crate) use self::build::{
-    OutputTable, expected_probes, filter_bits_for_shape, filter_fits, level_shape,
+    OutputTable, expected_probes, filter_bits_for_write, filter_fits, level_shape,
 };
 pub(crate) use self::core::DbInner as Inner;
 
