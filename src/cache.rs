@@ -4,66 +4,158 @@
 //! deleted table are simply never hit again and age out. Charged by block size in bytes and
 //! split into shards, each an LRU under its own mutex, so concurrent readers rarely contend.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::sstable::Block;
 
-/// Caches below this size use a single shard, so that one large block still fits.
+/// Below this capacity the cache is one shard (tiny caches would otherwise be split into
+/// shards too small to hold a block).
 const MIN_BYTES_FOR_SHARDING: usize = 4 << 20;
 const SHARDS: usize = 16;
 
 type CacheKey = (u64, u64);
 
-#[derive(Debug, Default)]
+/// Keys are (file number, offset) pairs made by the engine, not by an adversary: a
+/// multiplicative mix is all the hashing they need (SipHash was a visible cost per block).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// "No slot" in the recency list.
+const NIL: usize = usize::MAX;
+
+/// One cached block, a node of the shard's recency list (most recent at `head`).
+#[derive(Debug)]
+struct Slot {
+    key: CacheKey,
+    block: Option<Arc<Block>>,
+    prev: usize,
+    next: usize,
+}
+
+/// One LRU: a map from key to slot, and the slots threaded on a doubly linked recency list
+/// by index, so a hit or an eviction is O(1) with no allocation (freed slots are reused).
+#[derive(Debug)]
 struct Shard {
     capacity: usize,
     usage: usize,
-    /// Monotonic use counter; larger = more recently used.
-    tick: u64,
-    entries: HashMap<CacheKey, (Arc<Block>, u64)>,
-    /// Recency order: tick -> key. The first entry is the least recently used.
-    by_use: BTreeMap<u64, CacheKey>,
+    map: HashMap<CacheKey, usize, BuildHasherDefault<KeyHasher>>,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    head: usize,
+    tail: usize,
 }
 
 impl Shard {
+    fn new(capacity: usize) -> Shard {
+        Shard {
+            capacity,
+            usage: 0,
+            map: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    fn unlink(&mut self, i: usize) {
+        let (prev, next) = (self.slots[i].prev, self.slots[i].next);
+        match prev {
+            NIL => self.head = next,
+            p => self.slots[p].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            n => self.slots[n].prev = prev,
+        }
+    }
+
+    fn push_front(&mut self, i: usize) {
+        self.slots[i].prev = NIL;
+        self.slots[i].next = self.head;
+        match self.head {
+            NIL => self.tail = i,
+            h => self.slots[h].prev = i,
+        }
+        self.head = i;
+    }
+
     fn touch(&mut self, key: CacheKey) -> Option<Arc<Block>> {
-        self.tick += 1;
-        let tick = self.tick;
-        let (block, used) = self.entries.get_mut(&key)?;
-        self.by_use.remove(used);
-        *used = tick;
-        self.by_use.insert(tick, key);
-        Some(block.clone())
+        let i = *self.map.get(&key)?;
+        if self.head != i {
+            self.unlink(i);
+            self.push_front(i);
+        }
+        self.slots[i].block.clone()
     }
 
-    fn insert(&mut self, key: CacheKey, block: Arc<Block>) {
-        let charge = block.size();
-        if charge > self.capacity {
-            return;
-        }
-        self.remove(key);
-        while self.usage + charge > self.capacity {
-            let Some((_, victim)) = self.by_use.pop_first() else {
-                break;
-            };
-            if let Some((b, _)) = self.entries.remove(&victim) {
-                self.usage -= b.size();
-            }
-        }
-        self.tick += 1;
-        self.by_use.insert(self.tick, key);
-        self.entries.insert(key, (block, self.tick));
-        self.usage += charge;
-    }
-
-    fn remove(&mut self, key: CacheKey) {
-        if let Some((b, used)) = self.entries.remove(&key) {
-            self.by_use.remove(&used);
+    /// Takes slot `i` out of the cache, returning its block (dropped by the caller, after
+    /// the shard's lock is released when it can be).
+    fn evict(&mut self, i: usize) -> Option<Arc<Block>> {
+        self.unlink(i);
+        self.map.remove(&self.slots[i].key);
+        self.free.push(i);
+        let block = self.slots[i].block.take();
+        if let Some(b) = &block {
             self.usage -= b.size();
         }
+        block
+    }
+
+    /// Inserts `block`; returns the blocks it displaced.
+    fn insert(&mut self, key: CacheKey, block: Arc<Block>) -> Vec<Arc<Block>> {
+        let charge = block.size();
+        let mut displaced = Vec::new();
+        if charge > self.capacity {
+            return displaced;
+        }
+        displaced.extend(self.remove(key));
+        while self.usage + charge > self.capacity && self.tail != NIL {
+            displaced.extend(self.evict(self.tail));
+        }
+        let slot = Slot {
+            key,
+            block: Some(block),
+            prev: NIL,
+            next: NIL,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = slot;
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() - 1
+            }
+        };
+        self.push_front(i);
+        self.map.insert(key, i);
+        self.usage += charge;
+        displaced
+    }
+
+    fn remove(&mut self, key: CacheKey) -> Option<Arc<Block>> {
+        let i = *self.map.get(&key)?;
+        self.evict(i)
     }
 }
 
@@ -87,10 +179,7 @@ impl BlockCache {
             .map(|i| {
                 // Spread the remainder so the shard capacities sum to exactly the total.
                 let capacity = capacity_bytes / n + usize::from(i < capacity_bytes % n);
-                Mutex::new(Shard {
-                    capacity,
-                    ..Shard::default()
-                })
+                Mutex::new(Shard::new(capacity))
             })
             .collect();
         BlockCache {
@@ -115,13 +204,16 @@ impl BlockCache {
     /// Caches a block, evicting least recently used blocks of its shard as needed.
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         let key = (file_number, offset);
-        self.shard(key).lock().insert(key, block);
+        let displaced = self.shard(key).lock().insert(key, block);
+        // Freeing the displaced blocks (4 KiB each) happens here, outside the shard's lock.
+        drop(displaced);
     }
 
     /// Drops one block if cached.
     pub fn remove(&self, file_number: u64, offset: u64) {
         let key = (file_number, offset);
-        self.shard(key).lock().remove(key);
+        let removed = self.shard(key).lock().remove(key);
+        drop(removed);
     }
 
     /// Bytes of blocks currently held.
@@ -136,7 +228,7 @@ impl BlockCache {
 
     /// Number of blocks currently held.
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().entries.len()).sum()
+        self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
 
     /// True when nothing is cached.
@@ -198,5 +290,46 @@ mod tests {
         cache.insert(1, 1, block(5000)); // too large for the cache: not kept
         assert!(cache.is_empty());
         assert_eq!(cache.capacity(), 1000);
+    }
+
+    /// The slab LRU against a plain list kept in recency order, over a long random mix of
+    /// inserts (some re-inserts), hits, misses and removals in one shard.
+    #[test]
+    fn matches_a_simple_lru_model() {
+        let unit = block(100).size();
+        let cache = BlockCache::new(10 * unit); // below the sharding threshold: one shard
+        let mut model: Vec<u64> = Vec::new(); // most recent last
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let key = x % 25;
+            match (x >> 32) % 4 {
+                0 | 1 => {
+                    cache.insert(1, key, block(100));
+                    model.retain(|&k| k != key);
+                    if model.len() == 10 {
+                        model.remove(0);
+                    }
+                    model.push(key);
+                }
+                2 => {
+                    let hit = cache.get(1, key).is_some();
+                    let pos = model.iter().position(|&k| k == key);
+                    assert_eq!(hit, pos.is_some(), "key {key}");
+                    if let Some(p) = pos {
+                        model.remove(p);
+                        model.push(key);
+                    }
+                }
+                _ => {
+                    cache.remove(1, key);
+                    model.retain(|&k| k != key);
+                }
+            }
+            assert_eq!(cache.len(), model.len());
+            assert_eq!(cache.usage(), model.len() * unit);
+        }
     }
 }
