@@ -33,6 +33,12 @@ pub trait WritableFile: Send {
 pub trait RandomAccessFile: Send + Sync + Debug {
     /// Reads exactly `len` bytes at `offset`; reading past the end is an error.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
+    /// As [`RandomAccessFile::read_at`], but may reuse `spare`'s allocation (a buffer the
+    /// caller no longer needs, such as an evicted cache block's) instead of allocating.
+    fn read_at_reusing(&self, offset: u64, len: usize, spare: Vec<u8>) -> Result<Vec<u8>> {
+        drop(spare);
+        self.read_at(offset, len)
+    }
     /// The file's size when it was opened.
     fn size(&self) -> u64;
     /// The path it was opened from (for error messages).
@@ -138,6 +144,10 @@ struct StdRandomAccess {
 
 impl RandomAccessFile for StdRandomAccess {
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.read_at_reusing(offset, len, Vec::new())
+    }
+
+    fn read_at_reusing(&self, offset: u64, len: usize, spare: Vec<u8>) -> Result<Vec<u8>> {
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > self.size) {
             return Err(Error::corruption(
@@ -149,7 +159,10 @@ impl RandomAccessFile for StdRandomAccess {
                 ),
             ));
         }
-        let mut buf = vec![0u8; len];
+        let mut buf = spare;
+        // A reused buffer is already initialized up to its old length: only growth is zeroed
+        // (the read overwrites every byte anyway).
+        buf.resize(len, 0);
         read_exact_at(&self.file, &mut buf, offset).map_err(|e| Error::io(&self.path, e))?;
         Ok(buf)
     }

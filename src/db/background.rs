@@ -97,6 +97,10 @@ impl DbInner {
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
             probes[0] += 1.0;
+            // During a compaction (`shape` given) the current version still lists the
+            // compaction's inputs and not its outputs, so it says nothing reliable about the
+            // memory the tree will hold: no budget correction then.
+            let during_compaction = shape.is_some();
             if let Some(s) = shape {
                 *s = (entries, probes);
             }
@@ -104,6 +108,7 @@ impl DbInner {
                 .levels()
                 .iter()
                 .enumerate()
+                .filter(|_| !during_compaction)
                 .flat_map(|(l, files)| files.iter().map(move |f| (l, &f.meta)));
             let bits = build::filter_bits_for_write(
                 &self.opts,

@@ -240,3 +240,105 @@ impl OutputTable {
         let _ = env.remove_file(&self.path);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(entries: u64, bits_per_key: f64) -> FileMeta {
+        FileMeta {
+            number: 1,
+            size: 0,
+            smallest: Vec::new(),
+            largest: Vec::new(),
+            entries,
+            deletions: 0,
+            filter_bits_per_key: bits_per_key,
+            filter_bytes: (entries as f64 * bits_per_key / 8.0) as u64,
+            expected_fpr: 0.01,
+        }
+    }
+
+    fn monkey(bits_per_key: f64) -> Options {
+        Options {
+            filter_allocation: FilterAllocation::Monkey { bits_per_key },
+            ..Options::default()
+        }
+    }
+
+    /// L1: 10k keys, L2: 100k, every lookup consults both.
+    fn shape() -> Shape {
+        let mut entries = [0; NUM_LEVELS];
+        let mut probes = [0.0; NUM_LEVELS];
+        entries[1] = 10_000;
+        entries[2] = 100_000;
+        probes[1] = 1.0;
+        probes[2] = 1.0;
+        (entries, probes)
+    }
+
+    #[test]
+    fn uniform_ignores_the_shape_and_the_drift() {
+        let opts = Options::default();
+        let staying = [(2, meta(100_000, 30.0))];
+        let bits = filter_bits_for_write(
+            &opts,
+            &shape(),
+            staying.iter().map(|(l, m)| (*l, m)),
+            10_000,
+            1,
+        );
+        assert_eq!(bits, 10.0);
+    }
+
+    #[test]
+    fn monkey_on_budget_gives_the_optimum_and_small_levels_more() {
+        let opts = monkey(10.0);
+        let (entries, probes) = shape();
+        let ideal = monkey::allocate(&monkey_shape(&entries, &probes), 10.0, 1.0);
+        assert!(ideal[1] > 10.0 && ideal[2] < 10.0, "{ideal:?}");
+        // The staying L2 filters took exactly what the optimum gives them.
+        let staying = [(2, meta(100_000, ideal[2]))];
+        let bits = filter_bits_for_write(
+            &opts,
+            &(entries, probes),
+            staying.iter().map(|(l, m)| (*l, m)),
+            10_000,
+            1,
+        );
+        assert!((bits - ideal[1]).abs() < 0.01, "{bits} vs {ideal:?}");
+    }
+
+    #[test]
+    fn monkey_steers_memory_back_to_the_budget_within_the_cap() {
+        let opts = monkey(10.0);
+        let (entries, probes) = shape();
+        let ideal = monkey::allocate(&monkey_shape(&entries, &probes), 10.0, 1.0);
+        // L2 overspent by 0.1 bits/key over 100k keys: 10k bits, 1 bit/key of the new table.
+        let staying = [(2, meta(100_000, ideal[2] + 0.1))];
+        let bits = filter_bits_for_write(
+            &opts,
+            &(entries, probes),
+            staying.iter().map(|(l, m)| (*l, m)),
+            10_000,
+            1,
+        );
+        assert!(
+            (bits - (ideal[1] - 1.0)).abs() < 0.01,
+            "{bits} vs {ideal:?}"
+        );
+        // A far larger drift is corrected by at most MAX_BUDGET_CORRECTION per write.
+        let staying = [(2, meta(100_000, ideal[2] - 3.0))];
+        let bits = filter_bits_for_write(
+            &opts,
+            &(entries, probes),
+            staying.iter().map(|(l, m)| (*l, m)),
+            10_000,
+            1,
+        );
+        assert!(
+            (bits - (ideal[1] + MAX_BUDGET_CORRECTION)).abs() < 0.01,
+            "{bits}"
+        );
+    }
+}

@@ -220,6 +220,11 @@ impl Block {
         Ok(())
     }
 
+    /// The block's bytes back, for reuse of the allocation.
+    pub(crate) fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+
     /// Bytes held (what the block cache charges for it).
     pub fn size(&self) -> usize {
         self.data.len()

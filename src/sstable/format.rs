@@ -114,6 +114,20 @@ pub fn read_block(
     handle: BlockHandle,
     limit: u64,
 ) -> Result<Vec<u8>> {
+    read_block_reusing(file, path, handle, limit, Vec::new())
+}
+
+/// [`read_block`] into `spare`'s allocation where the file allows it.
+///
+/// # Errors
+/// As [`read_block`].
+pub fn read_block_reusing(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+    limit: u64,
+    spare: Vec<u8>,
+) -> Result<Vec<u8>> {
     let end = handle.end_with_trailer();
     if end.is_none_or(|end| end > limit) {
         return Err(Error::corruption(
@@ -128,7 +142,7 @@ pub fn read_block(
     // `end <= limit <= file size`, so the size fits in memory as far as the file does.
     let len = usize::try_from(handle.size)
         .map_err(|_| Error::corruption(path, handle.offset, "block size does not fit in memory"))?;
-    let mut buf = file.read_at(handle.offset, len + BLOCK_TRAILER_LEN)?;
+    let mut buf = file.read_at_reusing(handle.offset, len + BLOCK_TRAILER_LEN, spare)?;
     let block_type = buf[len];
     let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
     let actual = block_crc(&buf[..len], block_type);

@@ -14,7 +14,9 @@ use crate::key::{self, Kind, SeqNo};
 use crate::sstable::block::{Block, BlockIter, bytewise};
 use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
 use crate::sstable::counters::ReadCounters;
-use crate::sstable::format::{BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, read_block};
+use crate::sstable::format::{
+    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, read_block, read_block_reusing,
+};
 use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
 
@@ -332,7 +334,12 @@ impl Table {
             self.counters.cache_hit();
             return Ok((b, true));
         }
-        let data = read_block(&*self.file, &self.path, handle, self.blocks_end)?;
+        let spare = self
+            .cache
+            .as_ref()
+            .map(|c| c.spare_buffer(self.file_number, handle.offset))
+            .unwrap_or_default();
+        let data = read_block_reusing(&*self.file, &self.path, handle, self.blocks_end, spare)?;
         self.counters
             .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
         let locate = |e: Error| e.located(&self.path, handle.offset);

@@ -1,7 +1,9 @@
 //! W1 (docs/BENCH.md) against bloomkv, fjall and (with `--features rocksdb`) RocksDB in one
 //! process run, printing per phase ops/s, read syscalls per op, and bloomkv / peer ratios.
 //!
-//! `cargo run --release -- [--keys N] [--gets N] [--bits-per-key B]` (from benches/peers).
+//! `cargo run --release -- [--keys N] [--gets N] [--bits-per-key B] [--peer-bits-per-key B]`
+//! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
+//! 2 cores and needs libclang).
 
 use std::path::Path;
 use std::time::Instant;
@@ -68,13 +70,25 @@ impl Engine for Bloomkv {
 struct Fjall {
     dir: std::path::PathBuf,
     cache: u64,
+    /// Bloom bits per key on every level; `None`: fjall's default (0.01% FPR on L0, 10
+    /// bits/key below).
+    bits: Option<f32>,
     db: Option<(fjall::Database, fjall::Keyspace)>,
 }
 
 impl Fjall {
-    fn open(dir: &Path, cache: u64) -> Res<(fjall::Database, fjall::Keyspace)> {
+    fn open(dir: &Path, cache: u64, bits: Option<f32>) -> Res<(fjall::Database, fjall::Keyspace)> {
+        use fjall::config::{BloomConstructionPolicy, FilterPolicy, FilterPolicyEntry};
         let db = fjall::Database::builder(dir).cache_size(cache).open()?;
-        let ks = db.keyspace("w1", fjall::KeyspaceCreateOptions::default)?;
+        let ks = db.keyspace("w1", || {
+            let o = fjall::KeyspaceCreateOptions::default();
+            match bits {
+                Some(b) => o.filter_policy(FilterPolicy::new([FilterPolicyEntry::Bloom(
+                    BloomConstructionPolicy::BitsPerKey(b),
+                )])),
+                None => o,
+            }
+        })?;
         Ok((db, ks))
     }
     fn ks(&self) -> Res<&fjall::Keyspace> {
@@ -117,7 +131,7 @@ impl Engine for Fjall {
     }
     fn reopen(&mut self) -> Res<()> {
         self.db = None;
-        self.db = Some(Self::open(&self.dir, self.cache)?);
+        self.db = Some(Self::open(&self.dir, self.cache, self.bits)?);
         Ok(())
     }
 }
@@ -126,17 +140,18 @@ impl Engine for Fjall {
 struct Rocks {
     dir: std::path::PathBuf,
     cache: usize,
+    bits: f64,
     db: Option<rocksdb::DB>,
 }
 
 #[cfg(feature = "rocksdb")]
 impl Rocks {
-    fn open(dir: &Path, cache: usize) -> Res<rocksdb::DB> {
+    fn open(dir: &Path, cache: usize, bits: f64) -> Res<rocksdb::DB> {
         let mut o = rocksdb::Options::default();
         o.create_if_missing(true);
         let mut t = rocksdb::BlockBasedOptions::default();
         t.set_block_cache(&rocksdb::Cache::new_lru_cache(cache));
-        t.set_bloom_filter(10.0, false);
+        t.set_bloom_filter(bits, false);
         o.set_block_based_table_factory(&t);
         Ok(rocksdb::DB::open(&o, dir)?)
     }
@@ -168,12 +183,29 @@ impl Engine for Rocks {
     fn settle(&mut self) -> Res<()> {
         let db = self.db()?;
         db.flush()?;
-        db.compact_range::<&[u8], &[u8]>(None, None);
+        // W1's settle: wait until background flushes and compactions are idle (not a full
+        // manual compaction, which would leave RocksDB a one-level tree the others lack).
+        let busy = |db: &rocksdb::DB| -> Res<bool> {
+            let mut any = false;
+            for p in [
+                "rocksdb.num-running-compactions",
+                "rocksdb.compaction-pending",
+                "rocksdb.num-running-flushes",
+                "rocksdb.mem-table-flush-pending",
+            ] {
+                any |= db.property_int_value(p)?.unwrap_or(0) > 0;
+            }
+            Ok(any)
+        };
+        let t = Instant::now();
+        while busy(db)? && t.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         Ok(())
     }
     fn reopen(&mut self) -> Res<()> {
         self.db = None;
-        self.db = Some(Self::open(&self.dir, self.cache)?);
+        self.db = Some(Self::open(&self.dir, self.cache, self.bits)?);
         Ok(())
     }
 }
@@ -268,6 +300,9 @@ fn main() -> Res<()> {
         seed: 42,
     };
     let mut bits = 10.0;
+    // Filter bits per key for the peers on every level; default: fjall's own default
+    // policy, RocksDB at 10.
+    let mut peer_bits: Option<f64> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut v = || args.next().ok_or(format!("{a} needs a value"));
@@ -277,6 +312,7 @@ fn main() -> Res<()> {
             "--scan" => s.scan = v()?.parse()?,
             "--seed" => s.seed = v()?.parse()?,
             "--bits-per-key" => bits = v()?.parse()?,
+            "--peer-bits-per-key" => peer_bits = Some(v()?.parse()?),
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -295,16 +331,26 @@ fn main() -> Res<()> {
             opts,
         }),
         Box::new(Fjall {
-            db: Some(Fjall::open(&tmp.path().join("fjall"), cache)?),
+            db: Some(Fjall::open(
+                &tmp.path().join("fjall"),
+                cache,
+                peer_bits.map(|b| b as f32),
+            )?),
             dir: tmp.path().join("fjall"),
             cache,
+            bits: peer_bits.map(|b| b as f32),
         }),
     ];
     #[cfg(feature = "rocksdb")]
     engines.push(Box::new(Rocks {
-        db: Some(Rocks::open(&tmp.path().join("rocksdb"), cache as usize)?),
+        db: Some(Rocks::open(
+            &tmp.path().join("rocksdb"),
+            cache as usize,
+            peer_bits.unwrap_or(10.0),
+        )?),
         dir: tmp.path().join("rocksdb"),
         cache: cache as usize,
+        bits: peer_bits.unwrap_or(10.0),
     }));
     let mut results = Vec::new();
     for e in engines.iter_mut() {
@@ -312,8 +358,11 @@ fn main() -> Res<()> {
         results.push((e.name(), w1(e.as_mut(), &s)?));
     }
     println!(
-        "W1, {} keys, 32 MiB cache, bloomkv at {bits} bits/key, peers at their defaults",
-        s.keys
+        "W1, {} keys, 32 MiB cache, bloomkv at {bits} bits/key, peers at {}",
+        s.keys,
+        peer_bits.map_or("their defaults (RocksDB 10 bits/key)".to_string(), |b| {
+            format!("{b} bits/key on every level")
+        })
     );
     for (name, r) in &results {
         println!("\n{name}");
