@@ -134,7 +134,9 @@ impl TableFile {
 
 impl Drop for TableFile {
     fn drop(&mut self) {
-        if self.pinned.get().is_some() {
+        // Close a pinned reader first, so the file is no longer open when it is removed
+        // (which matters where open files cannot be deleted).
+        if self.pinned.take().is_some() {
             self.cache.unpin();
         }
         if self.obsolete.load(AtomicOrdering::Acquire) {
@@ -502,5 +504,44 @@ mod tests {
                 assert_eq!(v.level_covers(level, k), naive, "level {level} key {k:?}");
             }
         }
+    }
+
+    /// A reader pinned by its table file holds a pin slot until the file is dropped, and an
+    /// obsolete table's file is removed after its reader is closed.
+    #[test]
+    fn pinned_reader_lives_and_dies_with_its_table_file() {
+        use crate::sstable::{TableBuildOptions, TableBuilder};
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.path().to_path_buf(),
+            8,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        let path = crate::filename::table_path(dir.path(), 7);
+        let mut b = TableBuilder::new(
+            env.create_writable(&path).unwrap(),
+            path.clone(),
+            TableBuildOptions::default(),
+        );
+        b.add(&key::encode(b"k", 1, Kind::Put), b"v").unwrap();
+        b.finish().unwrap();
+        let file = TableFile::new(
+            meta(7, b"k", b"k"),
+            path.clone(),
+            Arc::clone(&env),
+            Arc::clone(&cache),
+        );
+        assert!(file.open_reader_now().is_none());
+        assert!(matches!(file.reader().unwrap(), TableRef::Pinned(_)));
+        assert!(matches!(file.reader().unwrap(), TableRef::Pinned(_)));
+        assert_eq!(cache.pinned(), 1);
+        assert!(file.open_reader_now().is_some());
+        file.mark_obsolete();
+        drop(file);
+        assert_eq!(cache.pinned(), 0);
+        assert!(!path.exists());
     }
 }
