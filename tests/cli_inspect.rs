@@ -11,6 +11,31 @@ fn load_keys(t: &TestDb, n: usize) {
 }
 
 #[test]
+fn stats_tables_lists_every_table() {
+    let t = TestDb::new();
+    load_keys(&t, 2000);
+    t.ok(&["compact"]);
+    let text = t.ok(&["stats", "--tables"]);
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains(".sst")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with('L'), "{text}");
+    assert!(rows[0].contains("key000000 .. key001999"), "{text}");
+    let json = t.ok(&["stats", "--tables", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let tables = v["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0]["entries"], 2000);
+    assert_eq!(tables[0]["smallest_key"], "key000000");
+    assert!(tables[0]["filter_bits_per_key"].as_f64().unwrap() > 0.0);
+    // Without --tables the JSON has no table list.
+    let plain: serde_json::Value = serde_json::from_str(&t.ok(&["stats", "--json"])).unwrap();
+    assert!(plain.get("tables").is_none());
+    // --hex shows keys as hex digits.
+    let hex = t.ok(&["--hex", "stats", "--tables"]);
+    assert!(hex.contains("6b6579303030303030 .."), "{hex}");
+}
+
+#[test]
 fn stats_text_and_json() {
     let t = TestDb::new();
     load_keys(&t, 2000);

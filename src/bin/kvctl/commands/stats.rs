@@ -1,11 +1,12 @@
-//! `kvctl stats [--json]`.
+//! `kvctl stats [--json] [--tables]`.
 
 use std::fmt::Write as _;
 
-use bloomkv::{Db, LevelStats, Stats};
+use bloomkv::{Db, LevelStats, Stats, TableStats};
 
 use crate::args::GlobalArgs;
 use crate::commands::json::Object;
+use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::open;
 use crate::output::Out;
@@ -20,6 +21,10 @@ pub struct Args {
     /// One JSON object on one line, for scripts (layout documented in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
+    /// Also list every table: level, file, entries, bytes, filter bits/key and expected FPR,
+    /// filter checks and false positives since open, key range.
+    #[arg(long)]
+    pub tables: bool,
 }
 
 /// Prints the per-level table and the global counters. The counters count since the
@@ -28,10 +33,12 @@ pub struct Args {
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let db = open::existing(&g.db)?;
     let s = db.stats();
-    let text = if a.json {
-        json(&db, &s)
-    } else {
-        table(&db, &s)
+    let codec = g.codec();
+    let text = match (a.json, a.tables) {
+        (true, false) => json(&db, &s, None),
+        (true, true) => json(&db, &s, Some(codec)),
+        (false, false) => table(&db, &s),
+        (false, true) => format!("{}\n{}", table(&db, &s), tables(&s.tables, codec)),
     };
     let mut out = Out::new();
     out.line(&text)?;
@@ -154,7 +161,34 @@ fn row(t: &mut String, name: &str, l: &LevelStats) {
     );
 }
 
-fn json(db: &Db, s: &Stats) -> String {
+/// One line per table, level by level (level 0 newest first, deeper levels in key order).
+fn tables(ts: &[TableStats], codec: Codec) -> String {
+    let mut t = String::new();
+    let _ = write!(
+        t,
+        "{:<5} {:>10} {:>10} {:>12} {:>8} {:>9} {:>8} {:>8}  key range",
+        "level", "file", "entries", "bytes", "bits/key", "exp. FPR", "checks", "fp"
+    );
+    for x in ts {
+        let _ = write!(
+            t,
+            "\nL{:<4} {:>10} {:>10} {:>12} {:>8.2} {:>9} {:>8} {:>8}  {} .. {}",
+            x.level,
+            format!("{:06}.sst", x.file_number),
+            x.entries,
+            x.bytes,
+            x.filter_bits_per_key,
+            rate(x.expected_fpr),
+            x.filter_checks,
+            x.filter_false_positives,
+            codec.show(&x.smallest_key),
+            codec.show(&x.largest_key),
+        );
+    }
+    t
+}
+
+fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
     let levels = s.levels.iter().enumerate().map(|(i, l)| {
         Object::new()
             .uint("level", i as u64)
@@ -170,7 +204,7 @@ fn json(db: &Db, s: &Stats) -> String {
             .uint("filter_false_positives", l.filter_false_positives)
     });
     let r = db.recovery_report();
-    Object::new()
+    let out = Object::new()
         .uint("format", JSON_FORMAT)
         .str("db", &db.path().display().to_string())
         .str("counters_since", "open")
@@ -198,6 +232,26 @@ fn json(db: &Db, s: &Stats) -> String {
                 .uint("tables_written", r.tables_written as u64)
                 .uint("dropped", r.dropped.len() as u64),
         )
-        .array("levels", levels)
-        .finish()
+        .array("levels", levels);
+    let out = match tables {
+        None => out,
+        Some(codec) => out.array(
+            "tables",
+            s.tables.iter().map(|x| {
+                Object::new()
+                    .uint("level", x.level as u64)
+                    .uint("file_number", x.file_number)
+                    .uint("entries", x.entries)
+                    .uint("bytes", x.bytes)
+                    .uint("filter_bytes", x.filter_bytes)
+                    .float("filter_bits_per_key", x.filter_bits_per_key)
+                    .float("expected_fpr", x.expected_fpr)
+                    .uint("filter_checks", x.filter_checks)
+                    .uint("filter_false_positives", x.filter_false_positives)
+                    .str("smallest_key", &codec.show(&x.smallest_key))
+                    .str("largest_key", &codec.show(&x.largest_key))
+            }),
+        ),
+    };
+    out.finish()
 }
