@@ -137,7 +137,11 @@ pub(crate) fn run_one(db: &Inner) -> Result<()> {
     }
     let version = db.current_version();
     let Some((level, _)) = pick_score(&version, &db.opts) else {
-        return Ok(());
+        // Nothing to merge: under Monkey, bring one table's filter back to its level's share.
+        return match crate::refilter::pick(&version, &db.opts) {
+            Some(r) => crate::refilter::run(db, r),
+            None => Ok(()),
+        };
     };
     let pointer = db.state.lock().compact_pointers[level].clone();
     match plan_for(&version, level, pointer.as_deref(), false) {
@@ -227,21 +231,8 @@ fn execute(db: &Inner, version: &Version, plan: Plan) -> Result<()> {
         if entries[out_level] > 0 && probes[out_level] <= 0.0 {
             probes[out_level] = 1.0;
         }
-        let is_input =
-            |f: &Arc<TableFile>| plan.all_inputs().any(|i| i.meta.number == f.meta.number);
-        let staying = version
-            .levels()
-            .iter()
-            .enumerate()
-            .flat_map(|(l, files)| files.iter().map(move |f| (l, f)))
-            .filter(|(_, f)| !is_input(f))
-            .map(|(l, f)| (l, &f.meta));
-        let new_entries = plan.all_inputs().map(|f| f.meta.entries).sum();
         let shape = (entries, probes);
-        (
-            filter_bits_for_write(&db.opts, &shape, staying, new_entries, out_level),
-            shape,
-        )
+        (filter_bits_for_write(&db.opts, &shape, out_level), shape)
     };
 
     // A single table with nothing below it and a filter already sized for the target level

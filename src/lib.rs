@@ -71,6 +71,7 @@ pub mod key;
 pub mod manifest;
 pub mod memtable;
 pub mod options;
+mod refilter;
 pub mod repair;
 pub mod sstable;
 pub mod stats;

@@ -89,34 +89,17 @@ impl DbInner {
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
             // The filter is sized for the tree as it will be with this table in level 0.
-            let version = self.current_version();
             let (mut entries, mut probes) = match &shape {
                 Some(s) => **s,
-                None => build::level_shape(&version),
+                None => build::level_shape(&self.current_version()),
             };
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
             probes[0] += 1.0;
-            // During a compaction (`shape` given) the current version still lists the
-            // compaction's inputs and not its outputs, so it says nothing reliable about the
-            // memory the tree will hold: no budget correction then.
-            let during_compaction = shape.is_some();
             if let Some(s) = shape {
                 *s = (entries, probes);
             }
-            let staying = version
-                .levels()
-                .iter()
-                .enumerate()
-                .filter(|_| !during_compaction)
-                .flat_map(|(l, files)| files.iter().map(move |f| (l, &f.meta)));
-            let bits = build::filter_bits_for_write(
-                &self.opts,
-                &(entries, probes),
-                staying,
-                imm.len() as u64,
-                0,
-            );
+            let bits = build::filter_bits_for_write(&self.opts, &(entries, probes), 0);
             let mut out = OutputTable::create_with_bits(
                 self.env.as_ref(),
                 &self.dir,
@@ -229,8 +212,10 @@ impl DbInner {
 
     /// Whether a compaction should run now.
     fn wants_compaction(&self, st: &State) -> bool {
+        let version = self.view.load();
         st.manual_requested > st.manual_completed
-            || crate::compaction::pick_score(&self.view.load().version, &self.opts).is_some()
+            || crate::compaction::pick_score(&version.version, &self.opts).is_some()
+            || crate::refilter::pick(&version.version, &self.opts).is_some()
     }
 
     /// Runs one compaction chosen by score (or the manual one that was asked for).

@@ -19,48 +19,29 @@ fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
     (bits > 0.0).then(|| Arc::new(BloomPolicy::new(bits)) as Arc<dyn FilterPolicy>)
 }
 
-/// Largest correction, in bits per key, that one write applies to steer the realized filter
-/// memory back to the budget (so one small table never absorbs the whole tree's drift).
-const MAX_BUDGET_CORRECTION: f64 = 1.0;
+/// Filter bits per key for tables written to `level` when, once they are installed, the tree
+/// has `shape`: the configured figure under uniform allocation, the level's share of the
+/// optimum for that shape under Monkey. (Tables written earlier for other shapes are brought
+/// back to their level's share by re-filtering, see `crate::refilter`.)
+pub(crate) fn filter_bits_for_write(opts: &Options, shape: &Shape, level: usize) -> f64 {
+    match monkey_bits_per_level(opts, shape) {
+        Some(bits) => bits.get(level).copied().unwrap_or(0.0),
+        None => opts.bits_per_key_for_level(level),
+    }
+}
 
-/// Filter bits per key for `new_entries` entries written to `level`, where `shape` is the
-/// tree once they are installed and `staying` lists the tables (with their levels) that
-/// remain as they are.
-///
-/// Uniform: the configured figure. Monkey: the level's share of the optimum for `shape`,
-/// corrected by the gap between the memory the staying tables' filters really take and what
-/// the optimum gives them. Bits are fixed when a table is written, for the shape of that
-/// moment, so without this the realized memory drifts from the budget (runs of W1 ended
-/// 6-8% over or under it); with it, every write brings the total back toward
-/// `bits_per_key x entries`, within [`MAX_BUDGET_CORRECTION`] bits per key per write.
-pub(crate) fn filter_bits_for_write<'a>(
-    opts: &Options,
-    shape: &Shape,
-    staying: impl Iterator<Item = (usize, &'a FileMeta)>,
-    new_entries: u64,
-    level: usize,
-) -> f64 {
+/// Under Monkey, the bits per key each level's tables should have for `shape` (the optimum,
+/// with no budget correction); `None` under uniform allocation.
+pub(crate) fn monkey_bits_per_level(opts: &Options, shape: &Shape) -> Option<Vec<f64>> {
     let FilterAllocation::Monkey { bits_per_key } = opts.filter_allocation else {
-        return opts.bits_per_key_for_level(level);
+        return None;
     };
     let (entries, probes) = shape;
-    let ideal = monkey::allocate(
+    Some(monkey::allocate(
         &monkey_shape(entries, probes),
         bits_per_key,
         MIN_BITS_PER_KEY,
-    );
-    let wanted = ideal.get(level).copied().unwrap_or(0.0);
-    if new_entries == 0 || wanted <= 0.0 {
-        return wanted;
-    }
-    let (mut real, mut target) = (0.0, 0.0);
-    for (l, meta) in staying {
-        real += (meta.filter_bytes * 8) as f64;
-        target += meta.entries as f64 * ideal.get(l).copied().unwrap_or(0.0);
-    }
-    let correction =
-        ((target - real) / new_entries as f64).clamp(-MAX_BUDGET_CORRECTION, MAX_BUDGET_CORRECTION);
-    (wanted + correction).max(MIN_BITS_PER_KEY)
+    ))
 }
 
 fn monkey_shape(entries: &[u64; NUM_LEVELS], probes: &[f64; NUM_LEVELS]) -> Vec<LevelShape> {
@@ -74,49 +55,53 @@ fn monkey_shape(entries: &[u64; NUM_LEVELS], probes: &[f64; NUM_LEVELS]) -> Vec<
         .collect()
 }
 
-/// The share of the database's keys that lie in `[lo, hi]` (user keys), judged by the
-/// reference level (the one holding most keys): the entries of its tables that overlap
-/// the range over all its entries. Coarse (whole tables), capped at 1.
-fn key_share(reference: &[Arc<TableFile>], total: u64, lo: &[u8], hi: &[u8]) -> f64 {
-    if total == 0 {
-        return 1.0;
-    }
-    let first = reference.partition_point(|f| f.largest_user_key() < lo);
-    let covered: u64 = reference[first..]
+/// Entries of `level`'s tables (sorted, disjoint: a level 1 or deeper) whose key ranges
+/// overlap `[lo, hi]` (user keys). Coarse: a table that overlaps counts whole.
+fn entries_overlapping(level: &[Arc<TableFile>], lo: &[u8], hi: &[u8]) -> u64 {
+    let first = level.partition_point(|f| f.largest_user_key() < lo);
+    level[first..]
         .iter()
         .take_while(|f| f.smallest_user_key() <= hi)
         .map(|f| f.meta.entries)
-        .sum();
-    (covered as f64 / total as f64).min(1.0)
+        .sum()
 }
 
 /// The expected number of `files`' filters a lookup of an absent (uniformly placed) key
-/// consults: the sum of their key shares, or one per table when `files` are themselves the
-/// reference level's or only level 0 holds tables.
+/// consults: the sum of their key shares, where a range's share is the part of the entries
+/// of levels 1 and deeper, all of them together, whose tables overlap it (for a level below
+/// 0, at most 1); one per table when only level 0 holds tables.
+///
+/// All deeper levels together stand for the key distribution: any one level may have holes
+/// (round-robin compaction moves a key range of a level down as a whole, leaving the level
+/// above with no keys there), and judged by the level with a hole, the level below it
+/// would seem never to be consulted.
 pub(crate) fn expected_probes(version: &Version, level: usize, files: &[Arc<TableFile>]) -> f64 {
-    // The level holding the most entries stands for the key distribution (in a settled tree
-    // the last level; while a new last level is being filled, the one above it).
-    let reference = (1..NUM_LEVELS)
-        .filter(|&l| !version.levels()[l].is_empty())
-        .max_by_key(|&l| {
-            version.levels()[l]
-                .iter()
-                .map(|f| f.meta.entries)
-                .sum::<u64>()
-        });
-    match reference {
-        Some(r) if r != level => {
-            let refs = &version.levels()[r];
-            let total = refs.iter().map(|f| f.meta.entries).sum();
-            let share: f64 = files
-                .iter()
-                .map(|f| key_share(refs, total, f.smallest_user_key(), f.largest_user_key()))
-                .sum();
-            if level == 0 { share } else { share.min(1.0) }
-        }
-        _ if level == 0 => files.len() as f64,
-        _ => f64::from(u8::from(!files.is_empty())),
+    let deeper: Vec<&[Arc<TableFile>]> = version.levels()[1..]
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.as_slice())
+        .collect();
+    let total: u64 = deeper
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|f| f.meta.entries)
+        .sum();
+    if total == 0 {
+        return if level == 0 {
+            files.len() as f64
+        } else {
+            f64::from(u8::from(!files.is_empty()))
+        };
     }
+    let share: f64 = files
+        .iter()
+        .map(|f| {
+            let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+            let covered: u64 = deeper.iter().map(|l| entries_overlapping(l, lo, hi)).sum();
+            (covered as f64 / total as f64).min(1.0)
+        })
+        .sum();
+    if level == 0 { share } else { share.min(1.0) }
 }
 
 /// Per level: entries, and the expected number of tables an absent-key lookup probes.
@@ -244,20 +229,10 @@ impl OutputTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn meta(entries: u64, bits_per_key: f64) -> FileMeta {
-        FileMeta {
-            number: 1,
-            size: 0,
-            smallest: Vec::new(),
-            largest: Vec::new(),
-            entries,
-            deletions: 0,
-            filter_bits_per_key: bits_per_key,
-            filter_bytes: (entries as f64 * bits_per_key / 8.0) as u64,
-            expected_fpr: 0.01,
-        }
-    }
+    use crate::env::StdEnv;
+    use crate::key::{self, Kind};
+    use crate::manifest::VersionEdit;
+    use crate::sstable::ReadCounters;
 
     fn monkey(bits_per_key: f64) -> Options {
         Options {
@@ -277,68 +252,113 @@ mod tests {
         (entries, probes)
     }
 
-    #[test]
-    fn uniform_ignores_the_shape_and_the_drift() {
-        let opts = Options::default();
-        let staying = [(2, meta(100_000, 30.0))];
-        let bits = filter_bits_for_write(
-            &opts,
-            &shape(),
-            staying.iter().map(|(l, m)| (*l, m)),
-            10_000,
-            1,
-        );
-        assert_eq!(bits, 10.0);
+    /// A version of meta-only tables: `(level, number, lo, hi, entries, bits/key)`.
+    fn version(tables: &[(usize, u64, &str, &str, u64, f64)]) -> Version {
+        let dir = std::env::temp_dir();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.clone(),
+            10,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        let mut edit = VersionEdit::default();
+        for &(level, number, lo, hi, entries, bits) in tables {
+            edit.new_files.push((
+                level,
+                FileMeta {
+                    number,
+                    size: entries * 100,
+                    smallest: key::encode(lo.as_bytes(), 1, Kind::Put),
+                    largest: key::encode(hi.as_bytes(), 1, Kind::Put),
+                    entries,
+                    deletions: 0,
+                    filter_bits_per_key: bits,
+                    filter_bytes: (entries as f64 * bits / 8.0) as u64,
+                    expected_fpr: 0.01,
+                },
+            ));
+        }
+        Version::default()
+            .apply(&edit, |m| {
+                // Never opened and never marked obsolete: no file is touched.
+                let path = dir.join(format!("never-{}.sst", m.number));
+                Arc::new(TableFile::new(
+                    m,
+                    path,
+                    Arc::clone(&env),
+                    Arc::clone(&cache),
+                ))
+            })
+            .unwrap()
     }
 
     #[test]
-    fn monkey_on_budget_gives_the_optimum_and_small_levels_more() {
-        let opts = monkey(10.0);
+    fn uniform_ignores_the_shape() {
+        assert_eq!(
+            filter_bits_for_write(&Options::default(), &shape(), 1),
+            10.0
+        );
+        assert!(monkey_bits_per_level(&Options::default(), &shape()).is_none());
+    }
+
+    #[test]
+    fn monkey_gives_the_optimum_and_small_levels_more() {
         let (entries, probes) = shape();
         let ideal = monkey::allocate(&monkey_shape(&entries, &probes), 10.0, 1.0);
         assert!(ideal[1] > 10.0 && ideal[2] < 10.0, "{ideal:?}");
-        // The staying L2 filters took exactly what the optimum gives them.
-        let staying = [(2, meta(100_000, ideal[2]))];
-        let bits = filter_bits_for_write(
-            &opts,
-            &(entries, probes),
-            staying.iter().map(|(l, m)| (*l, m)),
-            10_000,
-            1,
-        );
-        assert!((bits - ideal[1]).abs() < 0.01, "{bits} vs {ideal:?}");
+        for level in [1, 2] {
+            let bits = filter_bits_for_write(&monkey(10.0), &(entries, probes), level);
+            assert!((bits - ideal[level]).abs() < 1e-9, "{bits} vs {ideal:?}");
+        }
+    }
+
+    /// Regression: probes were judged by the single largest level, so a deeper level under a
+    /// hole of that level (round-robin compaction had moved the key range down whole) seemed
+    /// never consulted, and Monkey gave it no filter at all.
+    #[test]
+    fn a_level_under_a_hole_of_the_largest_level_is_still_consulted() {
+        // L2 (largest) holds keys b..z; L3 holds a..b-, the range L2 has none of.
+        let v = version(&[
+            (1, 1, "a", "z", 10_000, 10.0),
+            (2, 2, "b", "m", 40_000, 10.0),
+            (2, 3, "n", "z", 40_000, 10.0),
+            (3, 4, "a", "az", 20_000, 10.0),
+        ]);
+        let (_, probes) = level_shape(&v);
+        assert!(probes[3] > 0.1, "{probes:?}");
+        assert!(probes[2] > 0.5 && probes[2] <= 1.0, "{probes:?}");
+        assert!((probes[1] - 1.0).abs() < 1e-9, "{probes:?}");
+        let bits = monkey_bits_per_level(&monkey(10.0), &level_shape(&v)).unwrap();
+        assert!(bits[3] >= 1.0, "L3 keeps a filter: {bits:?}");
     }
 
     #[test]
-    fn monkey_steers_memory_back_to_the_budget_within_the_cap() {
-        let opts = monkey(10.0);
-        let (entries, probes) = shape();
-        let ideal = monkey::allocate(&monkey_shape(&entries, &probes), 10.0, 1.0);
-        // L2 overspent by 0.05 bits/key over 100k keys: 5k bits, 0.5 bit/key of the new table.
-        let staying = [(2, meta(100_000, ideal[2] + 0.05))];
-        let bits = filter_bits_for_write(
-            &opts,
-            &(entries, probes),
-            staying.iter().map(|(l, m)| (*l, m)),
-            10_000,
-            1,
-        );
-        assert!(
-            (bits - (ideal[1] - 0.5)).abs() < 0.01,
-            "{bits} vs {ideal:?}"
-        );
-        // A far larger drift is corrected by at most MAX_BUDGET_CORRECTION per write.
-        let staying = [(2, meta(100_000, ideal[2] - 3.0))];
-        let bits = filter_bits_for_write(
-            &opts,
-            &(entries, probes),
-            staying.iter().map(|(l, m)| (*l, m)),
-            10_000,
-            1,
-        );
-        assert!(
-            (bits - (ideal[1] + MAX_BUDGET_CORRECTION)).abs() < 0.01,
-            "{bits}"
-        );
+    fn refilter_picks_the_table_furthest_from_its_level_share_beyond_the_tolerance() {
+        let tables = [
+            (1, 1, "a", "z", 10_000, 0.0),
+            (2, 2, "a", "m", 50_000, 0.0),
+            (2, 3, "n", "z", 50_000, 0.0),
+        ];
+        let v = version(&tables);
+        let want = monkey_bits_per_level(&monkey(10.0), &level_shape(&v)).unwrap();
+        // Every table at its share: nothing to do.
+        let mut at_share = tables;
+        for t in &mut at_share {
+            t.5 = want[t.0];
+        }
+        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0)).is_none());
+        // Within the tolerance: still nothing.
+        at_share[1].5 += 0.4;
+        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0)).is_none());
+        // Two tables off; the one further off goes first, to its level's share.
+        at_share[1].5 += 0.4;
+        at_share[2].5 -= 2.0;
+        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0)).unwrap();
+        assert_eq!((r.level, r.file.meta.number), (2, 3));
+        assert!((r.bits_per_key - want[2]).abs() < 1e-9);
+        // Uniform allocation never re-filters.
+        assert!(crate::refilter::pick(&version(&at_share), &Options::default()).is_none());
     }
 }

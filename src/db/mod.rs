@@ -26,6 +26,7 @@ use crate::stats::{LevelStats, Stats, TableStats};
 
 pub(crate) use self::build::{
     OutputTable, expected_probes, filter_bits_for_write, filter_fits, level_shape,
+    monkey_bits_per_level,
 };
 pub(crate) use self::core::DbInner as Inner;
 

@@ -1,0 +1,107 @@
+//! Re-filtering under Monkey allocation: rewriting a table whose filter no longer fits the
+//! share of filter memory its level should have.
+//!
+//! Monkey's per-level figures follow the tree's shape, which keeps changing as it grows, but
+//! a table's filter is fixed when the table is written. Left alone, one level ends up holding
+//! tables written for different shapes (after a 1M-key W1 load, one level's tables sat at
+//! 7.3 and 10.6 bits/key), and since the false-positive rate is convex in bits per key, such
+//! a spread costs more false positives than the same memory spread evenly. When no flush or
+//! compaction is due, the background thread therefore rewrites, one at a time, the tables of
+//! levels 1 and deeper whose bits per key are more than [`REFILTER_TOLERANCE`] away from
+//! what Monkey gives their level for the current shape. A rewrite copies every entry as it is
+//! (all versions, all tombstones) into a new table on the same level with a new filter; it is
+//! installed like a compaction (and counted as one).
+
+use std::sync::Arc;
+
+use crate::db::{Inner, OutputTable, level_shape, monkey_bits_per_level};
+use crate::error::Result;
+use crate::filename;
+use crate::iter::InternalIterator;
+use crate::manifest::VersionEdit;
+use crate::options::Options;
+use crate::sstable::{ReadCounters, Table, TableReadOptions};
+use crate::version::{TableFile, Version};
+
+/// How far (bits per key) a table's filter may sit from its level's Monkey figure before it
+/// is rewritten. Rates within half a bit differ by at most ~25%, and a tighter bound would
+/// rewrite tables for every small move of the shape.
+pub const REFILTER_TOLERANCE: f64 = 0.5;
+
+/// Tables smaller than this are never rewritten for their filter: they are cheap to keep as
+/// they are, and a filter is rounded up to whole 512-bit blocks, which for a tiny table moves
+/// its realized bits per key by more than the tolerance.
+pub const REFILTER_MIN_ENTRIES: u64 = 4096;
+
+/// A table to rewrite: its level, the table, and the bits per key its new filter gets.
+#[derive(Debug)]
+pub(crate) struct Refilter {
+    pub level: usize,
+    pub file: Arc<TableFile>,
+    pub bits_per_key: f64,
+}
+
+/// The table of levels 1 and deeper whose filter is furthest from its level's Monkey figure,
+/// if any is further than [`REFILTER_TOLERANCE`]. `None` unless the allocation is Monkey.
+pub(crate) fn pick(version: &Version, opts: &Options) -> Option<Refilter> {
+    let shape = level_shape(version);
+    let wanted = monkey_bits_per_level(opts, &shape)?;
+    let mut best: Option<(f64, Refilter)> = None;
+    for (level, files) in version.levels().iter().enumerate().skip(1) {
+        let want = wanted.get(level).copied().unwrap_or(0.0);
+        for f in files {
+            if f.meta.entries < REFILTER_MIN_ENTRIES {
+                continue;
+            }
+            let off = (f.meta.filter_bits_per_key - want).abs();
+            if off > REFILTER_TOLERANCE && best.as_ref().is_none_or(|(o, _)| off > *o) {
+                best = Some((
+                    off,
+                    Refilter {
+                        level,
+                        file: Arc::clone(f),
+                        bits_per_key: want,
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|(_, r)| r)
+}
+
+/// Rewrites `r.file` on its level with a filter of `r.bits_per_key` and installs the result.
+pub(crate) fn run(db: &Inner, r: Refilter) -> Result<()> {
+    let f = &r.file;
+    let path = filename::table_path(&db.dir, f.meta.number);
+    let table = Arc::new(Table::open(
+        db.env.open_random_access(&path)?,
+        TableReadOptions {
+            file_number: f.meta.number,
+            filter: None,
+            cache: None,
+            counters: Arc::new(ReadCounters::default()),
+        },
+    )?);
+    let number = db.state.lock().new_file_number();
+    let mut out =
+        OutputTable::create_with_bits(db.env.as_ref(), &db.dir, &db.opts, number, r.bits_per_key)?;
+    let copied = (|| -> Result<()> {
+        let mut it = table.iter();
+        it.seek_to_first()?;
+        while it.valid() {
+            out.add(it.key(), it.value())?;
+            it.next()?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = copied {
+        out.abandon(db.env.as_ref());
+        return Err(e);
+    }
+    let meta = out.finish(db.env.as_ref(), &db.table_cache)?;
+    let written = meta.size;
+    let mut edit = VersionEdit::default();
+    edit.deleted_files.push((r.level, f.meta.number));
+    edit.new_files.push((r.level, meta));
+    db.install_compaction(edit, r.level, f.meta.size, written)
+}
