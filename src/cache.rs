@@ -4,7 +4,9 @@
 //! deleted table are simply never hit again and age out. Charged by block size in bytes and
 //! split into shards, each an LRU under its own mutex, so concurrent readers rarely contend.
 //! Besides its capacity, each shard keeps up to [`SPARE_BUFFERS`] allocations of evicted
-//! blocks that the next reads fill instead of allocating (16 x 4 x ~4 KiB at most).
+//! blocks of at most 64 KiB that the next reads fill instead of allocating (a read takes one
+//! only if it is at most twice the block's size, so a block never sits in a much larger
+//! allocation than it is charged for).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -23,6 +25,10 @@ const SHARDS: usize = 16;
 /// evicts one block per block it reads, so a few spares spare the allocator a 4 KiB free
 /// and malloc per read.
 const SPARE_BUFFERS: usize = 4;
+
+/// Larger evicted blocks are freed, not kept as spares (reads reuse a spare only for a block
+/// of about its size anyway).
+const MAX_SPARE_BYTES: usize = 64 << 10;
 
 type CacheKey = (u64, u64);
 
@@ -141,7 +147,9 @@ impl Shard {
         while self.usage + charge > self.capacity && self.tail != NIL {
             if let Some(b) = self.evict(self.tail) {
                 match Arc::try_unwrap(b) {
-                    Ok(b) if self.spare.len() < SPARE_BUFFERS => self.spare.push(b.into_data()),
+                    Ok(b) if self.spare.len() < SPARE_BUFFERS && b.size() <= MAX_SPARE_BYTES => {
+                        self.spare.push(b.into_data())
+                    }
                     Ok(b) => displaced.push(Arc::new(b)),
                     Err(shared) => displaced.push(shared),
                 }

@@ -82,8 +82,8 @@ impl TableCache {
         TableCache {
             env,
             dir,
-            shard_capacity: (capacity - capacity * 3 / 4).max(1).div_ceil(SHARDS),
-            pin_capacity: capacity * 3 / 4,
+            shard_capacity: (capacity - capacity / 4 * 3).max(1).div_ceil(SHARDS),
+            pin_capacity: capacity / 4 * 3,
             pinned: AtomicUsize::new(0),
             // Reading only needs the policy's name and probe logic; the bits per key of each
             // filter are recorded inside the filter itself.
@@ -280,5 +280,14 @@ mod tests {
         assert!(cache.pin(7).unwrap().is_some());
         assert_eq!(cache.pinned(), 6);
         drop(pinned);
+    }
+
+    #[test]
+    fn an_unbounded_max_open_files_does_not_overflow() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let counters = Arc::new(ReadCounters::default());
+        let cache = TableCache::new(env, dir.path().into(), usize::MAX, None, counters);
+        assert_eq!(cache.pinned(), 0);
     }
 }

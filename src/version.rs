@@ -204,11 +204,11 @@ impl LevelBounds {
     /// In a sorted, disjoint level: the index of the first table whose largest user key is
     /// `>= user_key` (prefix `p`).
     fn first_not_below(&self, files: &[Arc<TableFile>], user_key: &[u8], p: u64) -> usize {
-        let mut i = self.largest.partition_point(|&hi| hi < p);
-        while i < files.len() && self.largest[i] == p && files[i].largest_user_key() < user_key {
-            i += 1;
-        }
-        i
+        let i = self.largest.partition_point(|&hi| hi < p);
+        // Tables whose largest key shares the prefix (keys with a common 8-byte prefix can
+        // make that a whole level): binary search on their whole keys.
+        let tied = self.largest[i..].partition_point(|&hi| hi == p);
+        i + files[i..i + tied].partition_point(|f| f.largest_user_key() < user_key)
     }
 
     /// In a sorted, disjoint level: the table covering `user_key`, if any.
@@ -543,5 +543,47 @@ mod tests {
         drop(file);
         assert_eq!(cache.pinned(), 0);
         assert!(!path.exists());
+    }
+
+    /// Keys sharing their first eight bytes (`user:000...`) tie on every prefix of a level:
+    /// the search must still find the right table (by a binary search over the tie).
+    #[test]
+    fn level_search_with_a_shared_eight_byte_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.path().to_path_buf(),
+            10,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        let wrap = |m: FileMeta| {
+            let path = dir.path().join(format!("{:06}.sst", m.number));
+            Arc::new(TableFile::new(
+                m,
+                path,
+                Arc::clone(&env),
+                Arc::clone(&cache),
+            ))
+        };
+        let mut edit = VersionEdit::default();
+        let key = |i: u64| format!("user:000{i:08}");
+        for t in 0..200u64 {
+            let (lo, hi) = (key(t * 10), key(t * 10 + 5));
+            edit.new_files
+                .push((1, meta(t + 1, lo.as_bytes(), hi.as_bytes())));
+        }
+        let v = Version::default().apply(&edit, wrap).unwrap();
+        for i in 0..2000u64 {
+            let k = key(i);
+            let fast: Vec<(usize, u64)> = v
+                .tables_for_get(k.as_bytes())
+                .map(|(l, f)| (l, f.meta.number))
+                .collect();
+            assert_eq!(fast, naive_tables_for_get(&v, k.as_bytes()), "key {k}");
+            let expected = (i % 10 <= 5).then_some((1, i / 10 + 1));
+            assert_eq!(fast.first().copied(), expected, "key {k}");
+        }
     }
 }

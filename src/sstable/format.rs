@@ -142,6 +142,13 @@ pub fn read_block_reusing(
     // `end <= limit <= file size`, so the size fits in memory as far as the file does.
     let len = usize::try_from(handle.size)
         .map_err(|_| Error::corruption(path, handle.offset, "block size does not fit in memory"))?;
+    // A spare much larger than this block (an evicted big block's) would sit in the cache
+    // charged at this block's size: use it only when it is about the right size.
+    let spare = if spare.capacity() <= 2 * (len + BLOCK_TRAILER_LEN).max(4096) {
+        spare
+    } else {
+        Vec::new()
+    };
     let mut buf = file.read_at_reusing(handle.offset, len + BLOCK_TRAILER_LEN, spare)?;
     let block_type = buf[len];
     let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
@@ -280,5 +287,40 @@ mod tests {
         let t = block_trailer(b"abc");
         assert_eq!(t[0], BLOCK_TYPE_RAW);
         assert_ne!(block_crc(b"abc", 0), block_crc(b"abc", 1));
+    }
+
+    /// A read reuses a spare buffer of about the block's size, and leaves a much larger one
+    /// alone (else a small block would sit in a big allocation charged as small).
+    #[test]
+    fn read_block_reuses_only_a_spare_of_about_the_right_size() {
+        use crate::env::{Env, StdEnv};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blocks");
+        let data = vec![7u8; 3000];
+        let mut file = data.clone();
+        file.extend_from_slice(&block_trailer(&data));
+        std::fs::write(&path, &file).unwrap();
+        let f = StdEnv.open_random_access(&path).unwrap();
+        let handle = BlockHandle {
+            offset: 0,
+            size: data.len() as u64,
+        };
+        let limit = file.len() as u64;
+        let near = Vec::with_capacity(4096);
+        let near_ptr = near.as_ptr();
+        let got = read_block_reusing(&*f, &path, handle, limit, near).unwrap();
+        assert_eq!(got, data);
+        assert_eq!(
+            got.as_ptr(),
+            near_ptr,
+            "a 4 KiB spare is reused for 3000 bytes"
+        );
+        let huge = Vec::with_capacity(1 << 20);
+        let got = read_block_reusing(&*f, &path, handle, limit, huge).unwrap();
+        assert_eq!(got, data);
+        assert!(
+            got.capacity() < 1 << 20,
+            "a 1 MiB spare is not kept for 3000 bytes"
+        );
     }
 }
