@@ -1,7 +1,8 @@
 //! W1 (docs/BENCH.md) against bloomkv, fjall and (with `--features rocksdb`) RocksDB in one
 //! process run, printing per phase ops/s, read syscalls per op, and bloomkv / peer ratios.
 //!
-//! `cargo run --release -- [--keys N] [--gets N] [--bits-per-key B] [--peer-bits-per-key B]`
+//! `cargo run --release -- [--keys N] [--gets N] [--bits-per-key B] [--monkey]
+//! [--peer-bits-per-key B]`
 //! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
 //! 2 cores and needs libclang).
 
@@ -303,6 +304,8 @@ fn main() -> Res<()> {
     // Filter bits per key for the peers on every level; default: fjall's own default
     // policy, RocksDB at 10.
     let mut peer_bits: Option<f64> = None;
+    // bloomkv with Monkey allocation of the same average bits per key.
+    let mut monkey = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut v = || args.next().ok_or(format!("{a} needs a value"));
@@ -313,6 +316,7 @@ fn main() -> Res<()> {
             "--seed" => s.seed = v()?.parse()?,
             "--bits-per-key" => bits = v()?.parse()?,
             "--peer-bits-per-key" => peer_bits = Some(v()?.parse()?),
+            "--monkey" => monkey = true,
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -320,6 +324,11 @@ fn main() -> Res<()> {
     let cache = 32u64 << 20;
     let opts = bloomkv::Options {
         filter_bits_per_key: bits,
+        filter_allocation: if monkey {
+            bloomkv::FilterAllocation::Monkey { bits_per_key: bits }
+        } else {
+            bloomkv::FilterAllocation::Uniform
+        },
         block_cache_bytes: cache as usize,
         ..Default::default()
     };
@@ -358,8 +367,9 @@ fn main() -> Res<()> {
         results.push((e.name(), w1(e.as_mut(), &s)?));
     }
     println!(
-        "W1, {} keys, 32 MiB cache, bloomkv at {bits} bits/key, peers at {}",
+        "W1, {} keys, 32 MiB cache, bloomkv at {bits} bits/key{}, peers at {}",
         s.keys,
+        if monkey { " (Monkey)" } else { "" },
         peer_bits.map_or("their defaults (RocksDB 10 bits/key)".to_string(), |b| {
             format!("{b} bits/key on every level")
         })
