@@ -138,7 +138,8 @@ pub(crate) fn run_one(db: &Inner) -> Result<()> {
     let version = db.current_version();
     let Some((level, _)) = pick_score(&version, &db.opts) else {
         // Nothing to merge: under Monkey, bring one table's filter back to its level's share.
-        return match crate::refilter::pick(&version, &db.opts) {
+        let given_up = db.state.lock().refilter_given_up.clone();
+        return match crate::refilter::pick(&version, &db.opts, &given_up) {
             Some(r) => crate::refilter::run(db, r),
             None => Ok(()),
         };

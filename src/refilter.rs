@@ -42,15 +42,16 @@ pub(crate) struct Refilter {
 }
 
 /// The table of levels 1 and deeper whose filter is furthest from its level's Monkey figure,
-/// if any is further than [`REFILTER_TOLERANCE`]. `None` unless the allocation is Monkey.
-pub(crate) fn pick(version: &Version, opts: &Options) -> Option<Refilter> {
+/// if any is further than [`REFILTER_TOLERANCE`], leaving out the tables numbered in
+/// `given_up`. `None` unless the allocation is Monkey.
+pub(crate) fn pick(version: &Version, opts: &Options, given_up: &[u64]) -> Option<Refilter> {
     let shape = level_shape(version);
     let wanted = monkey_bits_per_level(opts, &shape)?;
     let mut best: Option<(f64, Refilter)> = None;
     for (level, files) in version.levels().iter().enumerate().skip(1) {
         let want = wanted.get(level).copied().unwrap_or(0.0);
         for f in files {
-            if f.meta.entries < REFILTER_MIN_ENTRIES {
+            if f.meta.entries < REFILTER_MIN_ENTRIES || given_up.contains(&f.meta.number) {
                 continue;
             }
             let off = (f.meta.filter_bits_per_key - want).abs();
@@ -99,6 +100,16 @@ pub(crate) fn run(db: &Inner, r: Refilter) -> Result<()> {
         return Err(e);
     }
     let meta = out.finish(db.env.as_ref(), &db.table_cache)?;
+    if (meta.filter_bits_per_key - r.bits_per_key).abs() > REFILTER_TOLERANCE {
+        // The new table did not get the filter asked for (its filter could not be built or
+        // read back): keep the old one and never try this table again.
+        db.table_cache.evict(meta.number);
+        let _ = db
+            .env
+            .remove_file(&filename::table_path(&db.dir, meta.number));
+        db.state.lock().refilter_given_up.push(f.meta.number);
+        return Ok(());
+    }
     let written = meta.size;
     let mut edit = VersionEdit::default();
     edit.deleted_files.push((r.level, f.meta.number));

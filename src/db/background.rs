@@ -215,7 +215,7 @@ impl DbInner {
         let version = self.view.load();
         st.manual_requested > st.manual_completed
             || crate::compaction::pick_score(&version.version, &self.opts).is_some()
-            || crate::refilter::pick(&version.version, &self.opts).is_some()
+            || crate::refilter::pick(&version.version, &self.opts, &st.refilter_given_up).is_some()
     }
 
     /// Runs one compaction chosen by score (or the manual one that was asked for).

@@ -348,17 +348,20 @@ mod tests {
         for t in &mut at_share {
             t.5 = want[t.0];
         }
-        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0)).is_none());
+        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none());
         // Within the tolerance: still nothing.
         at_share[1].5 += 0.4;
-        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0)).is_none());
+        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none());
         // Two tables off; the one further off goes first, to its level's share.
         at_share[1].5 += 0.4;
         at_share[2].5 -= 2.0;
-        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0)).unwrap();
+        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).unwrap();
         assert_eq!((r.level, r.file.meta.number), (2, 3));
         assert!((r.bits_per_key - want[2]).abs() < 1e-9);
+        // A table given up on is left out; the next one comes up.
+        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0), &[3]).unwrap();
+        assert_eq!(r.file.meta.number, 2);
         // Uniform allocation never re-filters.
-        assert!(crate::refilter::pick(&version(&at_share), &Options::default()).is_none());
+        assert!(crate::refilter::pick(&version(&at_share), &Options::default(), &[]).is_none());
     }
 }

@@ -61,6 +61,9 @@ pub(crate) struct State {
     /// Per level, the largest key of the last compaction's inputs: the next compaction of
     /// that level starts after it, so every part of the level gets its turn.
     pub compact_pointers: [Option<Vec<u8>>; NUM_LEVELS],
+    /// Tables a re-filter could not bring to their level's figure (the rewritten table came
+    /// out with other bits): never picked again, so re-filtering cannot loop.
+    pub refilter_given_up: Vec<u64>,
 }
 
 impl State {

@@ -313,6 +313,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             busy: false,
             jobs_done: 0,
             compact_pointers,
+            refilter_given_up: Vec::new(),
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
