@@ -35,13 +35,13 @@ fn refiltered_tree_keeps_every_answer_and_one_figure_per_level() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     for i in 0..KEYS {
-        db.put(&w1_key(i), &w1_value(i, 0)).unwrap();
+        db.put(w1_key(i), w1_value(i, 0)).unwrap();
     }
     let snap = db.snapshot();
     for i in 0..KEYS {
         match i % 10 {
-            3 => db.delete(&w1_key(i)).unwrap(),
-            1 | 7 => db.put(&w1_key(i), &w1_value(i, 1)).unwrap(),
+            3 => db.delete(w1_key(i)).unwrap(),
+            1 | 7 => db.put(w1_key(i), w1_value(i, 1)).unwrap(),
             _ => {}
         }
     }
@@ -80,9 +80,9 @@ fn refiltered_tree_keeps_every_answer_and_one_figure_per_level() {
     assert!((6.0..10.5).contains(&realized), "{realized} bits/key");
 
     for i in 0..KEYS {
-        assert_eq!(db.get(&w1_key(i)).unwrap(), value_now(i), "key {i}");
+        assert_eq!(db.get(w1_key(i)).unwrap(), value_now(i), "key {i}");
         assert_eq!(
-            snap.get(&w1_key(i)).unwrap(),
+            snap.get(w1_key(i)).unwrap(),
             Some(w1_value(i, 0)),
             "snapshot, key {i}"
         );
@@ -93,7 +93,7 @@ fn refiltered_tree_keeps_every_answer_and_one_figure_per_level() {
     let db = Db::open(dir.path(), options()).unwrap();
     for i in (0..KEYS).step_by(7) {
         assert_eq!(
-            db.get(&w1_key(i)).unwrap(),
+            db.get(w1_key(i)).unwrap(),
             value_now(i),
             "after reopen, key {i}"
         );
