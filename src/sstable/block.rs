@@ -174,8 +174,24 @@ impl Block {
     /// # Errors
     /// Block-relative `Corruption` at the first bad entry.
     pub fn verify(self: &Arc<Self>, order: KeyOrder) -> Result<()> {
+        self.verify_and_find(order, None).map(|_| ())
+    }
+
+    /// [`Block::verify`], and in the same pass the first entry whose key is `>= target`
+    /// (when a target is given): a point lookup that reads a block from a file gets its
+    /// answer from the verifying pass instead of decoding the block a second time to seek.
+    ///
+    /// # Errors
+    /// As [`Block::verify`]: nothing is found in a block that does not verify.
+    pub(crate) fn verify_and_find(
+        self: &Arc<Self>,
+        order: KeyOrder,
+        target: Option<&[u8]>,
+    ) -> Result<Found> {
         // One pass over the entry headers, rebuilding each key from its predecessor in a
         // second buffer (one copy per entry) — this runs on every block read from a file.
+        let mut found = Found::default();
+        let mut looking = target.is_some();
         let it = BlockIter::new(self.clone(), order);
         let (mut prev, mut cur) = (Vec::with_capacity(64), Vec::with_capacity(64));
         let mut at = 0;
@@ -207,6 +223,16 @@ impl Block {
                     "keys in block are not in increasing order",
                 ));
             }
+            if looking && target.is_some_and(|t| order(&cur, t) != Ordering::Less) {
+                looking = false;
+                let value_start = h.suffix_start + h.suffix_len;
+                found.entry = Some(FoundEntry {
+                    key: cur.clone(),
+                    value: (value_start, value_start + h.value_len),
+                    offset: at,
+                });
+                found.previous_key = (at > 0).then(|| prev.clone());
+            }
             std::mem::swap(&mut prev, &mut cur);
             next_restart += usize::from(is_restart);
             at = h.suffix_start + h.suffix_len + h.value_len;
@@ -217,7 +243,15 @@ impl Block {
                 "entries do not line up with the restart array",
             ));
         }
-        Ok(())
+        if looking && at > 0 {
+            found.previous_key = Some(prev);
+        }
+        Ok(found)
+    }
+
+    /// The bytes of a value found by [`Block::verify_and_find`].
+    pub(crate) fn value_at(&self, range: (usize, usize)) -> &[u8] {
+        &self.data[range.0..range.1]
     }
 
     /// The block's bytes back, for reuse of the allocation.
@@ -234,6 +268,26 @@ impl Block {
     pub fn is_empty(&self) -> bool {
         self.restarts_at == 0
     }
+}
+
+/// What [`Block::verify_and_find`] found for its target.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// The first entry whose key is `>= target`, if any.
+    pub entry: Option<FoundEntry>,
+    /// The key of the entry just before that one (or of the last entry, when every key is
+    /// below the target); `None` when there is no such entry in the block.
+    pub previous_key: Option<Vec<u8>>,
+}
+
+/// One entry found by [`Block::verify_and_find`].
+#[derive(Debug)]
+pub(crate) struct FoundEntry {
+    pub key: Vec<u8>,
+    /// The value's byte range in the block ([`Block::value_at`]).
+    pub value: (usize, usize),
+    /// The entry's offset in the block.
+    pub offset: usize,
 }
 
 /// One decoded entry header: where its key suffix and value are.
@@ -519,5 +573,40 @@ mod tests {
         assert!(Block::new(vec![0, 0, 0, 0]).is_err());
         assert!(Block::new(vec![9, 9, 9, 9, 0xff, 0xff, 0xff, 0x0f]).is_err());
         assert!(Block::new(vec![1, 0, 0, 0, 1, 0, 0, 0]).is_err());
+    }
+
+    /// The verifying pass finds what a seek finds: the first key `>= target`, its value, and
+    /// the key before it (or the last key when every key is below the target).
+    #[test]
+    fn verify_and_find_agrees_with_seek() {
+        let keys: Vec<Vec<u8>> = (0..100u32)
+            .map(|i| format!("key{:05}", i * 2).into_bytes())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let block = build(&refs, 16);
+        for t in 0..205u32 {
+            let target = format!("key{t:05}").into_bytes();
+            let found = block.verify_and_find(bytewise, Some(&target)).unwrap();
+            let mut it = BlockIter::new(block.clone(), bytewise);
+            it.seek(&target).unwrap();
+            match &found.entry {
+                Some(e) => {
+                    assert!(it.valid());
+                    assert_eq!(e.key, it.key(), "target {t}");
+                    assert_eq!(block.value_at(e.value), it.value());
+                    assert_eq!(e.offset, it.entry_offset());
+                }
+                None => assert!(!it.valid(), "target {t}"),
+            }
+            let first_at_or_after = keys.iter().position(|k| k.as_slice() >= target.as_slice());
+            let previous = match first_at_or_after {
+                Some(0) => None,
+                Some(i) => Some(keys[i - 1].clone()),
+                None => keys.last().cloned(),
+            };
+            assert_eq!(found.previous_key, previous, "target {t}");
+        }
+        let none = block.verify_and_find(bytewise, None).unwrap();
+        assert!(none.entry.is_none() && none.previous_key.is_none());
     }
 }

@@ -11,7 +11,7 @@ use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind, SeqNo};
-use crate::sstable::block::{Block, BlockIter, bytewise};
+use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
 use crate::sstable::counters::ReadCounters;
 use crate::sstable::format::{
@@ -328,11 +328,22 @@ impl Table {
     /// The data block behind `handle`, from the cache or the file. Returns it and whether it
     /// came from the cache.
     pub(crate) fn data_block(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
+        self.data_block_finding(handle, None)
+            .map(|(block, hit, _)| (block, hit))
+    }
+
+    /// [`Table::data_block`]; when the block is read from the file (and so verified), the
+    /// verifying pass also finds the first entry `>= target` and returns it.
+    fn data_block_finding(
+        &self,
+        handle: BlockHandle,
+        target: Option<&[u8]>,
+    ) -> Result<(Arc<Block>, bool, Option<Found>)> {
         if let Some(cache) = &self.cache
             && let Some(b) = cache.get(self.file_number, handle.offset)
         {
             self.counters.cache_hit();
-            return Ok((b, true));
+            return Ok((b, true, None));
         }
         let spare = self
             .cache
@@ -344,11 +355,13 @@ impl Table {
             .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
         let locate = |e: Error| e.located(&self.path, handle.offset);
         let block = Arc::new(Block::new(data).map_err(locate)?);
-        block.verify(key::compare).map_err(locate)?;
+        let found = block
+            .verify_and_find(key::compare, target)
+            .map_err(locate)?;
         if let Some(cache) = &self.cache {
             cache.insert(self.file_number, handle.offset, block.clone());
         }
-        Ok((block, false))
+        Ok((block, false, target.map(|_| found)))
     }
 
     /// Index position of the first block whose separator is `>= target`.
@@ -434,24 +447,44 @@ impl Table {
         let pos = self.index_seek(lookup);
         let mut user_key_present = false;
         if let Some(entry) = self.index.get(pos) {
-            let (block, hit) = self.data_block(entry.handle)?;
+            let (block, hit, found) = self.data_block_finding(entry.handle, Some(lookup))?;
             if hit {
                 out.cache_hits += 1;
             } else {
                 out.blocks_read += 1;
             }
+            let bad_key = |at: usize, e: Error| {
+                Error::corruption(
+                    &self.path,
+                    entry.handle.offset + at as u64,
+                    format!("bad internal key in data block: {e}"),
+                )
+            };
+            if let Some(found) = found {
+                // Read from the file just now: the verifying pass found the entry already.
+                if let Some(e) = &found.entry {
+                    let p = key::parse(&e.key).map_err(|err| bad_key(e.offset, err))?;
+                    if p.user_key == user_key {
+                        out.entry = Some((p.kind, p.seq, block.value_at(e.value).to_vec()));
+                        return Ok(out);
+                    }
+                }
+                // Versions newer than the snapshot sort right before the first entry
+                // `>= lookup`, in this same block (see separator.rs).
+                user_key_present = found
+                    .previous_key
+                    .is_some_and(|k| key::user_key(&k) == user_key);
+                if out.verdict == FilterVerdict::MayContain && !user_key_present {
+                    self.filter_false_positives.fetch_add(1, Relaxed);
+                    out.false_positive = true;
+                }
+                return Ok(out);
+            }
             let locate = |e: Error| e.located(&self.path, entry.handle.offset);
             let mut it = BlockIter::new(block, key::compare);
             it.seek(lookup).map_err(locate)?;
             if it.valid() {
-                let at = entry.handle.offset + it.entry_offset() as u64;
-                let p = key::parse(it.key()).map_err(|e| {
-                    Error::corruption(
-                        &self.path,
-                        at,
-                        format!("bad internal key in data block: {e}"),
-                    )
-                })?;
+                let p = key::parse(it.key()).map_err(|e| bad_key(it.entry_offset(), e))?;
                 if p.user_key == user_key {
                     out.entry = Some((p.kind, p.seq, it.value().to_vec()));
                     return Ok(out);
