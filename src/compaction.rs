@@ -23,7 +23,7 @@ use crate::sstable::{ReadCounters, Table, TableReadOptions};
 use crate::version::{TableFile, Version};
 
 /// Entries a compaction merges between checks for a frozen memtable to flush.
-const FLUSH_CHECK_INTERVAL: u32 = 1024;
+pub(crate) const FLUSH_CHECK_INTERVAL: u32 = 1024;
 
 /// The size level `level` (>= 1) may reach before it is compacted.
 pub fn max_bytes_for_level(opts: &Options, level: usize) -> u64 {
