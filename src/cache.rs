@@ -32,12 +32,13 @@ const MAX_SPARE_BYTES: usize = 64 << 10;
 
 type CacheKey = (u64, u64);
 
-/// Keys are (file number, offset) pairs made by the engine, not by an adversary: a
-/// multiplicative mix is all the hashing they need (SipHash was a visible cost per block).
+/// Hasher for keys the engine makes itself from integers (file numbers, block offsets), never
+/// an adversary: a multiplicative mix per integer is all the hashing they need (SipHash was a
+/// visible cost per block and per table lookup). Used by this cache and the table cache.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct IntHasher(u64);
 
-impl Hasher for KeyHasher {
+impl Hasher for IntHasher {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -69,7 +70,7 @@ struct Slot {
 struct Shard {
     capacity: usize,
     usage: usize,
-    map: HashMap<CacheKey, usize, BuildHasherDefault<KeyHasher>>,
+    map: HashMap<CacheKey, usize, BuildHasherDefault<IntHasher>>,
     slots: Vec<Slot>,
     free: Vec<usize>,
     head: usize,

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::filename;
 use crate::iter::InternalIterator;
 use crate::manifest::VersionEdit;
-use crate::options::Options;
+use crate::options::{FilterAllocation, Options};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 use crate::version::{TableFile, Version};
 
@@ -49,8 +49,12 @@ pub(crate) struct Refilter {
 /// if any is further than [`REFILTER_TOLERANCE`], leaving out the tables numbered in
 /// `given_up`. `None` unless the allocation is Monkey.
 pub(crate) fn pick(version: &Version, opts: &Options, given_up: &[u64]) -> Option<Refilter> {
-    let shape = level_shape(version);
-    let wanted = monkey_bits_per_level(opts, &shape)?;
+    if !matches!(opts.filter_allocation, FilterAllocation::Monkey { .. }) {
+        // Checked first: this runs on every background wake-up and `wait_for_compactions`
+        // poll, and the shape costs a pass over every table's key range.
+        return None;
+    }
+    let wanted = monkey_bits_per_level(opts, &level_shape(version))?;
     let mut best: Option<(f64, Refilter)> = None;
     for (level, files) in version.levels().iter().enumerate().skip(1) {
         let want = wanted.get(level).copied().unwrap_or(0.0);

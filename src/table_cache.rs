@@ -7,14 +7,14 @@
 //! reference count. The rest of the bound is an LRU of readers for tables beyond that.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
-use crate::cache::BlockCache;
+use crate::cache::{BlockCache, IntHasher};
 use crate::env::Env;
 use crate::error::Result;
 use crate::filename;
@@ -24,26 +24,7 @@ use crate::sstable::{ReadCounters, Table, TableReadOptions};
 /// Shards of the map; a lookup that hits takes only its shard's read lock.
 const SHARDS: usize = 16;
 
-/// File numbers are small distinct integers, not attacker-chosen: a multiplicative mix is
-/// all the hashing they need (SipHash was a visible share of every lookup).
-#[derive(Default)]
-struct FileNumberHasher(u64);
-
-impl Hasher for FileNumberHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type FileMap = HashMap<u64, Entry, BuildHasherDefault<FileNumberHasher>>;
+type FileMap = HashMap<u64, Entry, BuildHasherDefault<IntHasher>>;
 
 /// A bounded map from file number to open [`Table`].
 #[derive(Debug)]

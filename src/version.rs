@@ -41,13 +41,6 @@ pub enum TableRef<'a> {
     Shared(Arc<Table>),
 }
 
-impl TableRef<'_> {
-    /// An owned handle, for iterators that outlive the borrow.
-    pub fn to_arc(&self) -> Arc<Table> {
-        Arc::clone(self)
-    }
-}
-
 impl Deref for TableRef<'_> {
     type Target = Arc<Table>;
     fn deref(&self) -> &Arc<Table> {
@@ -362,6 +355,31 @@ mod tests {
     use crate::key::Kind;
     use crate::sstable::ReadCounters;
 
+    /// The real file system and a table cache of `capacity` readers for `dir`.
+    fn env_and_cache(dir: &std::path::Path, capacity: usize) -> (Arc<dyn Env>, Arc<TableCache>) {
+        let env: Arc<dyn Env> = Arc::new(StdEnv);
+        let cache = Arc::new(TableCache::new(
+            Arc::clone(&env),
+            dir.to_path_buf(),
+            capacity,
+            None,
+            Arc::new(ReadCounters::default()),
+        ));
+        (env, cache)
+    }
+
+    /// Wraps a manifest record as a table file at its usual path in `dir`.
+    fn wrapper<'a>(
+        dir: &'a std::path::Path,
+        env: &'a Arc<dyn Env>,
+        cache: &'a Arc<TableCache>,
+    ) -> impl Fn(FileMeta) -> Arc<TableFile> + Copy + 'a {
+        move |m: FileMeta| {
+            let path = crate::filename::table_path(dir, m.number);
+            Arc::new(TableFile::new(m, path, Arc::clone(env), Arc::clone(cache)))
+        }
+    }
+
     fn meta(number: u64, lo: &[u8], hi: &[u8]) -> FileMeta {
         FileMeta {
             number,
@@ -382,24 +400,10 @@ mod tests {
     #[test]
     fn trivial_move_keeps_one_owner_so_old_versions_keep_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let env: Arc<dyn Env> = Arc::new(StdEnv);
-        let cache = Arc::new(TableCache::new(
-            Arc::clone(&env),
-            dir.path().to_path_buf(),
-            10,
-            None,
-            Arc::new(ReadCounters::default()),
-        ));
+        let (env, cache) = env_and_cache(dir.path(), 10);
         let path = dir.path().join("000005.sst");
         std::fs::write(&path, b"table bytes").unwrap();
-        let wrap = |m: FileMeta| {
-            Arc::new(TableFile::new(
-                m,
-                path.clone(),
-                Arc::clone(&env),
-                Arc::clone(&cache),
-            ))
-        };
+        let wrap = wrapper(dir.path(), &env, &cache);
         let mut add = VersionEdit::default();
         add.new_files.push((1, meta(5, b"a", b"m")));
         let v0 = Version::default().apply(&add, wrap).unwrap();
@@ -442,23 +446,8 @@ mod tests {
     #[test]
     fn level_bounds_agree_with_whole_key_comparison() {
         let dir = tempfile::tempdir().unwrap();
-        let env: Arc<dyn Env> = Arc::new(StdEnv);
-        let cache = Arc::new(TableCache::new(
-            Arc::clone(&env),
-            dir.path().to_path_buf(),
-            10,
-            None,
-            Arc::new(ReadCounters::default()),
-        ));
-        let wrap = |m: FileMeta| {
-            let path = dir.path().join(format!("{:06}.sst", m.number));
-            Arc::new(TableFile::new(
-                m,
-                path,
-                Arc::clone(&env),
-                Arc::clone(&cache),
-            ))
-        };
+        let (env, cache) = env_and_cache(dir.path(), 10);
+        let wrap = wrapper(dir.path(), &env, &cache);
         // Level 1: ranges sharing an 8-byte prefix, and short keys. Level 0: overlapping.
         let ranges: [(usize, &[u8], &[u8]); 8] = [
             (1, b"a", b"abcdefgh0"),
@@ -512,14 +501,7 @@ mod tests {
     fn pinned_reader_lives_and_dies_with_its_table_file() {
         use crate::sstable::{TableBuildOptions, TableBuilder};
         let dir = tempfile::tempdir().unwrap();
-        let env: Arc<dyn Env> = Arc::new(StdEnv);
-        let cache = Arc::new(TableCache::new(
-            Arc::clone(&env),
-            dir.path().to_path_buf(),
-            8,
-            None,
-            Arc::new(ReadCounters::default()),
-        ));
+        let (env, cache) = env_and_cache(dir.path(), 8);
         let path = crate::filename::table_path(dir.path(), 7);
         let mut b = TableBuilder::new(
             env.create_writable(&path).unwrap(),
@@ -550,23 +532,8 @@ mod tests {
     #[test]
     fn level_search_with_a_shared_eight_byte_prefix() {
         let dir = tempfile::tempdir().unwrap();
-        let env: Arc<dyn Env> = Arc::new(StdEnv);
-        let cache = Arc::new(TableCache::new(
-            Arc::clone(&env),
-            dir.path().to_path_buf(),
-            10,
-            None,
-            Arc::new(ReadCounters::default()),
-        ));
-        let wrap = |m: FileMeta| {
-            let path = dir.path().join(format!("{:06}.sst", m.number));
-            Arc::new(TableFile::new(
-                m,
-                path,
-                Arc::clone(&env),
-                Arc::clone(&cache),
-            ))
-        };
+        let (env, cache) = env_and_cache(dir.path(), 10);
+        let wrap = wrapper(dir.path(), &env, &cache);
         let mut edit = VersionEdit::default();
         let key = |i: u64| format!("user:000{i:08}");
         for t in 0..200u64 {
