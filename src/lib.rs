@@ -55,8 +55,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
-#[doc(hidden)]
-pub mod bench;
 pub mod cache;
 pub mod coding;
 pub mod compaction;

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use bloomkv::bench::{KeySpace, ProcIo, SplitMix64, distinct_indices, mix};
+use kvctl::bench::{KeySpace, ProcIo, SplitMix64, distinct_indices, mix};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

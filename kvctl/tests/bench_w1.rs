@@ -1,7 +1,7 @@
 //! The W1 runner on a small database: every phase runs, counters add up, filters save
 //! block reads, and Monkey keeps the memory of the uniform allocation.
 
-use bloomkv::bench::{W1Config, json_string, run_w1};
+use kvctl::bench::{W1Config, json_string, run_w1};
 
 fn small(dir: &std::path::Path, bits: f64, monkey: bool) -> W1Config {
     W1Config {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use bloomkv::{Error, Result};
 
 /// Asks the OS to drop every file of `dir` from its page cache. Only clean pages are
 /// dropped, so the database must be closed (and its files synced) first.

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::W1Report;
 use super::driver::probes_per_absent_get;
-use crate::filter::monkey::textbook_fpr;
+use bloomkv::filter::monkey::textbook_fpr;
 
 const W: f64 = 420.0;
 const H: f64 = 300.0;

@@ -1,11 +1,11 @@
 //! `kvctl bench`: the W1 read-amplification benchmark (docs/BENCH.md) on a fresh database,
-//! printed as the runner in `bloomkv::bench` formats it.
+//! printed as the runner in `kvctl::bench` formats it.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bloomkv::bench::{W1Config, W1Report, json_string, print_trio, run_sweep, run_trio, run_w1};
 use indicatif::ProgressBar;
+use kvctl::bench::{W1Config, W1Report, json_string, print_trio, run_sweep, run_trio, run_w1};
 
 use crate::args::GlobalArgs;
 use crate::exit::CliError;
@@ -162,7 +162,7 @@ fn sweep(
     json: bool,
     text: &mut Vec<u8>,
 ) -> Result<Vec<W1Report>, CliError> {
-    let bar = Steps::new(bloomkv::bench::SWEEP_BITS.len() as u64);
+    let bar = Steps::new(kvctl::bench::SWEEP_BITS.len() as u64);
     let done = run_sweep(cfg, out_dir, |i, n, label| {
         if i < n {
             bar.start(label);

@@ -1,9 +1,9 @@
 //! kvctl load (file and stdin, malformed lines, --hex) and dedup (within a run and across
 //! runs, stdin and file).
 
-mod cli_support;
+mod common;
 
-use cli_support::TestDb;
+use common::TestDb;
 use predicates::prelude::*;
 
 #[test]

@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use bloomkv::bench::{W1Config, json_string, print_trio, run_sweep, run_trio, run_w1};
+use kvctl::bench::{W1Config, json_string, print_trio, run_sweep, run_trio, run_w1};
 
 fn parse_size(s: &str) -> Result<u64, String> {
     let (num, mul) = match s.chars().last() {

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 use bloomkv::{Db, LevelStats, Stats, TableStats};
 
 use crate::args::GlobalArgs;
-use crate::commands::json::Object;
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::open;
 use crate::output::Out;
+use serde_json::{Value, json};
 
 /// Version of the `--json` layout; bumped only if a field changes meaning or goes away
 /// (new fields may be added).
@@ -189,69 +189,76 @@ fn tables(ts: &[TableStats], codec: Codec) -> String {
 }
 
 fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
-    let levels = s.levels.iter().enumerate().map(|(i, l)| {
-        Object::new()
-            .uint("level", i as u64)
-            .uint("files", l.files)
-            .uint("bytes", l.bytes)
-            .uint("entries", l.entries)
-            .uint("filter_bytes", l.filter_bytes)
-            .float("filter_bits_per_key", l.filter_bits_per_key)
-            .float("expected_fpr", l.expected_fpr)
-            .opt_float("measured_fpr", l.measured_fpr())
-            .uint("filter_checks", l.filter_checks)
-            .uint("filter_useful", l.filter_useful)
-            .uint("filter_false_positives", l.filter_false_positives)
-    });
+    let levels: Vec<Value> = s
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            json!({
+                "level": i,
+                "files": l.files,
+                "bytes": l.bytes,
+                "entries": l.entries,
+                "filter_bytes": l.filter_bytes,
+                "filter_bits_per_key": l.filter_bits_per_key,
+                "expected_fpr": l.expected_fpr,
+                "measured_fpr": l.measured_fpr(),
+                "filter_checks": l.filter_checks,
+                "filter_useful": l.filter_useful,
+                "filter_false_positives": l.filter_false_positives,
+            })
+        })
+        .collect();
     let r = db.recovery_report();
-    let out = Object::new()
-        .uint("format", JSON_FORMAT)
-        .str("db", &db.path().display().to_string())
-        .str("counters_since", "open")
-        .uint("gets", s.gets)
-        .uint("filter_checks", s.filter_checks)
-        .uint("filter_useful", s.filter_useful)
-        .uint("filter_false_positives", s.filter_false_positives)
-        .uint("filter_unavailable", s.filter_unavailable)
-        .uint("data_blocks_read", s.data_blocks_read)
-        .uint("block_cache_hits", s.block_cache_hits)
-        .uint("bytes_read", s.bytes_read)
-        .uint("flushes", s.flushes)
-        .uint("compactions", s.compactions)
-        .uint("compaction_bytes_read", s.compaction_bytes_read)
-        .uint("compaction_bytes_written", s.compaction_bytes_written)
-        .uint("user_bytes_written", s.user_bytes_written)
-        .float("write_amplification", s.write_amplification())
-        .uint("stall_micros", s.stall_micros)
-        .uint("total_files", s.total_files())
-        .object(
-            "recovery",
-            Object::new()
-                .uint("logs_replayed", r.logs_replayed as u64)
-                .uint("records", r.records)
-                .uint("tables_written", r.tables_written as u64)
-                .uint("dropped", r.dropped.len() as u64),
-        )
-        .array("levels", levels);
-    let out = match tables {
-        None => out,
-        Some(codec) => out.array(
-            "tables",
-            s.tables.iter().map(|x| {
-                Object::new()
-                    .uint("level", x.level as u64)
-                    .uint("file_number", x.file_number)
-                    .uint("entries", x.entries)
-                    .uint("bytes", x.bytes)
-                    .uint("filter_bytes", x.filter_bytes)
-                    .float("filter_bits_per_key", x.filter_bits_per_key)
-                    .float("expected_fpr", x.expected_fpr)
-                    .uint("filter_checks", x.filter_checks)
-                    .uint("filter_false_positives", x.filter_false_positives)
-                    .str("smallest_key", &codec.show(&x.smallest_key))
-                    .str("largest_key", &codec.show(&x.largest_key))
-            }),
-        ),
-    };
-    out.finish()
+    let mut out = json!({
+        "format": JSON_FORMAT,
+        "db": db.path().display().to_string(),
+        "counters_since": "open",
+        "gets": s.gets,
+        "filter_checks": s.filter_checks,
+        "filter_useful": s.filter_useful,
+        "filter_false_positives": s.filter_false_positives,
+        "filter_unavailable": s.filter_unavailable,
+        "data_blocks_read": s.data_blocks_read,
+        "block_cache_hits": s.block_cache_hits,
+        "bytes_read": s.bytes_read,
+        "flushes": s.flushes,
+        "compactions": s.compactions,
+        "compaction_bytes_read": s.compaction_bytes_read,
+        "compaction_bytes_written": s.compaction_bytes_written,
+        "user_bytes_written": s.user_bytes_written,
+        "write_amplification": s.write_amplification(),
+        "stall_micros": s.stall_micros,
+        "total_files": s.total_files(),
+        "recovery": {
+            "logs_replayed": r.logs_replayed,
+            "records": r.records,
+            "tables_written": r.tables_written,
+            "dropped": r.dropped.len(),
+        },
+        "levels": levels,
+    });
+    if let Some(codec) = tables {
+        let tables: Vec<Value> = s
+            .tables
+            .iter()
+            .map(|x| {
+                json!({
+                    "level": x.level,
+                    "file_number": x.file_number,
+                    "entries": x.entries,
+                    "bytes": x.bytes,
+                    "filter_bytes": x.filter_bytes,
+                    "filter_bits_per_key": x.filter_bits_per_key,
+                    "expected_fpr": x.expected_fpr,
+                    "filter_checks": x.filter_checks,
+                    "filter_false_positives": x.filter_false_positives,
+                    "smallest_key": codec.show(&x.smallest_key),
+                    "largest_key": codec.show(&x.largest_key),
+                })
+            })
+            .collect();
+        out["tables"] = Value::Array(tables);
+    }
+    out.to_string()
 }

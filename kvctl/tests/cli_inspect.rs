@@ -1,8 +1,8 @@
 //! kvctl stats (text and --json), compact, and sst dump (healthy and corrupt tables).
 
-mod cli_support;
+mod common;
 
-use cli_support::{TestDb, kvctl};
+use common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 fn load_keys(t: &TestDb, n: usize) {

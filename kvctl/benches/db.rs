@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use bloomkv::bench::{KeySpace, SplitMix64};
 use bloomkv::{Db, Options};
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
+use kvctl::bench::{KeySpace, SplitMix64};
 
 const N: u64 = 200_000;
 const SEED: u64 = 42;

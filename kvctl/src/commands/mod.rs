@@ -6,7 +6,6 @@ pub mod dedup;
 pub mod delete;
 pub mod explain;
 pub mod get;
-pub mod json;
 pub mod load;
 pub mod put;
 pub mod scan;

@@ -1,9 +1,9 @@
 //! `kvctl bench`: the W1 runner behind the CLI, on tiny sizes (the real 1M-key default takes
 //! about a minute and is a benchmark, not a test).
 
-mod cli_support;
+mod common;
 
-use cli_support::kvctl;
+use common::kvctl;
 use predicates::prelude::*;
 
 const PHASES: [&str; 7] = [

@@ -24,12 +24,12 @@ pub use procio::ProcIo;
 pub use report::{compare_table, json_string};
 pub use svg::sweep_chart;
 
-use crate::db::Db;
-use crate::error::{Error, Result};
-use crate::filter::monkey::{self, LevelShape};
-use crate::options::{FilterAllocation, NUM_LEVELS, Options};
-use crate::sstable::FilterVerdict;
-use crate::stats::Stats;
+use bloomkv::Db;
+use bloomkv::filter::monkey::{self, LevelShape};
+use bloomkv::options::{FilterAllocation, NUM_LEVELS, Options};
+use bloomkv::sstable::FilterVerdict;
+use bloomkv::stats::Stats;
+use bloomkv::{Error, Result};
 
 /// Key length of W1: 16 hex digits.
 pub const KEY_BYTES: usize = 16;
@@ -555,7 +555,7 @@ fn explain_absent(
         0.0
     };
     let uniform = vec![bpk; shape.len()];
-    let monkey_bits = monkey::allocate(&shape, bpk, crate::filter::MIN_BITS_PER_KEY);
+    let monkey_bits = monkey::allocate(&shape, bpk, bloomkv::filter::MIN_BITS_PER_KEY);
     Ok((
         AbsentReport {
             traced: cfg.explain_sample,

@@ -1,9 +1,9 @@
 //! kvctl put / get / delete / scan, --hex, escaping, exit codes 0, 1 and 2, `--db` and
 //! `$KVCTL_DB`.
 
-mod cli_support;
+mod common;
 
-use cli_support::{TestDb, kvctl};
+use common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 #[test]

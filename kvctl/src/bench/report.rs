@@ -2,6 +2,8 @@
 
 use std::fmt::{self, Write as _};
 
+use serde_json::{Value, json};
+
 use super::{Phase, W1Report};
 
 fn fmt_ns(ns: Option<u64>) -> String {
@@ -163,106 +165,71 @@ pub fn compare_table(a: &W1Report, b: &W1Report) -> String {
     out
 }
 
-fn json_f(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x}")
-    } else {
-        "null".into()
-    }
-}
-
-fn json_opt<T: ToString>(x: Option<T>) -> String {
-    x.map_or_else(|| "null".into(), |v| v.to_string())
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// The report as one JSON object (hand-written: the library has no serde dependency).
+/// The report as one JSON object.
 pub fn json_string(r: &W1Report) -> String {
-    let phases: Vec<String> = r
+    let phases: Vec<Value> = r
         .phases
         .iter()
         .map(|p| {
             let e = &p.engine;
-            format!(
-                "{{\"name\":{},\"ops\":{},\"seconds\":{},\"ops_per_sec\":{},\"p50_ns\":{},\"p99_ns\":{},\
-                 \"data_blocks_read\":{},\"block_cache_hits\":{},\"bytes_read\":{},\"filter_checks\":{},\
-                 \"filter_useful\":{},\"filter_false_positives\":{},\"syscr\":{},\"rchar\":{}}}",
-                json_str(p.name),
-                p.ops,
-                json_f(p.elapsed.as_secs_f64()),
-                json_f(p.ops_per_sec()),
-                json_opt(p.p50_ns),
-                json_opt(p.p99_ns),
-                e.data_blocks_read,
-                e.block_cache_hits,
-                e.bytes_read,
-                e.filter_checks,
-                e.filter_useful,
-                e.filter_false_positives,
-                json_opt(p.io.map(|io| io.syscr)),
-                json_opt(p.io.map(|io| io.rchar)),
-            )
+            json!({
+                "name": p.name,
+                "ops": p.ops,
+                "seconds": p.elapsed.as_secs_f64(),
+                "ops_per_sec": p.ops_per_sec(),
+                "p50_ns": p.p50_ns,
+                "p99_ns": p.p99_ns,
+                "data_blocks_read": e.data_blocks_read,
+                "block_cache_hits": e.block_cache_hits,
+                "bytes_read": e.bytes_read,
+                "filter_checks": e.filter_checks,
+                "filter_useful": e.filter_useful,
+                "filter_false_positives": e.filter_false_positives,
+                "syscr": p.io.map(|io| io.syscr),
+                "rchar": p.io.map(|io| io.rchar),
+            })
         })
         .collect();
-    let levels: Vec<String> = r
+    let levels: Vec<Value> = r
         .levels
         .iter()
         .map(|l| {
-            format!(
-                "{{\"level\":{},\"files\":{},\"entries\":{},\"bytes\":{},\"filter_bytes\":{},\
-                 \"bits_per_key\":{},\"expected_fpr\":{},\"measured_fpr\":{},\"probes_per_absent_get\":{}}}",
-                l.level,
-                l.files,
-                l.entries,
-                l.bytes,
-                l.filter_bytes,
-                json_f(l.bits_per_key),
-                json_f(l.expected_fpr),
-                json_opt(l.measured_fpr.map(json_f)),
-                json_f(l.probes_per_absent_get),
-            )
+            json!({
+                "level": l.level,
+                "files": l.files,
+                "entries": l.entries,
+                "bytes": l.bytes,
+                "filter_bytes": l.filter_bytes,
+                "bits_per_key": l.bits_per_key,
+                "expected_fpr": l.expected_fpr,
+                "measured_fpr": l.measured_fpr,
+                "probes_per_absent_get": l.probes_per_absent_get,
+            })
         })
         .collect();
     let a = &r.absent;
-    format!(
-        "{{\"label\":{},\"keys\":{},\"bits_per_key\":{},\"monkey\":{},\"block_cache_bytes\":{},\"seed\":{},\
-         \"filter_bytes\":{},\"filter_bits_per_key\":{},\"write_amplification\":{},\
-         \"absent\":{{\"traced\":{},\"tables_probed_per_get\":{},\"expected_blocks_per_get\":{},\
-         \"measured_blocks_per_get\":{},\"blocks_read_per_get\":{},\"measured_fpr\":{},\
-         \"theory_uniform\":{},\"theory_monkey\":{}}},\"phases\":[{}],\"levels\":[{}]}}",
-        json_str(&r.label),
-        r.keys,
-        json_f(r.bits_per_key),
-        r.monkey,
-        r.block_cache_bytes,
-        r.seed,
-        r.filter_bytes,
-        json_f(r.filter_bits_per_key),
-        json_f(r.write_amplification),
-        a.traced,
-        json_f(a.tables_probed_per_get),
-        json_f(a.expected_blocks_per_get),
-        json_f(a.measured_blocks_per_get),
-        json_f(a.blocks_read_per_get),
-        json_opt(a.measured_fpr.map(json_f)),
-        json_f(a.theory_uniform),
-        json_f(a.theory_monkey),
-        phases.join(","),
-        levels.join(","),
-    )
+    json!({
+        "label": r.label,
+        "keys": r.keys,
+        "bits_per_key": r.bits_per_key,
+        "monkey": r.monkey,
+        "block_cache_bytes": r.block_cache_bytes,
+        "seed": r.seed,
+        "filter_bytes": r.filter_bytes,
+        "filter_bits_per_key": r.filter_bits_per_key,
+        "write_amplification": r.write_amplification,
+        "absent": {
+            "traced": a.traced,
+            "tables_probed_per_get": a.tables_probed_per_get,
+            "expected_blocks_per_get": a.expected_blocks_per_get,
+            "measured_blocks_per_get": a.measured_blocks_per_get,
+            "blocks_read_per_get": a.blocks_read_per_get,
+            "measured_fpr": a.measured_fpr,
+            "theory_uniform": a.theory_uniform,
+            "theory_monkey": a.theory_monkey,
+        },
+        "phases": phases,
+        "levels": levels,
+    })
+    .to_string()
 }

@@ -1,9 +1,9 @@
 //! kvctl exit code 3: a missing database for read commands (not created), a locked database,
 //! a path that is not a database.
 
-mod cli_support;
+mod common;
 
-use cli_support::TestDb;
+use common::TestDb;
 use predicates::prelude::*;
 
 #[test]

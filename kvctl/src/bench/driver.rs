@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{W1Config, W1Report, compare_table, json_string, run_w1};
-use crate::error::{Error, Result};
-use crate::filter::monkey::textbook_fpr;
+use bloomkv::filter::monkey::textbook_fpr;
+use bloomkv::{Error, Result};
 
 fn sub(base: &W1Config, name: &str) -> W1Config {
     W1Config {

@@ -1,0 +1,13 @@
+//! The library half of kvctl: the W1 benchmark runner (`kvctl bench`, the `w1` example and
+//! `benches/peers` share it). The command-line tool itself is `src/main.rs`.
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::dbg_macro,
+    clippy::todo
+)]
+
+pub mod bench;
