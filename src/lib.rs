@@ -68,12 +68,13 @@ pub mod iter;
 pub mod key;
 pub mod manifest;
 pub mod memtable;
+mod metrics;
 pub mod options;
-mod refilter;
 pub mod repair;
 pub mod sstable;
 pub mod stats;
 pub mod table_cache;
+mod table_writer;
 pub mod version;
 pub mod wal;
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::env::{Env, StdEnv};
+use crate::filter::{BloomPolicy, FilterPolicy};
 
 /// Number of levels in the LSM tree (L0..L6).
 pub const NUM_LEVELS: usize = 7;
@@ -82,6 +83,13 @@ pub struct Options {
     pub target_file_bytes: u64,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
+    /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
+    /// Bloom filters). Its size per table comes from `filter_bits_per_key` /
+    /// `filter_bits_per_level` / `filter_allocation` through
+    /// [`FilterPolicy::with_bits_per_key`]. Each table records the name of the policy that
+    /// built it and is read with a policy of that name: this one or a built-in one; a table
+    /// whose policy is neither fails to open with [`crate::Error::InvalidArgument`].
+    pub filter_policy: Arc<dyn FilterPolicy>,
 }
 
 impl Default for Options {
@@ -105,11 +113,21 @@ impl Default for Options {
             max_bytes_for_level_base: 10 << 20,
             target_file_bytes: 2 << 20,
             env: Arc::new(StdEnv),
+            filter_policy: Arc::new(BloomPolicy::default()),
         }
     }
 }
 
 impl Options {
+    /// The filter to build tables with at `bits_per_key` (`None` for 0: no filter).
+    pub(crate) fn filter_with_bits(&self, bits_per_key: f64) -> Option<Arc<dyn FilterPolicy>> {
+        (bits_per_key > 0.0).then(|| {
+            self.filter_policy
+                .with_bits_per_key(bits_per_key)
+                .unwrap_or_else(|| Arc::clone(&self.filter_policy))
+        })
+    }
+
     /// Filter bits per key to use for tables written to `level`.
     /// Under [`FilterAllocation::Monkey`] this is its average bits per key; the engine
     /// computes the per-level figure from the tree's shape when it writes a table.

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::batch::WriteBatch;
-use crate::db::OutputTable;
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
@@ -29,6 +28,7 @@ use crate::sstable::ReadCounters;
 use crate::sstable::block::{Block, BlockIter};
 use crate::sstable::format::{BlockHandle, FOOTER_LEN, Footer, read_block};
 use crate::table_cache::TableCache;
+use crate::table_writer::TableWriter;
 use crate::wal::{LogReader, RecoveryMode};
 
 /// What [`repair`] found, kept and lost.
@@ -169,24 +169,25 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
     let counters = Arc::new(ReadCounters::default());
     let cache = TableCache::new(Arc::clone(&env), dir.to_path_buf(), 16, None, counters);
     let mut edit = VersionEdit::default();
-    let mut written: Vec<u64> = Vec::new();
-    let result = write_merged(
+    let mut numbers = || {
+        next_number += 1;
+        next_number - 1
+    };
+    // Every table it wrote is removed if this fails.
+    let mut out = TableWriter::new(
         env.as_ref(),
         dir,
-        opts,
         &cache,
-        MergingIterator::new(children),
-        &mut next_number,
-        &mut edit,
-        &mut written,
-        &mut report,
+        opts,
+        opts.filter_with_bits(opts.bits_per_key_for_level(1)),
+        opts.target_file_bytes,
+        &mut numbers,
     );
-    if let Err(e) = result {
-        for n in written {
-            let _ = env.remove_file(&filename::table_path(dir, n));
-        }
-        return Err(e);
+    copy_salvaged(MergingIterator::new(children), &mut out, &mut report)?;
+    for meta in out.finish()? {
+        edit.new_files.push((1, meta));
     }
+    let written: Vec<u64> = edit.new_files.iter().map(|(_, m)| m.number).collect();
     for (number, bytes, why) in skipped.lock().iter() {
         report.bytes_skipped += bytes;
         report.tables_damaged.push(format!(
@@ -234,56 +235,26 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
     Ok(report)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_merged(
-    env: &dyn Env,
-    dir: &Path,
-    opts: &Options,
-    cache: &TableCache,
+/// Copies the merged entries, each once (the same entry can be in a WAL and in the table it
+/// was flushed to), into `out`.
+fn copy_salvaged(
     mut input: MergingIterator,
-    next_number: &mut u64,
-    edit: &mut VersionEdit,
-    written: &mut Vec<u64>,
+    out: &mut TableWriter<'_>,
     report: &mut RepairReport,
 ) -> Result<()> {
-    let mut out: Option<OutputTable> = None;
     let mut last: Vec<u8> = Vec::new();
     input.seek_to_first()?;
     while input.valid() {
         let ikey = input.key();
-        // The same entry can be in a WAL and in the table it was flushed to: keep one.
-        if ikey == last.as_slice() {
-            input.next()?;
-            continue;
+        if ikey != last.as_slice() {
+            let parsed = key::parse(ikey)?;
+            report.last_sequence = report.last_sequence.max(parsed.seq);
+            out.add(ikey, input.value())?;
+            report.entries_salvaged += 1;
+            last.clear();
+            last.extend_from_slice(ikey);
         }
-        let parsed = key::parse(ikey)?;
-        report.last_sequence = report.last_sequence.max(parsed.seq);
-        let new_user_key = last.len() < key::TRAILER_LEN || key::user_key(&last) != parsed.user_key;
-        // Cut only between user keys, so level-1 tables stay disjoint.
-        if new_user_key
-            && out
-                .as_ref()
-                .is_some_and(|t| t.estimated_size() >= opts.target_file_bytes)
-            && let Some(t) = out.take()
-        {
-            edit.new_files.push((1, t.finish(env, cache)?));
-        }
-        if out.is_none() {
-            let number = *next_number;
-            *next_number += 1;
-            written.push(number);
-            out = Some(OutputTable::create(env, dir, opts, number, 1)?);
-        }
-        if let Some(t) = out.as_mut() {
-            t.add(ikey, input.value())?;
-        }
-        report.entries_salvaged += 1;
-        last.clear();
-        last.extend_from_slice(ikey);
         input.next()?;
-    }
-    if let Some(t) = out.take() {
-        edit.new_files.push((1, t.finish(env, cache)?));
     }
     Ok(())
 }

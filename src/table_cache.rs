@@ -16,9 +16,9 @@ use parking_lot::RwLock;
 
 use crate::cache::{BlockCache, IntHasher};
 use crate::env::Env;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename;
-use crate::filter::{BloomPolicy, FilterPolicy};
+use crate::filter::{self, BloomPolicy, FilterPolicy};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 
 /// Shards of the map; a lookup that hits takes only its shard's read lock.
@@ -68,7 +68,7 @@ impl TableCache {
             pinned: AtomicUsize::new(0),
             // Reading only needs the policy's name and probe logic; the bits per key of each
             // filter are recorded inside the filter itself.
-            filter: Arc::new(BloomPolicy::new(10.0)),
+            filter: Arc::new(BloomPolicy::default()),
             block_cache,
             counters,
             clock: AtomicU64::new(0),
@@ -78,18 +78,44 @@ impl TableCache {
         }
     }
 
+    /// Reads tables with `policy` (the database's own); tables built by another policy are
+    /// read with the built-in policy of their name.
+    pub fn with_filter_policy(mut self, policy: Arc<dyn FilterPolicy>) -> TableCache {
+        self.filter = policy;
+        self
+    }
+
     fn shard(&self, number: u64) -> &RwLock<FileMap> {
         &self.shards[(number % SHARDS as u64) as usize]
     }
 
     fn open(&self, number: u64) -> Result<Arc<Table>> {
+        let table = self.open_with(number, Arc::clone(&self.filter))?;
+        let built_by = &table.properties().filter_policy;
+        if built_by.is_empty() || built_by == self.filter.name() {
+            return Ok(table);
+        }
+        // Built by another policy than the database's: read it with that one, or refuse
+        // rather than lose the filter silently.
+        match filter::builtin_policy(built_by) {
+            Some(policy) => self.open_with(number, policy),
+            None => Err(Error::InvalidArgument(format!(
+                "{}: its filter was built by policy {built_by:?}, which is neither this \
+                 database's ({:?}) nor a built-in one; open with Options::filter_policy set to it",
+                table.path().display(),
+                self.filter.name()
+            ))),
+        }
+    }
+
+    fn open_with(&self, number: u64, policy: Arc<dyn FilterPolicy>) -> Result<Arc<Table>> {
         let path = filename::table_path(&self.dir, number);
         let file = self.env.open_random_access(&path)?;
         Ok(Arc::new(Table::open(
             file,
             TableReadOptions {
                 file_number: number,
-                filter: Some(Arc::clone(&self.filter)),
+                filter: Some(policy),
                 cache: self.block_cache.clone(),
                 counters: Arc::clone(&self.counters),
             },

@@ -7,17 +7,20 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::build::{self, OutputTable};
-use super::core::{DbInner, State, bump};
+use super::core::{DbInner, State};
+use crate::compaction::filter_budget::{self, Shape};
+use crate::compaction::refilter::Refiltered;
+use crate::compaction::{self, Context, Host, Job, Outcome, pick};
 use crate::error::Result;
 use crate::filename;
-use crate::iter::InternalIterator;
 use crate::manifest::VersionEdit;
 use crate::memtable::MemTable;
+use crate::metrics::bump;
+use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
 
 /// What the background thread found to do.
-enum Job {
+enum Work {
     Flush(Arc<MemTable>, u64),
     Compact,
 }
@@ -33,11 +36,11 @@ pub(crate) fn run(db: Arc<DbInner>) {
                 if st.bg_error.is_none() {
                     if let Some((imm, log)) = st.imm.clone() {
                         st.busy = true;
-                        break Job::Flush(imm, log);
+                        break Work::Flush(imm, log);
                     }
                     if db.wants_compaction(&st) {
                         st.busy = true;
-                        break Job::Compact;
+                        break Work::Compact;
                     }
                 }
                 db.work_cv.wait(&mut st);
@@ -46,8 +49,8 @@ pub(crate) fn run(db: Arc<DbInner>) {
         // A panic here (a bug) must not leave writers and `flush()` callers waiting forever
         // for a thread that is gone: it becomes the background error that stops writes.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job {
-            Job::Flush(imm, log) => db.flush_memtable(&imm, log),
-            Job::Compact => db.compact_once(),
+            Work::Flush(imm, log) => db.flush_memtable(&imm, log),
+            Work::Compact => db.compact_once(),
         }))
         .unwrap_or_else(|panic| {
             let why = panic
@@ -83,7 +86,7 @@ impl DbInner {
         &self,
         imm: &Arc<MemTable>,
         new_log: u64,
-        shape: Option<&mut build::Shape>,
+        shape: Option<&mut Shape>,
     ) -> Result<()> {
         let number = self.state.lock().new_file_number();
         let mut edit = VersionEdit::default();
@@ -91,7 +94,7 @@ impl DbInner {
             // The filter is sized for the tree as it will be with this table in level 0.
             let (mut entries, mut probes) = match &shape {
                 Some(s) => **s,
-                None => build::level_shape(&self.current_version()),
+                None => filter_budget::level_shape(&self.current_version()),
             };
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
@@ -99,26 +102,24 @@ impl DbInner {
             if let Some(s) = shape {
                 *s = (entries, probes);
             }
-            let bits = build::filter_bits_for_write(&self.opts, &(entries, probes), 0);
-            let mut out = OutputTable::create_with_bits(
+            let bits = filter_budget::filter_bits_for_write(&self.opts, &(entries, probes), 0);
+            let mut next_number = Some(number);
+            let mut numbers = || next_number.take().unwrap_or_else(|| self.new_file_number());
+            let mut out = TableWriter::new(
                 self.env.as_ref(),
                 &self.dir,
+                &self.table_cache,
                 &self.opts,
-                number,
-                bits,
-            )?;
-            let mut it = imm.iter();
-            it.seek_to_first()?;
-            while it.valid() {
-                if let Err(e) = out.add(it.key(), it.value()) {
-                    out.abandon(self.env.as_ref());
-                    return Err(e);
-                }
-                it.next()?;
+                self.opts.filter_with_bits(bits),
+                u64::MAX,
+                &mut numbers,
+            );
+            out.copy_all(&mut imm.iter(), || Ok(()))?;
+            let written = out.finish()?;
+            for meta in written {
+                bump(&self.work.compaction_bytes_written, meta.size);
+                edit.new_files.push((0, meta));
             }
-            let meta = out.finish(self.env.as_ref(), &self.table_cache)?;
-            bump(&self.work.compaction_bytes_written, meta.size);
-            edit.new_files.push((0, meta));
         }
         edit.log_number = Some(new_log);
         // The frozen memtable leaves the view under the state lock, right after the version
@@ -147,7 +148,7 @@ impl DbInner {
     /// Flushes the frozen memtable now, if there is one (called by a running compaction, on
     /// the background thread, so that writers waiting for room are not held up by it), with
     /// its filter sized for `shape`, the tree as it will be after that compaction.
-    pub(crate) fn flush_pending_memtable(&self, shape: &mut build::Shape) -> Result<()> {
+    pub(crate) fn flush_pending_memtable(&self, shape: &mut Shape) -> Result<()> {
         let pending = self.state.lock().imm.clone();
         if let Some((imm, log)) = pending {
             self.flush_memtable_sized(&imm, log, Some(shape))?;
@@ -214,23 +215,89 @@ impl DbInner {
     fn wants_compaction(&self, st: &State) -> bool {
         let version = self.view.load();
         st.manual_requested > st.manual_completed
-            || crate::compaction::pick_score(&version.version, &self.opts).is_some()
-            || crate::refilter::pick(&version.version, &self.opts, &st.refilter_given_up).is_some()
+            || compaction::is_due(&version.version, &self.opts, &st.refilter_given_up)
     }
 
-    /// Runs one compaction chosen by score (or the manual one that was asked for).
+    /// Runs one job: the manual full compaction if one was asked for, else the level with
+    /// the highest score, else (under Monkey) one table's re-filter.
     fn compact_once(&self) -> Result<()> {
-        crate::compaction::run_one(self)
+        let manual = {
+            let st = self.state.lock();
+            (st.manual_requested > st.manual_completed).then_some(st.manual_requested)
+        };
+        if let Some(request) = manual {
+            // Every request made before this point is served by this run (each asks for the
+            // whole key space); later ones get a run of their own.
+            let result = self.compact_everything();
+            self.state.lock().manual_completed = request;
+            return result;
+        }
+        let version = self.current_version();
+        let (pointers, given_up) = {
+            let st = self.state.lock();
+            (st.compact_pointers.clone(), st.refilter_given_up.clone())
+        };
+        let snapshots = self.snapshot_list();
+        let ctx = self.job_context(&version, &snapshots);
+        match compaction::pick_job(&version, &self.opts, &pointers, &given_up) {
+            None => Ok(()),
+            Some(Job::Compact(plan)) => {
+                let outcome = compaction::merge::run(&ctx, &version, plan)?;
+                self.install_compaction(outcome)
+            }
+            Some(Job::Refilter(r)) => match compaction::refilter::run(&ctx, r)? {
+                Refiltered::Done(outcome) => self.install_compaction(outcome),
+                Refiltered::GaveUp(number) => {
+                    let mut st = self.state.lock();
+                    // Forget given-up tables that are gone, so the list does not only grow.
+                    st.refilter_given_up
+                        .retain(|n| version.all_files().any(|t| t.meta.number == *n));
+                    st.refilter_given_up.push(number);
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    /// The manual compaction: every step planned on the version the previous one left.
+    fn compact_everything(&self) -> Result<()> {
+        let target = pick::manual_target(&self.current_version());
+        for level in 0..target {
+            let version = self.current_version();
+            let snapshots = self.snapshot_list();
+            if let Some(plan) = pick::manual_step(&version, level, target) {
+                let ctx = self.job_context(&version, &snapshots);
+                let outcome = compaction::merge::run(&ctx, &version, plan)?;
+                self.install_compaction(outcome)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn job_context<'a>(&'a self, version: &'a Version, snapshots: &'a [u64]) -> Context<'a> {
+        Context {
+            env: self.env.as_ref(),
+            dir: &self.dir,
+            opts: &self.opts,
+            cache: &self.table_cache,
+            version,
+            snapshots,
+            host: self,
+        }
+    }
+
+    fn new_file_number(&self) -> u64 {
+        self.state.lock().new_file_number()
     }
 
     /// Installs a compaction's edit and accounts for it.
-    pub(crate) fn install_compaction(
-        &self,
-        edit: VersionEdit,
-        level: usize,
-        bytes_read: u64,
-        bytes_written: u64,
-    ) -> Result<()> {
+    fn install_compaction(&self, outcome: Outcome) -> Result<()> {
+        let Outcome {
+            edit,
+            level,
+            bytes_read,
+            bytes_written,
+        } = outcome;
         let pointer = edit
             .compact_pointers
             .iter()
@@ -289,5 +356,15 @@ impl DbInner {
 
     pub(crate) fn current_version(&self) -> Arc<Version> {
         Arc::clone(&self.view.load().version)
+    }
+}
+
+impl Host for DbInner {
+    fn new_file_number(&self) -> u64 {
+        DbInner::new_file_number(self)
+    }
+
+    fn between_entries(&self, shape_after: &mut Shape) -> Result<()> {
+        self.flush_pending_memtable(shape_after)
     }
 }

@@ -17,8 +17,8 @@ use crate::env::{Env, FileLock};
 use crate::key::SeqNo;
 use crate::manifest::ManifestWriter;
 use crate::memtable::MemTable;
+use crate::metrics::{LevelCounters, ReadCounters, WorkCounters};
 use crate::options::{NUM_LEVELS, Options};
-use crate::sstable::ReadCounters;
 use crate::table_cache::TableCache;
 use crate::version::Version;
 use crate::wal::LogWriter;
@@ -72,31 +72,6 @@ impl State {
         self.next_file_number += 1;
         n
     }
-}
-
-/// Per-level filter counters (the table-level ones live in `ReadCounters`).
-#[derive(Debug, Default)]
-pub(crate) struct LevelCounters {
-    pub checks: AtomicU64,
-    /// Checks that said "may be present" (useful = checks - maybe: one increment per "absent").
-    pub maybe: AtomicU64,
-    pub false_positives: AtomicU64,
-}
-
-/// Counters of background work.
-#[derive(Debug, Default)]
-pub(crate) struct WorkCounters {
-    pub gets: AtomicU64,
-    pub flushes: AtomicU64,
-    pub compactions: AtomicU64,
-    pub compaction_bytes_read: AtomicU64,
-    pub compaction_bytes_written: AtomicU64,
-    pub user_bytes_written: AtomicU64,
-    pub stall_micros: AtomicU64,
-}
-
-pub(crate) fn bump(c: &AtomicU64, by: u64) {
-    c.fetch_add(by, Ordering::Relaxed);
 }
 
 /// Everything one open database shares between its handles and its background thread.

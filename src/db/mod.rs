@@ -1,7 +1,6 @@
 //! The database: open, write, read, scan, snapshot, flush, compact, stats.
 
 mod background;
-mod build;
 mod core;
 mod read;
 mod recover;
@@ -23,12 +22,6 @@ use crate::iter::db_iter::DbIter;
 use crate::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
-
-pub(crate) use self::build::{
-    OutputTable, expected_probes, filter_bits_for_write, filter_fits, level_shape,
-    monkey_bits_per_level,
-};
-pub(crate) use self::core::DbInner as Inner;
 
 /// What `open` found and did while recovering.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

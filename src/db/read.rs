@@ -4,15 +4,16 @@
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 
-use super::core::{DbInner, bump};
+use super::core::DbInner;
 use crate::error::Result;
-use crate::filter;
 use crate::iter::InternalIterator;
 use crate::iter::db_iter::DbIter;
 use crate::iter::level::{ErrorIter, LevelIter};
 use crate::iter::merge::MergingIterator;
 use crate::key::{self, Kind, SeqNo};
+use crate::metrics::bump;
 use crate::sstable::FilterVerdict;
+use std::sync::Arc;
 
 /// One table consulted by a lookup (see [`crate::Db::get_explained`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -86,7 +87,9 @@ impl DbInner {
             }
             return Ok(visible(kind, value));
         }
-        let hash = filter::hash_key(user_key);
+        // One hash per lookup, reused by every table built by the database's own policy.
+        let policy = &self.opts.filter_policy;
+        let hash = policy.hash_key(user_key);
         // Most keys are short: build the lookup key on the stack, not the heap.
         let mut stack = [0u8; 64];
         let heap;
@@ -102,6 +105,10 @@ impl DbInner {
         };
         for (level, file) in view.version.tables_for_get(user_key) {
             let table = file.reader()?;
+            let hash = match table.filter_policy() {
+                Some(p) if !Arc::ptr_eq(p, policy) => p.hash_key(user_key),
+                _ => hash,
+            };
             // `tables_for_get` matched the key against the table's range already.
             let got = table.get_in_range(lookup, hash)?;
             let counters = &self.level_counters[level];

@@ -4,11 +4,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::core::{DbInner, Writer, bump};
+use super::core::{DbInner, Writer};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::memtable::MemTable;
+use crate::metrics::bump;
 use crate::wal::LogWriter;
 
 impl DbInner {

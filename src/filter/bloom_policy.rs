@@ -98,6 +98,20 @@ impl FilterPolicy for BloomPolicy {
         self.bits_per_key
     }
 
+    fn with_bits_per_key(&self, bits_per_key: f64) -> Option<std::sync::Arc<dyn FilterPolicy>> {
+        Some(std::sync::Arc::new(BloomPolicy::new(bits_per_key)))
+    }
+
+    fn predicted_fp_rate(&self, bits_per_key: f64) -> f64 {
+        let b = BloomPolicy::new(bits_per_key).bits_per_key;
+        // A large reference set: the blocked layout's rate per key barely depends on it.
+        const N: u64 = 1 << 20;
+        match size_for_bits_per_key(Layout::Blocked, N as usize, b) {
+            Ok((bits, k)) => predicted_rate(Layout::Blocked, bits, N, k),
+            Err(_) => 1.0,
+        }
+    }
+
     /// The [`BloomFilter::to_bytes`] of a blocked filter over `hashes`. Should the filter not
     /// fit in memory, returns an empty vector, which every reader treats as "may contain".
     fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8> {

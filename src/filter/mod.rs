@@ -23,6 +23,15 @@ pub use counting::CountingBloomFilter;
 pub use layout::Layout;
 pub use policy::FilterPolicy;
 
+/// The built-in policy named `name` (as stored in a table), at its default size: what a
+/// table built by a policy other than its database's current one is read with.
+pub fn builtin_policy(name: &str) -> Option<std::sync::Arc<dyn FilterPolicy>> {
+    match name {
+        BloomPolicy::NAME => Some(std::sync::Arc::new(BloomPolicy::default())),
+        _ => None,
+    }
+}
+
 /// Most probes per key a filter uses. More would cost lookup time for rates already far below
 /// anything measurable (64 probes is the optimum near 92 bits per key).
 pub const MAX_HASHES: u32 = 64;

@@ -1,6 +1,7 @@
 //! The interface between tables and filters.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use crate::error::Result;
 
@@ -21,8 +22,28 @@ pub trait FilterPolicy: Send + Sync + Debug {
     /// Bits per key this policy builds filters with.
     fn bits_per_key(&self) -> f64;
 
+    /// A policy of the same kind building filters with `bits_per_key` bits per key. The
+    /// engine sizes each table's filter for its level (and, under Monkey allocation, for the
+    /// tree's shape) through this. `None` (the default): the policy has one fixed size and
+    /// is used as it is.
+    fn with_bits_per_key(&self, bits_per_key: f64) -> Option<Arc<dyn FilterPolicy>> {
+        let _ = bits_per_key;
+        None
+    }
+
+    /// The false-positive rate a filter of this kind is expected to have at `bits_per_key`
+    /// bits per key, so that filter allocation can reason in rates. The default is a standard
+    /// Bloom filter's with the best number of probes, `0.5^(bits_per_key * ln 2)`.
+    fn predicted_fp_rate(&self, bits_per_key: f64) -> f64 {
+        0.5f64
+            .powf(bits_per_key.max(0.0) * std::f64::consts::LN_2)
+            .min(1.0)
+    }
+
     /// The 64-bit hash of a key; callers compute it once and pass it to every
-    /// [`FilterPolicy::may_contain_hash`] call for that key.
+    /// [`FilterPolicy::may_contain_hash`] call for that key. The engine hashes each lookup
+    /// once with the database's policy and reuses the hash for every table built by that
+    /// policy; a table built by another policy gets a hash of its own policy's.
     fn hash_key(&self, key: &[u8]) -> u64 {
         super::hash_key(key)
     }

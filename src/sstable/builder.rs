@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::filter::{FilterPolicy, hash_key};
+use crate::filter::FilterPolicy;
 use crate::key::{self, Kind};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::format::{
@@ -146,8 +146,10 @@ impl TableBuilder {
                 self.last_key
             )));
         }
-        if first || key::user_key(&self.last_key) != parsed.user_key {
-            self.user_key_hashes.push(hash_key(parsed.user_key));
+        if (first || key::user_key(&self.last_key) != parsed.user_key)
+            && let Some(policy) = &self.opts.filter
+        {
+            self.user_key_hashes.push(policy.hash_key(parsed.user_key));
         }
         if let Some(handle) = self.pending_index.take() {
             let sep = separator(&self.last_key, ikey);

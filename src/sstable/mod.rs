@@ -7,16 +7,15 @@
 
 pub mod block;
 mod builder;
-mod counters;
 pub mod format;
 mod iter;
 mod properties;
 mod separator;
 mod table;
 
+pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
-pub use counters::{ReadCounters, ReadCountersSnapshot};
 pub use iter::TableIter;
 pub use properties::TableProperties;
 pub use table::{FilterVerdict, Table, TableGet, TableReadOptions};

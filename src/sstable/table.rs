@@ -11,9 +11,9 @@ use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind, SeqNo};
+use crate::metrics::ReadCounters;
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
-use crate::sstable::counters::ReadCounters;
 use crate::sstable::format::{
     BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, read_block, read_block_reusing,
 };
@@ -294,6 +294,11 @@ impl Table {
     /// The file path (for messages).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The policy whose filter lookups use, if any.
+    pub fn filter_policy(&self) -> Option<&Arc<dyn FilterPolicy>> {
+        self.filter.as_ref().map(|(p, _)| p)
     }
 
     /// Whether lookups use a filter.

@@ -1,28 +1,17 @@
-//! Writing a new table (for a flush or a compaction) and describing it for the manifest.
+//! Filter memory per level (Monkey, Dayan et al. SIGMOD 2017): the tree's shape, the bits
+//! per key a table written to a level gets for it, and when a table's filter fits a level.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::env::Env;
-use crate::error::Result;
-use crate::filename;
+use crate::filter::MIN_BITS_PER_KEY;
 use crate::filter::monkey::{self, LevelShape};
-use crate::filter::{BloomPolicy, FilterPolicy, MIN_BITS_PER_KEY};
-use crate::manifest::FileMeta;
 use crate::options::{FilterAllocation, NUM_LEVELS, Options};
-use crate::sstable::{TableBuildOptions, TableBuilder};
-use crate::table_cache::TableCache;
 use crate::version::{TableFile, Version};
-
-/// A filter policy with `bits` bits per key, or `None` for 0.
-fn filter_with_bits(bits: f64) -> Option<Arc<dyn FilterPolicy>> {
-    (bits > 0.0).then(|| Arc::new(BloomPolicy::new(bits)) as Arc<dyn FilterPolicy>)
-}
 
 /// Filter bits per key for tables written to `level` when, once they are installed, the tree
 /// has `shape`: the configured figure under uniform allocation, the level's share of the
 /// optimum for that shape under Monkey. (Tables written earlier for other shapes are brought
-/// back to their level's share by re-filtering, see `crate::refilter`.)
+/// back to their level's share by re-filtering, see `super::refilter`.)
 pub(crate) fn filter_bits_for_write(opts: &Options, shape: &Shape, level: usize) -> f64 {
     match monkey_bits_per_level(opts, shape) {
         Some(bits) => bits.get(level).copied().unwrap_or(0.0),
@@ -132,107 +121,14 @@ pub(crate) fn filter_fits(opts: &Options, has: f64, wanted: f64) -> bool {
     (has - wanted).abs() < tolerance || (wanted <= 0.0 && has <= 0.0)
 }
 
-/// A table being written.
-pub(crate) struct OutputTable {
-    builder: TableBuilder,
-    number: u64,
-    path: PathBuf,
-}
-
-impl OutputTable {
-    /// Creates table file `number` for `level`, with the level's configured filter.
-    pub fn create(
-        env: &dyn Env,
-        dir: &Path,
-        opts: &Options,
-        number: u64,
-        level: usize,
-    ) -> Result<OutputTable> {
-        Self::create_with_bits(env, dir, opts, number, opts.bits_per_key_for_level(level))
-    }
-
-    /// Creates table file `number` with a filter of `filter_bits` bits per key (0: none).
-    pub fn create_with_bits(
-        env: &dyn Env,
-        dir: &Path,
-        opts: &Options,
-        number: u64,
-        filter_bits: f64,
-    ) -> Result<OutputTable> {
-        let path = filename::table_path(dir, number);
-        let file = env.create_writable(&path)?;
-        let builder = TableBuilder::new(
-            file,
-            path.clone(),
-            TableBuildOptions {
-                block_bytes: opts.block_bytes,
-                restart_interval: opts.block_restart_interval,
-                filter: filter_with_bits(filter_bits),
-            },
-        );
-        Ok(OutputTable {
-            builder,
-            number,
-            path,
-        })
-    }
-
-    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
-        self.builder.add(ikey, value)
-    }
-
-    pub fn estimated_size(&self) -> u64 {
-        self.builder.estimated_file_size()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.builder.num_entries() == 0
-    }
-
-    /// Finishes (and fsyncs) the file, then opens it through the table cache, which both
-    /// verifies what was written and reads the filter's own expected false-positive rate.
-    pub fn finish(self, env: &dyn Env, cache: &TableCache) -> Result<FileMeta> {
-        let number = self.number;
-        let path = self.path.clone();
-        let result = self.builder.finish().and_then(|props| {
-            let table = cache.get(number)?;
-            Ok(FileMeta {
-                number,
-                size: props.file_size,
-                smallest: props.smallest_key.clone(),
-                largest: props.largest_key.clone(),
-                entries: props.entries,
-                deletions: props.deletions,
-                filter_bits_per_key: if table.has_filter() {
-                    props.filter_bits_per_key
-                } else {
-                    0.0
-                },
-                filter_bytes: props.filter_bytes,
-                expected_fpr: table.expected_fp_rate().unwrap_or(1.0),
-            })
-        });
-        if result.is_err() {
-            cache.evict(number);
-            let _ = env.remove_file(&path);
-        }
-        result
-    }
-
-    /// Gives up on the table and deletes its file.
-    pub fn abandon(self, env: &dyn Env) {
-        drop(self.builder);
-        let _ = env.remove_file(&self.path);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::StdEnv;
+    use crate::env::{Env, StdEnv};
     use crate::key::{self, Kind};
-    use crate::manifest::VersionEdit;
+    use crate::manifest::{FileMeta, VersionEdit};
     use crate::sstable::ReadCounters;
+    use crate::table_cache::TableCache;
 
     fn monkey(bits_per_key: f64) -> Options {
         Options {
@@ -348,20 +244,28 @@ mod tests {
         for t in &mut at_share {
             t.5 = want[t.0];
         }
-        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none());
+        assert!(
+            crate::compaction::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none()
+        );
         // Within the tolerance: still nothing.
         at_share[1].5 += 0.4;
-        assert!(crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none());
+        assert!(
+            crate::compaction::refilter::pick(&version(&at_share), &monkey(10.0), &[]).is_none()
+        );
         // Two tables off; the one further off goes first, to its level's share.
         at_share[1].5 += 0.4;
         at_share[2].5 -= 2.0;
-        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0), &[]).unwrap();
+        let r = crate::compaction::refilter::pick(&version(&at_share), &monkey(10.0), &[]).unwrap();
         assert_eq!((r.level, r.file.meta.number), (2, 3));
         assert!((r.bits_per_key - want[2]).abs() < 1e-9);
         // A table given up on is left out; the next one comes up.
-        let r = crate::refilter::pick(&version(&at_share), &monkey(10.0), &[3]).unwrap();
+        let r =
+            crate::compaction::refilter::pick(&version(&at_share), &monkey(10.0), &[3]).unwrap();
         assert_eq!(r.file.meta.number, 2);
         // Uniform allocation never re-filters.
-        assert!(crate::refilter::pick(&version(&at_share), &Options::default(), &[]).is_none());
+        assert!(
+            crate::compaction::refilter::pick(&version(&at_share), &Options::default(), &[])
+                .is_none()
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! Read counters shared by every table of a database, so the engine can report how many disk
-//! reads its filters saved.
+//! Every counter the engine keeps, in one place: table reads and filter answers
+//! ([`ReadCounters`], shared by every table of a database), filter answers per level, and
+//! background work. `Db::stats` adds them up into a [`crate::Stats`].
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -78,4 +79,30 @@ impl ReadCounters {
     pub(crate) fn cache_hit(&self) {
         self.block_cache_hits.fetch_add(1, Relaxed);
     }
+}
+
+/// Per-level filter counters (the table-level ones live in `ReadCounters`).
+#[derive(Debug, Default)]
+pub(crate) struct LevelCounters {
+    pub checks: AtomicU64,
+    /// Checks that said "may be present" (useful = checks - maybe: one increment per "absent").
+    pub maybe: AtomicU64,
+    pub false_positives: AtomicU64,
+}
+
+/// Counters of background work.
+#[derive(Debug, Default)]
+pub(crate) struct WorkCounters {
+    pub gets: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub compaction_bytes_read: AtomicU64,
+    pub compaction_bytes_written: AtomicU64,
+    pub user_bytes_written: AtomicU64,
+    pub stall_micros: AtomicU64,
+}
+
+/// Adds `by` to a counter.
+pub(crate) fn bump(c: &AtomicU64, by: u64) {
+    c.fetch_add(by, Relaxed);
 }

@@ -19,10 +19,10 @@
 
 use std::sync::Arc;
 
-use crate::db::{Inner, OutputTable, level_shape, monkey_bits_per_level};
+use super::filter_budget::{level_shape, monkey_bits_per_level};
+use super::{Context, Outcome};
 use crate::error::Result;
 use crate::filename;
-use crate::iter::InternalIterator;
 use crate::manifest::VersionEdit;
 use crate::options::{FilterAllocation, Options};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
@@ -31,11 +31,11 @@ use crate::version::{TableFile, Version};
 /// How far (bits per key) a table's filter may sit from its level's Monkey figure before it
 /// is rewritten. Rates within half a bit differ by at most ~25%, and a tighter bound would
 /// rewrite tables for every small move of the shape.
-pub const REFILTER_TOLERANCE: f64 = 0.5;
+pub(crate) const REFILTER_TOLERANCE: f64 = 0.5;
 
 /// Tables with fewer entries than this are never rewritten for their filter: their filters
 /// hold little memory, and a rewrite costs a table's worth of I/O whatever its size.
-pub const REFILTER_MIN_ENTRIES: u64 = 1024;
+pub(crate) const REFILTER_MIN_ENTRIES: u64 = 1024;
 
 /// A table to rewrite: its level, the table, and the bits per key its new filter gets.
 #[derive(Debug)]
@@ -78,12 +78,22 @@ pub(crate) fn pick(version: &Version, opts: &Options, given_up: &[u64]) -> Optio
     best.map(|(_, r)| r)
 }
 
-/// Rewrites `r.file` on its level with a filter of `r.bits_per_key` and installs the result.
-pub(crate) fn run(db: &Inner, r: Refilter) -> Result<()> {
+/// What a re-filter came to.
+#[derive(Debug)]
+pub(crate) enum Refiltered {
+    /// The table was rewritten: install the edit.
+    Done(Outcome),
+    /// The rewrite did not come out with the filter asked for (its filter could not be built
+    /// or read back): the old table stays and is never picked again. The new file is gone.
+    GaveUp(u64),
+}
+
+/// Rewrites `r.file` on its level with a filter of `r.bits_per_key`.
+pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
     let f = &r.file;
-    let path = filename::table_path(&db.dir, f.meta.number);
+    let path = filename::table_path(ctx.dir, f.meta.number);
     let table = Arc::new(Table::open(
-        db.env.open_random_access(&path)?,
+        ctx.env.open_random_access(&path)?,
         TableReadOptions {
             file_number: f.meta.number,
             filter: None,
@@ -91,51 +101,34 @@ pub(crate) fn run(db: &Inner, r: Refilter) -> Result<()> {
             counters: Arc::new(ReadCounters::default()),
         },
     )?);
-    let number = db.state.lock().new_file_number();
-    let mut out =
-        OutputTable::create_with_bits(db.env.as_ref(), &db.dir, &db.opts, number, r.bits_per_key)?;
+    let mut next_number = || ctx.host.new_file_number();
+    let mut out = ctx.writer(ctx.opts.filter_with_bits(r.bits_per_key), &mut next_number);
     // Like a compaction, let a frozen memtable flush every so often, so writers waiting for
     // room are not held up by a whole table's rewrite. (The flush only adds a level-0
     // table; this rewrite only touches its own level.)
-    let mut shape = level_shape(&db.current_version());
-    let copied = (|| -> Result<()> {
-        let mut it = table.iter();
-        it.seek_to_first()?;
-        let mut since_check = 0;
-        while it.valid() {
-            out.add(it.key(), it.value())?;
-            it.next()?;
-            since_check += 1;
-            if since_check == crate::compaction::FLUSH_CHECK_INTERVAL {
-                since_check = 0;
-                db.flush_pending_memtable(&mut shape)?;
-            }
+    let mut shape = level_shape(ctx.version);
+    out.copy_all(&mut table.iter(), || ctx.host.between_entries(&mut shape))?;
+    let written = out.finish()?;
+    let got = written.first().map_or(0.0, |m| m.filter_bits_per_key);
+    if written.len() != 1 || (got - r.bits_per_key).abs() > REFILTER_TOLERANCE {
+        for meta in &written {
+            ctx.cache.evict(meta.number);
+            let _ = ctx
+                .env
+                .remove_file(&filename::table_path(ctx.dir, meta.number));
         }
-        Ok(())
-    })();
-    if let Err(e) = copied {
-        out.abandon(db.env.as_ref());
-        return Err(e);
+        return Ok(Refiltered::GaveUp(f.meta.number));
     }
-    let meta = out.finish(db.env.as_ref(), &db.table_cache)?;
-    if (meta.filter_bits_per_key - r.bits_per_key).abs() > REFILTER_TOLERANCE {
-        // The new table did not get the filter asked for (its filter could not be built or
-        // read back): keep the old one and never try this table again.
-        db.table_cache.evict(meta.number);
-        let _ = db
-            .env
-            .remove_file(&filename::table_path(&db.dir, meta.number));
-        let live = db.current_version();
-        let mut st = db.state.lock();
-        // Forget given-up tables that are gone, so the list does not only grow.
-        st.refilter_given_up
-            .retain(|n| live.all_files().any(|t| t.meta.number == *n));
-        st.refilter_given_up.push(f.meta.number);
-        return Ok(());
-    }
-    let written = meta.size;
+    let bytes_written = written.iter().map(|m| m.size).sum();
     let mut edit = VersionEdit::default();
     edit.deleted_files.push((r.level, f.meta.number));
-    edit.new_files.push((r.level, meta));
-    db.install_compaction(edit, r.level, f.meta.size, written)
+    for meta in written {
+        edit.new_files.push((r.level, meta));
+    }
+    Ok(Refiltered::Done(Outcome {
+        edit,
+        level: r.level,
+        bytes_read: f.meta.size,
+        bytes_written,
+    }))
 }

@@ -1,0 +1,212 @@
+//! Merging a compaction's inputs: which versions of each user key survive, written into new
+//! tables of the output level split at `target_file_bytes` (never inside one user key's
+//! versions), each with a freshly built filter over exactly its own keys, sized by the
+//! output level's share of filter memory.
+
+use std::sync::Arc;
+
+use super::filter_budget::{expected_probes, filter_bits_for_write, filter_fits, level_shape};
+use super::pick::Plan;
+use super::{Context, Outcome};
+use crate::error::Result;
+use crate::filename;
+use crate::iter::InternalIterator;
+use crate::iter::merge::MergingIterator;
+use crate::key::{self, Kind, SeqNo};
+use crate::manifest::VersionEdit;
+use crate::options::NUM_LEVELS;
+use crate::sstable::{ReadCounters, Table, TableReadOptions};
+use crate::table_writer::{HOOK_INTERVAL, TableWriter};
+use crate::version::{TableFile, Version};
+
+/// Runs `plan` on `version`: merges its inputs into new tables of the next level (or moves a
+/// lone table down unchanged) and returns the edit that installs the result.
+pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Outcome> {
+    let out_level = plan.level + 1;
+    let mut edit = VersionEdit::default();
+    for (i, files) in plan.inputs.iter().enumerate() {
+        for f in files {
+            edit.deleted_files.push((plan.level + i, f.meta.number));
+        }
+    }
+    if let Some(last) = plan.inputs[0]
+        .iter()
+        .map(|f| &f.meta.largest)
+        .max_by(|a, b| key::compare(a, b))
+    {
+        edit.compact_pointers.push((plan.level, last.clone()));
+    }
+
+    // Filters of the outputs are sized for the tree as it will be once this is installed.
+    let (filter_bits, mut shape_after) = {
+        let (mut entries, mut probes) = level_shape(version);
+        let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
+        entries[plan.level] -= moving.min(entries[plan.level]);
+        entries[out_level] += moving;
+        probes[plan.level] = if plan.level == 0 {
+            let moving_probes = expected_probes(version, 0, &plan.inputs[0]);
+            (probes[0] - moving_probes).max(0.0)
+        } else {
+            // What stays behind in a deeper level still spans its part of the key space.
+            let staying: Vec<Arc<TableFile>> = version.levels()[plan.level]
+                .iter()
+                .filter(|f| {
+                    !plan.inputs[0]
+                        .iter()
+                        .any(|i| i.meta.number == f.meta.number)
+                })
+                .cloned()
+                .collect();
+            expected_probes(version, plan.level, &staying)
+        };
+        // The output level gains the inputs' key ranges (its tables never overlap).
+        let out_probes = expected_probes(version, out_level, &plan.inputs[1]);
+        probes[out_level] = (probes[out_level] - out_probes
+            + expected_probes(
+                version,
+                out_level,
+                &plan.all_inputs().cloned().collect::<Vec<_>>(),
+            ))
+        .clamp(0.0, 1.0);
+        if entries[out_level] > 0 && probes[out_level] <= 0.0 {
+            probes[out_level] = 1.0;
+        }
+        let shape = (entries, probes);
+        (filter_bits_for_write(ctx.opts, &shape, out_level), shape)
+    };
+
+    // A single table with nothing below it and a filter already sized for the target level
+    // moves down unchanged.
+    if !plan.no_trivial_move && plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
+        let f = &plan.inputs[0][0];
+        if filter_fits(ctx.opts, f.meta.filter_bits_per_key, filter_bits) {
+            edit.new_files.push((out_level, f.meta.clone()));
+            return Ok(Outcome {
+                edit,
+                level: plan.level,
+                bytes_read: 0,
+                bytes_written: 0,
+            });
+        }
+    }
+
+    let counters = Arc::new(ReadCounters::default());
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut bytes_read = 0;
+    for f in plan.all_inputs() {
+        let path = filename::table_path(ctx.dir, f.meta.number);
+        let file = ctx.env.open_random_access(&path)?;
+        let table = Arc::new(Table::open(
+            file,
+            TableReadOptions {
+                file_number: f.meta.number,
+                filter: None,
+                cache: None,
+                counters: Arc::clone(&counters),
+            },
+        )?);
+        bytes_read += f.meta.size;
+        children.push(Box::new(table.iter()));
+    }
+    let mut input = MergingIterator::new(children);
+    input.seek_to_first()?;
+
+    let mut next_number = || ctx.host.new_file_number();
+    let mut writer = ctx.writer(ctx.opts.filter_with_bits(filter_bits), &mut next_number);
+    let mut merger = KeyMerger {
+        snapshots: ctx.snapshots,
+        version,
+        out_level,
+        user_key: Vec::new(),
+        started: false,
+        newer_seq: None,
+        base_level: false,
+        held_tombstones: Vec::new(),
+    };
+    let mut since_hook = 0u32;
+    while input.valid() {
+        merger.add(&mut writer, input.key(), input.value())?;
+        input.next()?;
+        since_hook += 1;
+        if since_hook == HOOK_INTERVAL {
+            since_hook = 0;
+            // Writers stall while a frozen memtable waits; a long compaction must not make
+            // them wait for all of it. The flush sizes its filter for the tree as it will be
+            // once this compaction is installed.
+            ctx.host.between_entries(&mut shape_after)?;
+        }
+    }
+    let mut bytes_written = 0;
+    for meta in writer.finish()? {
+        bytes_written += meta.size;
+        edit.new_files.push((out_level, meta));
+    }
+    Ok(Outcome {
+        edit,
+        level: plan.level,
+        bytes_read,
+        bytes_written,
+    })
+}
+
+/// Decides, entry by entry, which versions of each user key survive, and writes them.
+///
+/// Entries arrive in internal-key order: per user key, newest first. A version is kept when
+/// it is the newest, or when some live snapshot reads it (its sequence number is at most the
+/// snapshot's, and the next newer version's is above). Tombstones at the old end of a key's
+/// kept versions are dropped when no deeper level can hold the key: there is nothing left for
+/// them to hide. Kept puts are written straight from the input (no copy); only kept
+/// tombstones in a base level are held back until it is known whether an older kept put
+/// follows them.
+struct KeyMerger<'a> {
+    snapshots: &'a [SeqNo],
+    version: &'a Version,
+    /// The level the merged tables go to.
+    out_level: usize,
+    /// The user key being merged (a reused buffer).
+    user_key: Vec<u8>,
+    started: bool,
+    /// Sequence number of the previous (newer) version of the current user key.
+    newer_seq: Option<SeqNo>,
+    /// No level below the output can hold the current user key.
+    base_level: bool,
+    /// Kept tombstones of the current key not yet written (base level only).
+    held_tombstones: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl KeyMerger<'_> {
+    fn add(&mut self, out: &mut TableWriter<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse(ikey)?;
+        if !self.started || parsed.user_key != self.user_key.as_slice() {
+            // A new user key: tombstones still held for the previous one hide nothing.
+            self.held_tombstones.clear();
+            self.user_key.clear();
+            self.user_key.extend_from_slice(parsed.user_key);
+            self.started = true;
+            self.newer_seq = None;
+            self.base_level = ((self.out_level + 1)..NUM_LEVELS)
+                .all(|l| !self.version.level_covers(l, parsed.user_key));
+        }
+        let keep = match self.newer_seq {
+            None => true,
+            Some(newer) => {
+                // The oldest snapshot at or above this version reads it unless the newer
+                // version is visible to that snapshot too (`snapshots` is ascending).
+                let i = self.snapshots.partition_point(|&t| t < parsed.seq);
+                self.snapshots.get(i).is_some_and(|&t| t < newer)
+            }
+        };
+        self.newer_seq = Some(parsed.seq);
+        if !keep {
+            return Ok(());
+        }
+        if parsed.kind == Kind::Delete && self.base_level {
+            self.held_tombstones.push((ikey.to_vec(), value.to_vec()));
+            return Ok(());
+        }
+        for (k, v) in self.held_tombstones.drain(..) {
+            out.add(&k, &v)?;
+        }
+        out.add(ikey, value)
+    }
+}

@@ -1,0 +1,115 @@
+//! Background work on the table set: leveled compaction and re-filtering.
+//!
+//! * [`pick`]: what to compact (scores, round-robin pointers, the manual compaction's steps).
+//! * [`merge`]: merging inputs, dropping versions nothing can read, writing the outputs.
+//! * [`refilter`]: rewriting a table whose filter no longer fits its level's share.
+//! * [`filter_budget`]: how filter memory is spread over the levels (Monkey).
+//!
+//! A job takes a version, the options and the env (in a [`Context`]) and returns an
+//! [`Outcome`]: the version edit and the files it wrote. Installing it is the database's
+//! business; nothing here calls back into `db`, except through the [`Host`] it is given.
+
+pub(crate) mod filter_budget;
+pub(crate) mod merge;
+pub(crate) mod pick;
+pub(crate) mod refilter;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::env::Env;
+use crate::error::Result;
+use crate::filter::FilterPolicy;
+use crate::key::SeqNo;
+use crate::manifest::VersionEdit;
+use crate::options::Options;
+use crate::table_cache::TableCache;
+use crate::table_writer::TableWriter;
+use crate::version::Version;
+
+/// What a running job needs from the database that runs it.
+pub(crate) trait Host {
+    /// A fresh file number for an output table.
+    fn new_file_number(&self) -> u64;
+
+    /// Called every so many entries while a job writes: the database may flush a waiting
+    /// memtable meanwhile, sizing its filter for `shape_after` (the tree as it will be once
+    /// this job is installed) and adding the new level-0 table to it.
+    fn between_entries(&self, shape_after: &mut filter_budget::Shape) -> Result<()>;
+}
+
+/// Everything a job reads.
+pub(crate) struct Context<'a> {
+    pub env: &'a dyn Env,
+    pub dir: &'a Path,
+    pub opts: &'a Options,
+    /// Opens written tables back to verify them.
+    pub cache: &'a TableCache,
+    /// The version the job was planned on.
+    pub version: &'a Version,
+    /// Sequence numbers of live snapshots, ascending.
+    pub snapshots: &'a [SeqNo],
+    pub host: &'a dyn Host,
+}
+
+impl<'a> Context<'a> {
+    /// A writer of output tables with `filter`, cut at the target file size.
+    fn writer<'b>(
+        &'b self,
+        filter: Option<Arc<dyn FilterPolicy>>,
+        next_number: &'b mut dyn FnMut() -> u64,
+    ) -> TableWriter<'b>
+    where
+        'a: 'b,
+    {
+        TableWriter::new(
+            self.env,
+            self.dir,
+            self.cache,
+            self.opts,
+            filter,
+            self.opts.target_file_bytes,
+            next_number,
+        )
+    }
+}
+
+/// A finished job, ready to install.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    /// Tables deleted and added, and the level's new compaction pointer.
+    pub edit: VersionEdit,
+    /// The level compacted (or re-filtered).
+    pub level: usize,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+/// The next job for `version`, if one is due: the level with the highest score, else (under
+/// Monkey) the table whose filter is furthest from its level's share.
+pub(crate) enum Job {
+    Compact(pick::Plan),
+    Refilter(refilter::Refilter),
+}
+
+/// Picks the next job. `pointers` are the levels' compaction pointers, `given_up` the tables
+/// a re-filter could not help.
+pub(crate) fn pick_job(
+    version: &Version,
+    opts: &Options,
+    pointers: &[Option<Vec<u8>>],
+    given_up: &[u64],
+) -> Option<Job> {
+    match pick::pick_score(version, opts) {
+        Some((level, _)) => {
+            let pointer = pointers.get(level).and_then(|p| p.as_deref());
+            pick::plan_for(version, level, pointer, false).map(Job::Compact)
+        }
+        None => refilter::pick(version, opts, given_up).map(Job::Refilter),
+    }
+}
+
+/// Whether any job is due.
+pub(crate) fn is_due(version: &Version, opts: &Options, given_up: &[u64]) -> bool {
+    pick::pick_score(version, opts).is_some() || refilter::pick(version, opts, given_up).is_some()
+}
