@@ -44,8 +44,14 @@ pub enum Error {
         supported: u32,
     },
     /// A previous write or background job failed; the database refuses further writes until
-    /// it is reopened, so that nothing after the failure can be acknowledged and then lost.
+    /// [`crate::Db::resume`] succeeds or it is reopened, so that nothing after the failure can
+    /// be acknowledged and then lost.
     WritesStopped(String),
+    /// A write failed in a way that leaves its outcome unknown: its bytes reached the
+    /// operating system, then making them durable failed and they could not be taken back.
+    /// After a crash the write may or may not be there. (A write that fails with any other
+    /// error is never visible, then or after a reopen.)
+    OutcomeUnknown(String),
 }
 
 impl Error {
@@ -141,9 +147,10 @@ impl fmt::Display for Error {
             Error::WritesStopped(why) => {
                 write!(
                     f,
-                    "writes stopped after an earlier failure (reopen to recover): {why}"
+                    "writes stopped after an earlier failure (resume or reopen to recover): {why}"
                 )
             }
+            Error::OutcomeUnknown(why) => write!(f, "write outcome unknown: {why}"),
         }
     }
 }

@@ -81,6 +81,11 @@ pub struct Options {
     pub max_bytes_for_level_base: u64,
     /// Size at which compaction starts a new output table (default 2 MiB).
     pub target_file_bytes: u64,
+    /// A compaction output into level L+1 is cut once its key range overlaps this many bytes
+    /// of level L+2, and a table moves down unchanged only if it overlaps no more than this
+    /// of L+2, so that no later compaction of one table rewrites a large part of the level
+    /// below it (LevelDB's rule). `0` (default) means 10 x `target_file_bytes`.
+    pub max_grandparent_overlap_bytes: u64,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
     /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
@@ -112,13 +117,127 @@ impl Default for Options {
             level_size_multiplier: 10,
             max_bytes_for_level_base: 10 << 20,
             target_file_bytes: 2 << 20,
+            max_grandparent_overlap_bytes: 0,
             env: Arc::new(StdEnv),
             filter_policy: Arc::new(BloomPolicy::default()),
         }
     }
 }
 
+/// Largest `target_file_bytes`, `memtable_bytes` and `max_bytes_for_level_base` accepted
+/// (beyond this, sizes stop meaning anything on real machines and arithmetic nears overflow).
+const MAX_SIZE_BYTES: u64 = 1 << 40;
+
 impl Options {
+    /// Checks every field for a value that would break the engine, naming the field and the
+    /// allowed range. [`crate::Db::open`] calls it.
+    ///
+    /// ```
+    /// let bad = bloomkv::Options { level0_stop_writes: 2, ..Default::default() };
+    /// let err = bad.validate().unwrap_err();
+    /// assert!(err.to_string().contains("level0_stop_writes"));
+    /// assert!(bloomkv::Options::default().validate().is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] for the first field out of range.
+    pub fn validate(&self) -> crate::Result<()> {
+        fn bad(field: &str, allowed: &str, got: impl std::fmt::Display) -> crate::Result<()> {
+            Err(crate::Error::InvalidArgument(format!(
+                "Options::{field} must be {allowed}, not {got}"
+            )))
+        }
+        let bits_ok = |b: f64| b == 0.0 || (1.0..=crate::filter::MAX_BITS_PER_KEY).contains(&b);
+        let bits_range = "0 (no filter) or a finite number within 1..=1000";
+        if !bits_ok(self.filter_bits_per_key) {
+            return bad("filter_bits_per_key", bits_range, self.filter_bits_per_key);
+        }
+        if let Some(levels) = &self.filter_bits_per_level
+            && let Some(b) = levels.iter().find(|b| !bits_ok(**b))
+        {
+            return bad("filter_bits_per_level", bits_range, b);
+        }
+        if let FilterAllocation::Monkey { bits_per_key } = self.filter_allocation
+            && !(1.0..=crate::filter::MAX_BITS_PER_KEY).contains(&bits_per_key)
+        {
+            return bad(
+                "filter_allocation (Monkey bits_per_key)",
+                "a finite number within 1..=1000",
+                bits_per_key,
+            );
+        }
+        if !(1024..=MAX_SIZE_BYTES as usize).contains(&self.memtable_bytes) {
+            return bad(
+                "memtable_bytes",
+                "within 1 KiB..=1 TiB",
+                self.memtable_bytes,
+            );
+        }
+        if !(64..=(64 << 20)).contains(&self.block_bytes) {
+            return bad("block_bytes", "within 64..=64 MiB", self.block_bytes);
+        }
+        if !(1..=65_536).contains(&self.block_restart_interval) {
+            return bad(
+                "block_restart_interval",
+                "within 1..=65536",
+                self.block_restart_interval,
+            );
+        }
+        if self.block_cache_bytes != 0 && self.block_cache_bytes < 4096 {
+            return bad(
+                "block_cache_bytes",
+                "0 (no cache) or at least 4 KiB",
+                self.block_cache_bytes,
+            );
+        }
+        if self.max_open_files < 4 {
+            return bad("max_open_files", "at least 4", self.max_open_files);
+        }
+        if self.level0_compaction_trigger == 0 {
+            return bad("level0_compaction_trigger", "at least 1", 0);
+        }
+        if self.level0_stop_writes <= self.level0_compaction_trigger {
+            return bad(
+                "level0_stop_writes",
+                &format!(
+                    "above level0_compaction_trigger ({})",
+                    self.level0_compaction_trigger
+                ),
+                self.level0_stop_writes,
+            );
+        }
+        if !(2..=1000).contains(&self.level_size_multiplier) {
+            return bad(
+                "level_size_multiplier",
+                "within 2..=1000",
+                self.level_size_multiplier,
+            );
+        }
+        if !(1024..=MAX_SIZE_BYTES).contains(&self.max_bytes_for_level_base) {
+            return bad(
+                "max_bytes_for_level_base",
+                "within 1 KiB..=1 TiB",
+                self.max_bytes_for_level_base,
+            );
+        }
+        if !(1024..=MAX_SIZE_BYTES).contains(&self.target_file_bytes) {
+            return bad(
+                "target_file_bytes",
+                "within 1 KiB..=1 TiB",
+                self.target_file_bytes,
+            );
+        }
+        Ok(())
+    }
+
+    /// The grandparent-overlap limit in bytes (see `max_grandparent_overlap_bytes`).
+    pub(crate) fn grandparent_overlap_limit(&self) -> u64 {
+        match self.max_grandparent_overlap_bytes {
+            0 => self.target_file_bytes.saturating_mul(10),
+            n => n,
+        }
+    }
+
     /// The filter to build tables with at `bits_per_key` (`None` for 0: no filter).
     pub(crate) fn filter_with_bits(&self, bits_per_key: f64) -> Option<Arc<dyn FilterPolicy>> {
         (bits_per_key > 0.0).then(|| {
@@ -145,6 +264,146 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each bad value is refused, naming its field.
+    #[test]
+    fn validate_names_the_field_out_of_range() {
+        let cases: Vec<(&str, Options)> = vec![
+            (
+                "filter_bits_per_key",
+                Options {
+                    filter_bits_per_key: f64::NAN,
+                    ..Default::default()
+                },
+            ),
+            (
+                "filter_bits_per_key",
+                Options {
+                    filter_bits_per_key: -1.0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "filter_bits_per_key",
+                Options {
+                    filter_bits_per_key: f64::INFINITY,
+                    ..Default::default()
+                },
+            ),
+            (
+                "filter_bits_per_level",
+                Options {
+                    filter_bits_per_level: Some(vec![10.0, f64::NAN]),
+                    ..Default::default()
+                },
+            ),
+            (
+                "filter_allocation",
+                Options {
+                    filter_allocation: FilterAllocation::Monkey { bits_per_key: 0.0 },
+                    ..Default::default()
+                },
+            ),
+            (
+                "target_file_bytes",
+                Options {
+                    target_file_bytes: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "target_file_bytes",
+                Options {
+                    target_file_bytes: u64::MAX,
+                    ..Default::default()
+                },
+            ),
+            (
+                "memtable_bytes",
+                Options {
+                    memtable_bytes: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "block_bytes",
+                Options {
+                    block_bytes: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "block_restart_interval",
+                Options {
+                    block_restart_interval: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "block_cache_bytes",
+                Options {
+                    block_cache_bytes: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "max_open_files",
+                Options {
+                    max_open_files: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_compaction_trigger",
+                Options {
+                    level0_compaction_trigger: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_stop_writes",
+                Options {
+                    level0_stop_writes: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_stop_writes",
+                Options {
+                    level0_stop_writes: 4,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level_size_multiplier",
+                Options {
+                    level_size_multiplier: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "max_bytes_for_level_base",
+                Options {
+                    max_bytes_for_level_base: 0,
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (field, opts) in cases {
+            let err = opts.validate().unwrap_err();
+            assert!(matches!(err, crate::Error::InvalidArgument(_)), "{err}");
+            assert!(err.to_string().contains(field), "{field}: {err}");
+        }
+        assert!(Options::default().validate().is_ok());
+        assert!(
+            Options {
+                filter_bits_per_key: 0.0,
+                ..Default::default()
+            }
+            .validate()
+            .is_ok()
+        );
+    }
 
     #[test]
     fn per_level_bits_fall_back_to_last_entry() {

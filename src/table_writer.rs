@@ -134,6 +134,12 @@ impl<'a> TableWriter<'a> {
         Ok(())
     }
 
+    /// Finishes the current table now, so the next entry starts a new one. The caller must
+    /// call it only between user keys.
+    pub fn cut(&mut self) -> Result<()> {
+        self.finish_current()
+    }
+
     fn finish_current(&mut self) -> Result<()> {
         let Some(c) = self.current.take() else {
             return Ok(());

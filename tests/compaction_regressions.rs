@@ -11,11 +11,22 @@ use compaction_support::{small_options, w1_key, w1_value};
 /// `level0_stop_writes` below `level0_compaction_trigger` used to deadlock: writers waited
 /// for L0 to shrink while L0's score never reached 1, so no compaction ran.
 #[test]
-fn stop_writes_below_trigger_does_not_deadlock() {
+fn stop_writes_below_trigger_is_refused_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         memtable_bytes: 4 << 10,
         level0_compaction_trigger: 8,
+        level0_stop_writes: 3,
+        ..small_options()
+    };
+    // Such options once made writers wait forever; they are now refused, naming the field.
+    let err = Db::open(dir.path(), opts).unwrap_err();
+    assert!(matches!(err, bloomkv::Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("level0_stop_writes"), "{err}");
+    // The nearest valid setting (stop just above the trigger) writes and compacts.
+    let opts = Options {
+        memtable_bytes: 4 << 10,
+        level0_compaction_trigger: 2,
         level0_stop_writes: 3,
         ..small_options()
     };

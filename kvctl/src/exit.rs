@@ -33,6 +33,15 @@ impl CliError {
         CliError::Database(format!("{context}: {err}"))
     }
 
+    /// As [`CliError::db`], but an argument the library rejects (an option out of range, an
+    /// oversized key or value) is the caller's mistake: a usage error, exit 2.
+    pub fn arg(context: impl fmt::Display, err: bloomkv::Error) -> CliError {
+        match err {
+            bloomkv::Error::InvalidArgument(_) => CliError::Usage(format!("{context}: {err}")),
+            _ => CliError::db(context, err),
+        }
+    }
+
     /// A closure for `map_err` that adds `context` to a library error.
     pub fn with<C: fmt::Display>(context: C) -> impl FnOnce(bloomkv::Error) -> CliError {
         move |e| CliError::db(context, e)

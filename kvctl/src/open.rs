@@ -39,6 +39,10 @@ fn opening(dir: &Path, e: bloomkv::Error) -> CliError {
     match e {
         // These name the directory themselves.
         bloomkv::Error::Locked(_) => CliError::Database(e.to_string()),
+        // Options out of range are the caller's to fix (the message names the field).
+        bloomkv::Error::InvalidArgument(ref m) if m.contains("Options::") => {
+            CliError::arg(format_args!("opening database {}", dir.display()), e)
+        }
         e => CliError::db(format_args!("opening database {}", dir.display()), e),
     }
 }

@@ -65,3 +65,14 @@ fn a_file_where_the_directory_should_be_is_exit_3() {
         .stderr(predicate::str::contains(t.db.display().to_string()));
     t.kvctl(&["get", "k"]).assert().code(3);
 }
+
+/// The library's own argument checks are usage errors too: exit 2 with its message.
+#[test]
+fn an_oversized_key_is_a_usage_error() {
+    let t = TestDb::new();
+    let key = "k".repeat(64 * 1024 + 1);
+    t.kvctl(&["put", &key, "v"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("64"));
+}

@@ -75,11 +75,24 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         (filter_bits_for_write(ctx.opts, &shape, out_level), shape)
     };
 
-    // A single table with nothing below it and a filter already sized for the target level
-    // moves down unchanged.
+    let grandparents: &[Arc<TableFile>] = version
+        .levels()
+        .get(out_level + 1)
+        .map_or(&[], |l| l.as_slice());
+    let limit = ctx.opts.grandparent_overlap_limit();
+    // A single table with nothing below it, a filter already sized for the target level and
+    // not too much overlap with the level below that moves down unchanged.
     if !plan.no_trivial_move && plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
         let f = &plan.inputs[0][0];
-        if filter_fits(ctx.opts, f.meta.filter_bits_per_key, filter_bits) {
+        let overlap: u64 = grandparents
+            .iter()
+            .filter(|g| {
+                g.largest_user_key() >= f.smallest_user_key()
+                    && g.smallest_user_key() <= f.largest_user_key()
+            })
+            .map(|g| g.meta.size)
+            .sum();
+        if overlap <= limit && filter_fits(ctx.opts, f.meta.filter_bits_per_key, filter_bits) {
             edit.new_files.push((out_level, f.meta.clone()));
             return Ok(Outcome {
                 edit,
@@ -117,6 +130,13 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         snapshots: ctx.snapshots,
         version,
         out_level,
+        grandparents: Grandparents {
+            files: grandparents,
+            next: 0,
+            started: false,
+            overlapped: 0,
+            limit,
+        },
         user_key: Vec::new(),
         started: false,
         newer_seq: None,
@@ -163,6 +183,7 @@ struct KeyMerger<'a> {
     version: &'a Version,
     /// The level the merged tables go to.
     out_level: usize,
+    grandparents: Grandparents<'a>,
     /// The user key being merged (a reused buffer).
     user_key: Vec<u8>,
     started: bool,
@@ -186,6 +207,9 @@ impl KeyMerger<'_> {
             self.newer_seq = None;
             self.base_level = ((self.out_level + 1)..NUM_LEVELS)
                 .all(|l| !self.version.level_covers(l, parsed.user_key));
+            if self.grandparents.cut_before(parsed.user_key) {
+                out.cut()?;
+            }
         }
         let keep = match self.newer_seq {
             None => true,
@@ -208,5 +232,39 @@ impl KeyMerger<'_> {
             out.add(&k, &v)?;
         }
         out.add(ikey, value)
+    }
+}
+
+/// Tracks how much of the level below the output (the grandparent level) the current output
+/// table overlaps, to cut it before a later compaction of it would rewrite too much.
+struct Grandparents<'a> {
+    /// The grandparent level's tables, in key order.
+    files: &'a [Arc<TableFile>],
+    /// The first table not yet passed.
+    next: usize,
+    started: bool,
+    /// Bytes of grandparent tables passed since the current output began.
+    overlapped: u64,
+    limit: u64,
+}
+
+impl Grandparents<'_> {
+    /// Called with each new user key of the output: whether the output table should end
+    /// before it.
+    fn cut_before(&mut self, user_key: &[u8]) -> bool {
+        while let Some(f) = self.files.get(self.next)
+            && f.largest_user_key() < user_key
+        {
+            if self.started {
+                self.overlapped += f.meta.size;
+            }
+            self.next += 1;
+        }
+        self.started = true;
+        if self.overlapped > self.limit {
+            self.overlapped = 0;
+            return true;
+        }
+        false
     }
 }

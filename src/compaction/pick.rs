@@ -6,6 +6,7 @@
 //! one table at a time, round-robin after its compaction pointer. Either way the tables of the
 //! next level that overlap the inputs join them.
 
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::key;
@@ -109,32 +110,79 @@ pub(crate) fn plan_for(
     })
 }
 
-/// The plans of a manual compaction of everything, as of `version`: every table is pushed
-/// down to the deepest level that holds data (at least level 1), then the whole level above
-/// it is merged with the whole deepest level, so that every table is rewritten once and
-/// overwritten versions no snapshot reads and tombstones are gone, even when everything
-/// already sat in the deepest level. Each step must be planned on the version the previous
-/// one left, so this gives the target level, and [`manual_step`] the plan of each step.
-pub(crate) fn manual_target(version: &Version) -> usize {
+/// A manual compaction's key range (user keys), as `Db::compact_range` takes it.
+pub(crate) type UserRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// Whether `f`'s user keys reach into `range`.
+fn touches(f: &TableFile, range: &UserRange) -> bool {
+    let above_start = match &range.0 {
+        Bound::Included(lo) => f.largest_user_key() >= lo.as_slice(),
+        Bound::Excluded(lo) => f.largest_user_key() > lo.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below_end = match &range.1 {
+        Bound::Included(hi) => f.smallest_user_key() <= hi.as_slice(),
+        Bound::Excluded(hi) => f.smallest_user_key() < hi.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above_start && below_end
+}
+
+/// The deepest level (at least 1) holding a table that reaches into `range`: a manual
+/// compaction of `range` pushes it down to there. Each step must be planned on the version
+/// the previous one left, so this gives the target, and [`manual_step`] each step's plan.
+pub(crate) fn manual_target(version: &Version, range: &UserRange) -> usize {
     (1..NUM_LEVELS)
         .rev()
-        .find(|&l| !version.levels()[l].is_empty())
+        .find(|&l| version.levels()[l].iter().any(|f| touches(f, range)))
         .unwrap_or(1)
 }
 
-/// Step `level` (`0..target`) of a manual compaction down to `target`: all of `level` into
-/// `level + 1`; the last step also merges a lone table.
-pub(crate) fn manual_step(version: &Version, level: usize, target: usize) -> Option<Plan> {
-    if level + 1 < target {
-        return plan_for(version, level, None, true);
+/// Step `level` (`0..target`) of a manual compaction of `range` down to `target`: the tables
+/// of `level` that reach into the range (on level 0, with every table overlapping them) and
+/// the tables of `level + 1` they overlap. The last step merges even a lone table, and takes
+/// the target level's tables in the range even when the level above has none there: its
+/// overwritten versions and tombstones must go, which a trivial move would keep. Nothing
+/// outside the range is compacted beyond the tables that overlap it.
+pub(crate) fn manual_step(
+    version: &Version,
+    level: usize,
+    target: usize,
+    range: &UserRange,
+) -> Option<Plan> {
+    let files = &version.levels()[level];
+    let mut first: Vec<Arc<TableFile>> = files
+        .iter()
+        .filter(|f| touches(f, range))
+        .cloned()
+        .collect();
+    if level == 0
+        && let Some((lo, hi)) = user_range(&first)
+    {
+        // Level-0 tables overlapping the chosen ones must go together, or an older version
+        // could end up below a newer one.
+        first = overlapping(files, &lo, &hi);
+    }
+    let last = level + 1 == target;
+    let below = &version.levels()[level + 1];
+    let mut next = match user_range(&first) {
+        Some((lo, hi)) => overlapping(below, &lo, &hi),
+        None if last => Vec::new(),
+        None => return None,
+    };
+    if last {
+        // Both runs reach into the range, so together they are still one run of the level.
+        for f in below.iter().filter(|f| touches(f, range)) {
+            if !next.iter().any(|n| n.meta.number == f.meta.number) {
+                next.push(Arc::clone(f));
+            }
+        }
+        next.sort_by(|a, b| key::compare(&a.meta.smallest, &b.meta.smallest));
     }
     let plan = Plan {
         level,
-        inputs: [
-            version.levels()[level].clone(),
-            version.levels()[level + 1].clone(),
-        ],
-        no_trivial_move: true,
+        inputs: [first, next],
+        no_trivial_move: last,
     };
     let any = plan.all_inputs().next().is_some();
     any.then_some(plan)

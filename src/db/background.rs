@@ -4,11 +4,13 @@
 //! edit without holding a lock, write it to the MANIFEST (fsynced), and only then take the
 //! locks to install the new version.
 
+use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::core::{DbInner, State};
 use crate::compaction::filter_budget::{self, Shape};
+use crate::compaction::pick::UserRange;
 use crate::compaction::refilter::Refiltered;
 use crate::compaction::{self, Context, Host, Job, Outcome, pick};
 use crate::error::Result;
@@ -222,13 +224,15 @@ impl DbInner {
     /// the highest score, else (under Monkey) one table's re-filter.
     fn compact_once(&self) -> Result<()> {
         let manual = {
-            let st = self.state.lock();
-            (st.manual_requested > st.manual_completed).then_some(st.manual_requested)
+            let mut st = self.state.lock();
+            (st.manual_requested > st.manual_completed)
+                .then(|| (st.manual_requested, st.manual_range.take()))
         };
-        if let Some(request) = manual {
-            // Every request made before this point is served by this run (each asks for the
-            // whole key space); later ones get a run of their own.
-            let result = self.compact_everything();
+        if let Some((request, range)) = manual {
+            // Every request made before this point is served by this run (it compacts the
+            // smallest range holding all of theirs); later ones get a run of their own.
+            let range = range.unwrap_or((Bound::Unbounded, Bound::Unbounded));
+            let result = self.compact_manually(&range);
             self.state.lock().manual_completed = request;
             return result;
         }
@@ -259,13 +263,14 @@ impl DbInner {
         }
     }
 
-    /// The manual compaction: every step planned on the version the previous one left.
-    fn compact_everything(&self) -> Result<()> {
-        let target = pick::manual_target(&self.current_version());
+    /// A manual compaction of `range`: every step planned on the version the previous one
+    /// left.
+    fn compact_manually(&self, range: &UserRange) -> Result<()> {
+        let target = pick::manual_target(&self.current_version(), range);
         for level in 0..target {
             let version = self.current_version();
             let snapshots = self.snapshot_list();
-            if let Some(plan) = pick::manual_step(&version, level, target) {
+            if let Some(plan) = pick::manual_step(&version, level, target, range) {
                 let ctx = self.job_context(&version, &snapshots);
                 let outcome = compaction::merge::run(&ctx, &version, plan)?;
                 self.install_compaction(outcome)?;
@@ -314,10 +319,14 @@ impl DbInner {
         Ok(())
     }
 
-    /// Asks the background thread for a full manual compaction and waits for it.
-    pub(crate) fn compact_all(&self) -> Result<()> {
+    /// Asks the background thread for a manual compaction of `range` and waits for it.
+    pub(crate) fn compact_range(&self, range: UserRange) -> Result<()> {
         self.flush()?;
         let mut st = self.state.lock();
+        st.manual_range = Some(match st.manual_range.take() {
+            None => range,
+            Some(other) => hull(other, range),
+        });
         st.manual_requested += 1;
         let mine = st.manual_requested;
         self.work_cv.notify_one();
@@ -357,6 +366,28 @@ impl DbInner {
     pub(crate) fn current_version(&self) -> Arc<Version> {
         Arc::clone(&self.view.load().version)
     }
+}
+
+/// The smallest range holding both `a` and `b`.
+fn hull(a: UserRange, b: UserRange) -> UserRange {
+    fn start_key(b: &Bound<Vec<u8>>) -> Option<&[u8]> {
+        match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k),
+            Bound::Unbounded => None,
+        }
+    }
+    let start = match (start_key(&a.0), start_key(&b.0)) {
+        (None, _) | (_, None) => Bound::Unbounded,
+        // Included wins a tie: it holds one key more.
+        (Some(x), Some(y)) if x < y || (x == y && matches!(a.0, Bound::Included(_))) => a.0,
+        _ => b.0,
+    };
+    let end = match (start_key(&a.1), start_key(&b.1)) {
+        (None, _) | (_, None) => Bound::Unbounded,
+        (Some(x), Some(y)) if x > y || (x == y && matches!(a.1, Bound::Included(_))) => a.1,
+        _ => b.1,
+    };
+    (start, end)
 }
 
 impl Host for DbInner {

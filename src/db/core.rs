@@ -53,6 +53,8 @@ pub(crate) struct State {
     pub manual_requested: u64,
     /// The request count the last finished manual compaction started with.
     pub manual_completed: u64,
+    /// The smallest key range holding every manual request not yet started.
+    pub manual_range: Option<crate::compaction::pick::UserRange>,
     /// The background thread is running a job (so the table set may be about to change and
     /// obsolete files may still be awaiting deletion).
     pub busy: bool,

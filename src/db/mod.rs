@@ -296,15 +296,72 @@ impl Db {
     /// # Errors
     /// I/O or corruption errors met while compacting.
     pub fn compact(&self) -> Result<()> {
-        self.inner().compact_all()
+        self.inner()
+            .compact_range((Bound::Unbounded, Bound::Unbounded))
     }
 
-    /// Same as [`Db::compact`] (the whole key space; ranges are not narrowed yet).
+    /// Compacts the tables holding keys of `range`, level by level, down to the deepest
+    /// level holding any (as LevelDB's `CompactRange(begin, end)`): overwritten versions no
+    /// snapshot reads and tombstones that hide nothing are dropped there. Tables outside the
+    /// range are left alone, except those a compaction must take because they overlap it.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put(b"user:1", b"old")?;
+    /// db.put(b"user:1", b"new")?;
+    /// db.delete(b"user:2")?;
+    /// db.compact_range(b"user:".as_slice()..b"user;".as_slice())?;
+    /// assert_eq!(db.get(b"user:1")?, Some(b"new".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// As for [`Db::compact`].
-    pub fn compact_range(&self, _range: impl KeyRange) -> Result<()> {
-        self.compact()
+    pub fn compact_range(&self, range: impl KeyRange) -> Result<()> {
+        self.inner().compact_range(range.into_bounds())
+    }
+
+    /// Resumes writes after a failure stopped them (a full disk, an I/O error in a write,
+    /// flush or compaction), once the cause is gone, without a reopen: a fresh WAL is
+    /// started and background work retried. Does nothing if writes are not stopped.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.resume()?; // nothing to resume
+    /// db.put(b"k", b"v")?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The error that keeps the new WAL from being created; writes then stay stopped.
+    pub fn resume(&self) -> Result<()> {
+        self.inner().resume()
+    }
+
+    /// Makes every write acknowledged so far durable (fsyncs the WAL), for a database
+    /// opened without `sync_writes`: after it returns, a power cut loses none of them.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put(b"k", b"v")?;
+    /// db.sync_wal()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The sync's error (writes then stop, as after any failed WAL write), or
+    /// [`Error::WritesStopped`] if they already had.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.inner().sync_wal()
     }
 
     /// Waits until no flush or compaction is pending, so the tree has a settled shape.

@@ -30,6 +30,7 @@ use crate::version::{TableFile, Version};
 use crate::wal::{LogReader, LogWriter, RecoveryMode};
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
+    opts.validate()?;
     let env = Arc::clone(&opts.env);
     let (lock, exists) = lock_dir(env.as_ref(), dir, &opts)?;
     let counters = Arc::new(ReadCounters::default());
@@ -116,6 +117,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             shutting_down: false,
             manual_requested: 0,
             manual_completed: 0,
+            manual_range: None,
             busy: false,
             jobs_done: 0,
             compact_pointers,
@@ -301,7 +303,7 @@ fn replay_logs(
     } else {
         RecoveryMode::Strict
     };
-    for &number in &logs {
+    for (i, &number) in logs.iter().enumerate() {
         let path = filename::log_path(dir, number);
         let mut reader = LogReader::new(env.read_all(&path)?, path.clone(), mode);
         while let Some(record) = reader.next_record()? {
@@ -365,6 +367,18 @@ fn replay_logs(
             ));
         }
         out.report.logs_replayed += 1;
+        let torn = reader.tail_dropped().is_some();
+        if torn && i + 1 < logs.len() && !opts.best_effort_recovery {
+            // A log is synced before its successor takes writes, so a torn older log means
+            // its end was lost: replaying the newer logs would leave a hole in the history.
+            // Stop here and keep a prefix (point-in-time recovery).
+            out.report.dropped.push(format!(
+                "{}: torn before its end, so the {} newer log(s) were not replayed",
+                path.display(),
+                logs.len() - i - 1
+            ));
+            break;
+        }
     }
     Ok(out)
 }
@@ -435,5 +449,83 @@ fn remove_obsolete(env: &dyn Env, dir: &Path, names: &[String], version: &Versio
         if obsolete {
             let _ = env.remove_file(&dir.join(name));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Db;
+    use crate::env::StdEnv;
+
+    fn log_numbers(dir: &Path) -> Vec<u64> {
+        let mut logs: Vec<u64> = StdEnv
+            .list_dir(dir)
+            .unwrap()
+            .iter()
+            .filter_map(|n| filename::parse_file_name(n))
+            .filter(|(t, _)| *t == FileType::Log)
+            .map(|(_, n)| n)
+            .collect();
+        logs.sort_unstable();
+        logs
+    }
+
+    /// Writes batches `(seq, key)` as one log, each batch one record.
+    fn write_log(dir: &Path, number: u64, batches: &[(u64, &str)]) -> u64 {
+        let mut log = LogWriter::new(
+            StdEnv
+                .create_writable(&filename::log_path(dir, number))
+                .unwrap(),
+        );
+        for &(seq, key) in batches {
+            let mut b = WriteBatch::new();
+            b.put(key, b"v");
+            b.set_sequence(seq);
+            log.add_record(b.payload()).unwrap();
+        }
+        log.sync().unwrap();
+        log.len()
+    }
+
+    /// A torn older log ends the replay: the newer logs' records would come after a hole.
+    #[test]
+    fn replay_stops_at_a_torn_log_that_is_not_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Db::open(dir.path(), Options::default()).unwrap());
+        let first = *log_numbers(dir.path()).last().unwrap();
+        let len = write_log(dir.path(), first, &[(1, "a"), (2, "b")]);
+        // The second record loses its last bytes: a torn tail.
+        StdEnv
+            .truncate(&filename::log_path(dir.path(), first), len - 3)
+            .unwrap();
+        write_log(dir.path(), first + 10, &[(3, "c")]);
+
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        assert_eq!(db.get("a").unwrap(), Some(b"v".to_vec()));
+        assert_eq!(db.get("b").unwrap(), None);
+        assert_eq!(db.get("c").unwrap(), None, "replayed past a hole");
+        let dropped = &db.recovery_report().dropped;
+        assert!(
+            dropped.iter().any(|d| d.contains("not replayed")),
+            "{dropped:?}"
+        );
+        drop(db);
+
+        // With best-effort recovery every readable record is kept.
+        let dir = tempfile::tempdir().unwrap();
+        drop(Db::open(dir.path(), Options::default()).unwrap());
+        let first = *log_numbers(dir.path()).last().unwrap();
+        let len = write_log(dir.path(), first, &[(1, "a"), (2, "b")]);
+        StdEnv
+            .truncate(&filename::log_path(dir.path(), first), len - 3)
+            .unwrap();
+        write_log(dir.path(), first + 10, &[(3, "c")]);
+        let opts = Options {
+            best_effort_recovery: true,
+            ..Options::default()
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        assert_eq!(db.get("c").unwrap(), Some(b"v".to_vec()));
     }
 }

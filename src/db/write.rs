@@ -23,15 +23,19 @@ impl DbInner {
         self.make_room(&mut w, false)?;
         let first = self.last_seq.load(Ordering::Relaxed) + 1;
         batch.set_sequence(first);
+        let acked_len = w.log.len();
+        let mut reached_os = false;
         let logged = w.log.add_record(batch.payload()).and_then(|()| {
             if self.opts.sync_writes {
+                w.log.flush()?;
+                reached_os = true;
                 w.log.sync()
             } else {
                 w.log.flush()
             }
         });
         if let Err(e) = logged {
-            // The record may be partly in the file; nothing after it may be acknowledged.
+            let e = self.abandon_log(&mut w, acked_len, reached_os, e);
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
@@ -43,6 +47,70 @@ impl DbInner {
         // Publish only after the memtable holds every entry, so readers never see half a batch.
         self.last_seq
             .store(first + batch.len() as u64 - 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// After a failed append, flush or sync of the WAL: the log is not written again (which
+    /// of its bytes reached the disk is unknown), and it is cut back to `acked_len`, the end
+    /// of the last acknowledged record, so no byte of the failed record can be replayed. If
+    /// that cut fails and the record had reached the OS, the outcome is unknown.
+    fn abandon_log(&self, w: &mut Writer, acked_len: u64, reached_os: bool, e: Error) -> Error {
+        // Dropping the writer may push out buffered bytes of the failed record; the cut
+        // below removes them.
+        drop(std::mem::replace(&mut w.log, LogWriter::closed()));
+        let path = filename::log_path(&self.dir, w.log_number);
+        match self.env.truncate(&path, acked_len) {
+            Ok(()) => e,
+            Err(cut) if reached_os => Error::OutcomeUnknown(format!(
+                "{e}; the record reached the OS and cutting {} back to {acked_len} bytes \
+                 failed: {cut}",
+                path.display()
+            )),
+            // Nothing of it reached the OS, and the writer that buffered it is gone.
+            Err(_) => e,
+        }
+    }
+
+    /// Starts a fresh WAL after a failure and lets writes and background work go on, if the
+    /// database stopped writes after an error; does nothing otherwise. The memtable keeps
+    /// every acknowledged write; the old WAL, cut back to its last acknowledged record, stays
+    /// until that memtable is flushed.
+    pub(crate) fn resume(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        let mut st = self.state.lock();
+        if st.bg_error.is_none() {
+            return Ok(());
+        }
+        let number = st.new_file_number();
+        let path = filename::log_path(&self.dir, number);
+        let mut log = LogWriter::new(self.env.create_writable(&path)?);
+        // The new log is synced, with its directory entry, before anything relies on it.
+        let started = log.sync().and_then(|()| self.env.sync_dir(&self.dir));
+        if let Err(e) = started {
+            drop(log);
+            let _ = self.env.remove_file(&path);
+            return Err(e);
+        }
+        w.log = log;
+        w.log_number = number;
+        st.bg_error = None;
+        self.work_cv.notify_all();
+        self.done_cv.notify_all();
+        Ok(())
+    }
+
+    /// Makes every write so far durable: syncs the WAL.
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        if let Some(why) = &self.state.lock().bg_error {
+            return Err(Error::WritesStopped(why.clone()));
+        }
+        let acked_len = w.log.len();
+        if let Err(e) = w.log.sync() {
+            let e = self.abandon_log(&mut w, acked_len, true, e);
+            self.set_bg_error(&mut self.state.lock(), &e);
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -80,11 +148,12 @@ impl DbInner {
                     break Err(e);
                 }
             };
-            // The old WAL stays on disk until its memtable is flushed; push what it buffered
-            // to the OS so that a crash cannot lose writes that were acknowledged. With
-            // `sync_writes`, the new WAL's directory entry is made durable before any write
-            // lands in it, or a power cut could drop the whole file along with writes that
-            // were fsynced into it.
+            // The old WAL stays on disk until its memtable is flushed. It is synced before
+            // the new one takes writes: otherwise a power cut could keep later writes (synced
+            // into the new WAL) and lose earlier ones, leaving a hole rather than a prefix.
+            // With `sync_writes`, the new WAL's directory entry is made durable before any
+            // write lands in it, or a power cut could drop the whole file along with writes
+            // that were fsynced into it.
             let synced_entry = || {
                 if self.opts.sync_writes {
                     self.env.sync_dir(&self.dir)
@@ -92,7 +161,7 @@ impl DbInner {
                     Ok(())
                 }
             };
-            if let Err(e) = w.log.flush().and_then(|()| synced_entry()) {
+            if let Err(e) = w.log.sync().and_then(|()| synced_entry()) {
                 self.set_bg_error(&mut st, &e);
                 break Err(e);
             }

@@ -47,6 +47,16 @@ impl LogWriter {
         }
     }
 
+    /// A writer that refuses all work: what stands in for a log abandoned after a failure.
+    pub(crate) fn closed() -> LogWriter {
+        LogWriter {
+            file: Box::new(crate::env::MemWritableFile::new()),
+            block_offset: 0,
+            failed: true,
+            scratch: Vec::new(),
+        }
+    }
+
     /// Appends one logical record (of any length, including zero). The bytes are buffered:
     /// they reach the OS on [`LogWriter::flush`] and the disk on [`LogWriter::sync`].
     ///

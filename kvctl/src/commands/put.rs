@@ -22,9 +22,11 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let key = codec.arg("KEY", a.key)?;
     let value = codec.arg("VALUE", a.value)?;
     let db = open::for_write(&g.db)?;
-    db.put(&key, &value).map_err(CliError::with(format_args!(
-        "put {} in {}",
-        escape(&key),
-        g.db.display()
-    )))
+    db.put(&key, &value).map_err(|e| {
+        // An oversized key or value is a usage error (exit 2), like any bad argument.
+        CliError::arg(
+            format_args!("put {} in {}", escape(&key), g.db.display()),
+            e,
+        )
+    })
 }
