@@ -137,120 +137,125 @@ impl WriteBatch {
         Ok(())
     }
 
-    /// Sets the sequence number of the first operation (internal: the `Db` does this).
-    #[doc(hidden)]
-    pub fn set_sequence(&mut self, seq: SeqNo) {
-        self.rep[..COUNT_OFFSET].copy_from_slice(&seq.to_le_bytes());
-    }
-
-    /// The sequence number of the first operation; operation `i` gets `sequence() + i`.
-    #[doc(hidden)]
-    pub fn sequence(&self) -> SeqNo {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&self.rep[..COUNT_OFFSET]);
-        u64::from_le_bytes(b)
-    }
-
-    /// The exact bytes to write as one WAL record (see `docs/FORMAT.md`).
-    #[doc(hidden)]
-    pub fn payload(&self) -> &[u8] {
-        &self.rep
-    }
-
-    /// Decodes and fully validates a payload read back from the WAL.
-    ///
-    /// # Errors
-    /// [`Error::Corruption`] (offset relative to `bytes`; use [`Error::located`] to name the
-    /// file) if the header is short, an operation has an unknown kind, a length runs past the
-    /// end, a key or value exceeds the size limits, there are fewer or more operations than
-    /// the count says, or the sequence numbers would pass [`key::MAX_SEQ`].
-    #[doc(hidden)]
-    pub fn from_payload(bytes: &[u8]) -> Result<WriteBatch> {
-        let mut d = Decoder::new(bytes);
-        if bytes.len() < HEADER_LEN {
-            return Err(Error::corrupt_bytes(
-                0,
-                format!(
-                    "write batch of {} bytes is shorter than its {HEADER_LEN}-byte header",
-                    bytes.len()
-                ),
-            ));
+    internal_item! {
+        /// Sets the sequence number of the first operation (internal: the `Db` does this).
+        fn set_sequence(&mut self, seq: SeqNo) {
+            self.rep[..COUNT_OFFSET].copy_from_slice(&seq.to_le_bytes());
         }
-        let seq = d.u64_le()?;
-        let count = d.u32_le()?;
-        for i in 0..count {
-            let op_start = d.position();
-            let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
-            take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
-            if kind == Kind::Put {
-                take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
-            }
-            if d.is_empty() && i + 1 < count {
+    }
+
+    internal_item! {
+        /// The sequence number of the first operation; operation `i` gets `sequence() + i`.
+        fn sequence(&self) -> SeqNo {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&self.rep[..COUNT_OFFSET]);
+            u64::from_le_bytes(b)
+        }
+    }
+
+    internal_item! {
+        /// The exact bytes to write as one WAL record (see `docs/FORMAT.md`).
+        fn payload(&self) -> &[u8] {
+            &self.rep
+        }
+    }
+
+    internal_item! {
+        /// Decodes and fully validates a payload read back from the WAL.
+        ///
+        /// # Errors
+        /// [`Error::Corruption`] (offset relative to `bytes`; use [`Error::located`] to name the
+        /// file) if the header is short, an operation has an unknown kind, a length runs past the
+        /// end, a key or value exceeds the size limits, there are fewer or more operations than
+        /// the count says, or the sequence numbers would pass [`key::MAX_SEQ`].
+        fn from_payload(bytes: &[u8]) -> Result<WriteBatch> {
+            let mut d = Decoder::new(bytes);
+            if bytes.len() < HEADER_LEN {
                 return Err(Error::corrupt_bytes(
-                    d.position() as u64,
+                    0,
                     format!(
-                        "write batch header says {count} operations but the payload ends after {}",
-                        i + 1
+                        "write batch of {} bytes is shorter than its {HEADER_LEN}-byte header",
+                        bytes.len()
                     ),
                 ));
             }
+            let seq = d.u64_le()?;
+            let count = d.u32_le()?;
+            for i in 0..count {
+                let op_start = d.position();
+                let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
+                take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
+                if kind == Kind::Put {
+                    take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
+                }
+                if d.is_empty() && i + 1 < count {
+                    return Err(Error::corrupt_bytes(
+                        d.position() as u64,
+                        format!(
+                            "write batch header says {count} operations but the payload ends after {}",
+                            i + 1
+                        ),
+                    ));
+                }
+            }
+            if !d.is_empty() {
+                return Err(Error::corrupt_bytes(
+                    d.position() as u64,
+                    format!(
+                        "{} trailing bytes after the {count} operations of the write batch",
+                        d.remaining().len()
+                    ),
+                ));
+            }
+            if count > 0 && (seq > key::MAX_SEQ || key::MAX_SEQ - seq < u64::from(count) - 1) {
+                return Err(Error::corrupt_bytes(
+                    0,
+                    format!(
+                        "write batch sequence {seq} with {count} operations passes the largest sequence number"
+                    ),
+                ));
+            }
+            Ok(WriteBatch {
+                rep: bytes.to_vec(),
+                count: count as usize,
+            })
         }
-        if !d.is_empty() {
-            return Err(Error::corrupt_bytes(
-                d.position() as u64,
-                format!(
-                    "{} trailing bytes after the {count} operations of the write batch",
-                    d.remaining().len()
-                ),
-            ));
-        }
-        if count > 0 && (seq > key::MAX_SEQ || key::MAX_SEQ - seq < u64::from(count) - 1) {
-            return Err(Error::corrupt_bytes(
-                0,
-                format!(
-                    "write batch sequence {seq} with {count} operations passes the largest sequence number"
-                ),
-            ));
-        }
-        Ok(WriteBatch {
-            rep: bytes.to_vec(),
-            count: count as usize,
-        })
     }
 
     /// Appends the operations of `other` after ours (group commit); our sequence is kept.
-    #[doc(hidden)]
     pub fn append(&mut self, other: &WriteBatch) {
         self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
         self.set_count(self.count + other.count);
     }
 
-    /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
-    ///
-    /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
-    #[doc(hidden)]
-    pub fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
-        let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
-        std::iter::from_fn(move || {
-            if d.is_empty() {
-                return None;
-            }
-            let kind = Kind::try_from(d.u8().ok()?).ok()?;
-            let k = d.length_prefixed().ok()?;
-            let v: &[u8] = match kind {
-                Kind::Put => d.length_prefixed().ok()?,
-                Kind::Delete => &[],
-            };
-            Some((kind, k, v))
-        })
+    internal_item! {
+        /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
+        ///
+        /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
+        fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
+            let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
+            std::iter::from_fn(move || {
+                if d.is_empty() {
+                    return None;
+                }
+                let kind = Kind::try_from(d.u8().ok()?).ok()?;
+                let k = d.length_prefixed().ok()?;
+                let v: &[u8] = match kind {
+                    Kind::Put => d.length_prefixed().ok()?,
+                    Kind::Delete => &[],
+                };
+                Some((kind, k, v))
+            })
+        }
     }
 
-    /// Adds every operation to `mem`; operation `i` gets sequence `sequence() + i`.
-    #[doc(hidden)]
-    pub fn insert_into(&self, mem: &MemTable) {
-        let base = self.sequence();
-        for (i, (kind, k, v)) in self.ops().enumerate() {
-            mem.add(base + i as u64, kind, k, v);
+    internal_item! {
+        /// Adds every operation to `mem`; operation `i` gets sequence `sequence() + i`.
+        fn insert_into(&self, mem: &MemTable) {
+            let base = self.sequence();
+            for (i, (kind, k, v)) in self.ops().enumerate() {
+                mem.add(base + i as u64, kind, k, v);
+            }
         }
     }
 
@@ -282,3 +287,6 @@ fn take_field<'a>(d: &mut Decoder<'a>, i: u32, what: &str, limit: usize) -> Resu
     }
     d.bytes(len as usize)
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,6 +4,9 @@
 //! that injects failures (EIO, ENOSPC, short writes, lost unsynced data). [`StdEnv`] is the real
 //! one, built on `std::fs`.
 
+#[cfg(any(test, feature = "fault-injection"))]
+pub mod fault;
+
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};

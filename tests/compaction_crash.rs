@@ -4,7 +4,7 @@
 //! acknowledged write is there and no table file is left that the manifest does not list.
 //! Rounds: `BLOOMKV_COMPACTION_CRASH_ROUNDS` (default 8).
 
-mod compaction_support;
+mod common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bloomkv::{Db, Options};
-use compaction_support::sst_files;
+use common::sst_files;
 
 const CHILD_ENV: &str = "BLOOMKV_COMPACTION_CRASH_DIR";
 

@@ -8,7 +8,7 @@ mod recover;
 mod write;
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
@@ -180,6 +180,25 @@ impl Db {
                 background: Mutex::new(Some(thread)),
             }),
         })
+    }
+
+    /// Whether `dir` holds a database: true when it has a `CURRENT` file naming the live
+    /// manifest. It does not open, lock or verify anything.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::{Db, Options};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// assert!(!Db::exists(dir.path()));
+    /// drop(Db::open(dir.path(), Options::default())?);
+    /// assert!(Db::exists(dir.path()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
+        crate::filename::current_path(dir.as_ref()).is_file()
     }
 
     fn inner(&self) -> &DbInner {
@@ -391,11 +410,6 @@ impl Db {
         numbers.sort_unstable();
         numbers
     }
-
-    /// The directory's path as a `PathBuf` (for messages).
-    pub fn dir(&self) -> PathBuf {
-        self.inner().dir.clone()
-    }
 }
 
 /// Per-table figures: the manifest's record of each table plus, for tables whose reader is
@@ -473,3 +487,6 @@ impl Drop for Snapshot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -29,4 +29,9 @@ mod log;
 
 pub use current::{read_current, set_current};
 pub use edit::{FileMeta, VersionEdit};
-pub use log::{MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, ManifestWriter, read_manifest};
+pub use log::{ManifestWriter, read_manifest};
+#[cfg(any(test, feature = "internals"))]
+pub use log::{MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC};
+
+#[cfg(test)]
+mod tests;

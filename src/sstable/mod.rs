@@ -14,14 +14,43 @@ mod properties;
 mod separator;
 mod table;
 
+pub use crate::cache::BlockCache;
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
 pub use counters::{ReadCounters, ReadCountersSnapshot};
-pub use iter::TableIter;
+pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
 pub use table::{FilterVerdict, Table, TableGet, TableReadOptions};
 
+/// Internal keys, the keys a table stores: a user key followed by an 8-byte trailer packing
+/// the sequence number and the kind (put or delete). Tables order them by user key ascending,
+/// then sequence number descending. See `docs/FORMAT.md`, section "Internal keys".
+///
+/// ```
+/// use bloomkv::sstable::internal_key::{self, Kind};
+///
+/// let ikey = internal_key::encode(b"user:1", 42, Kind::Put);
+/// let parsed = internal_key::parse(&ikey)?;
+/// assert_eq!((parsed.user_key, parsed.seq, parsed.kind), (&b"user:1"[..], 42, Kind::Put));
+/// // Newer versions of the same user key sort first.
+/// let older = internal_key::encode(b"user:1", 7, Kind::Put);
+/// assert!(internal_key::compare(&ikey, &older).is_lt());
+/// # Ok::<(), bloomkv::Error>(())
+/// ```
+pub mod internal_key {
+    pub use crate::key::{
+        KIND_SEEK, Kind, MAX_SEQ, ParsedKey, SeqNo, TRAILER_LEN, compare, encode, parse, user_key,
+    };
+}
+
 /// The file name of table `number` inside a database directory: `NNNNNN.sst`.
+///
+/// ```
+/// assert_eq!(bloomkv::sstable::table_file_name(42), "000042.sst");
+/// ```
 pub fn table_file_name(number: u64) -> String {
     format!("{number:06}.sst")
 }
+
+#[cfg(test)]
+mod tests;

@@ -320,9 +320,11 @@ impl Table {
         )
     }
 
-    /// An iterator over all entries (reads blocks through the cache; ignores the filter).
-    pub fn iter(self: &Arc<Self>) -> TableIter {
-        TableIter::new(self.clone())
+    internal_item! {
+        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
+        fn iter(self: &Arc<Self>) -> TableIter {
+            TableIter::new(self.clone())
+        }
     }
 
     /// The data block behind `handle`, from the cache or the file. Returns it and whether it
@@ -379,6 +381,10 @@ impl Table {
     /// # Errors
     /// `InvalidArgument` for a lookup key shorter than a trailer; `Corruption` naming the file
     /// and offset if the data block is damaged; `Io` if the read fails.
+    ///
+    /// Only for tests and the internal benchmarks: the engine calls [`Table::get_in_range`].
+    #[cfg(any(test, feature = "internals"))]
+    #[doc(hidden)]
     pub fn get(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
         if lookup.len() < key::TRAILER_LEN {
             return Err(Error::InvalidArgument(format!(

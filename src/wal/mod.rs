@@ -26,7 +26,11 @@ mod format;
 mod reader;
 mod writer;
 
+#[cfg(any(test, feature = "internals"))]
 pub use format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
 pub(crate) use format::{Physical, Problem, parse_at};
 pub use reader::{LogReader, RecoveryMode};
 pub use writer::LogWriter;
+
+#[cfg(test)]
+mod tests;

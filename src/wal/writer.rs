@@ -123,11 +123,13 @@ impl LogWriter {
     }
 
     /// Bytes in the log so far (including anything still buffered).
+    #[cfg(any(test, feature = "internals"))]
     pub fn len(&self) -> u64 {
         self.file.len()
     }
 
     /// True when the log holds no bytes.
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

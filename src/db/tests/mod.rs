@@ -1,0 +1,6 @@
+//! Engine tests that reach below the public API: injected file-system faults, hand-written
+//! WAL and manifest files, and the examples of `docs/FORMAT.md`.
+
+mod faults;
+mod format_doc;
+mod on_disk;

@@ -1,0 +1,5 @@
+//! The manifest's tests: CURRENT, version edits and the manifest log.
+
+mod current;
+mod edit;
+mod log;
