@@ -26,7 +26,7 @@ const COUNT_OFFSET: usize = 8;
 /// A group of puts and deletes applied atomically by `Db::write`.
 ///
 /// ```
-/// let mut batch = bloomkv::batch::WriteBatch::new();
+/// let mut batch = bloomkv::WriteBatch::new();
 /// batch.put(b"apple", b"red");
 /// batch.delete("pear");
 /// assert_eq!(batch.len(), 2);
@@ -58,6 +58,14 @@ impl fmt::Debug for WriteBatch {
 
 impl WriteBatch {
     /// An empty batch.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::WriteBatch;
+    ///
+    /// let batch = WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn new() -> WriteBatch {
         WriteBatch {
             rep: vec![0; HEADER_LEN],
@@ -66,6 +74,14 @@ impl WriteBatch {
     }
 
     /// Adds "set `key` to `value`".
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// batch.put("k", "later puts of the same key win");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.rep.push(Kind::Put as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -74,6 +90,14 @@ impl WriteBatch {
     }
 
     /// Adds "delete `key`" (a no-op for the store if the key is absent).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// batch.delete("k");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         self.rep.push(Kind::Delete as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -81,16 +105,40 @@ impl WriteBatch {
     }
 
     /// Number of operations.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("a", "1");
+    /// batch.delete("b");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.count
     }
 
     /// True when the batch holds no operation.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// batch.delete("k");
+    /// assert!(!batch.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
     /// Removes every operation (the sequence number is reset too).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// batch.clear();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
@@ -98,6 +146,14 @@ impl WriteBatch {
     }
 
     /// Size of the encoded batch in bytes (the WAL record payload).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// let empty = batch.approximate_size();
+    /// batch.put("key", "value");
+    /// assert!(batch.approximate_size() >= empty + "key".len() + "value".len());
+    /// ```
     pub fn approximate_size(&self) -> usize {
         self.rep.len()
     }
@@ -108,6 +164,15 @@ impl WriteBatch {
     /// [`Error::InvalidArgument`] if a key is longer than [`MAX_KEY_BYTES`], a value longer
     /// than [`MAX_VALUE_BYTES`], or the batch holds more than `u32::MAX` operations; the
     /// message names the operation index and the sizes.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// assert!(batch.validate().is_ok());
+    /// batch.put(vec![0u8; bloomkv::MAX_KEY_BYTES + 1], "v");
+    /// assert!(matches!(batch.validate(), Err(bloomkv::Error::InvalidArgument(_))));
+    /// ```
     pub fn validate(&self) -> Result<()> {
         if u32::try_from(self.count).is_err() {
             return Err(Error::InvalidArgument(format!(
@@ -222,7 +287,19 @@ impl WriteBatch {
         }
     }
 
-    /// Appends the operations of `other` after ours (group commit); our sequence is kept.
+    /// Appends the operations of `other` after this batch's, as if they had been added here.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::WriteBatch;
+    ///
+    /// let mut first = WriteBatch::new();
+    /// first.put("a", "1");
+    /// let mut second = WriteBatch::new();
+    /// second.delete("b");
+    /// first.append(&second);
+    /// assert_eq!(first.len(), 2);
+    /// ```
     pub fn append(&mut self, other: &WriteBatch) {
         self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
         self.set_count(self.count + other.count);

@@ -44,6 +44,17 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! ## What is public
+//!
+//! [`Db`] with its [`Options`], [`WriteBatch`], [`Snapshot`], [`DbIter`], [`Error`], the
+//! statistics ([`Stats`]) and lookup traces ([`GetExplain`]); [`env`](mod@env) (the file system the
+//! engine runs on); [`filter`] (the Bloom filters, usable on their own); [`sstable`] (reading a
+//! table file block by block); and [`repair()`]. Everything else is internal.
+//!
+//! Cargo features: `fault-injection` adds `env::fault`, an [`env::Env`] that injects I/O
+//! failures and power cuts, for testing programs built on bloomkv; `internals` exposes the
+//! engine's modules, hidden and with no stability promise, for the fuzz targets and benches.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 #![warn(
@@ -52,7 +63,14 @@
     clippy::dbg_macro,
     clippy::todo
 )]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        reason = "a test that cannot go on panics with the error"
+    )
+)]
 
 /// A function (or method) that is `pub` but hidden with the `internals` feature, for the fuzz
 /// targets and the internal benchmarks, and `pub(crate)` otherwise.

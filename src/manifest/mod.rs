@@ -5,23 +5,6 @@
 //! files and moving counters, and replaying them from the first rebuilds the current state.
 //! `CURRENT` names the manifest in use and is replaced atomically. The exact bytes are in
 //! `docs/FORMAT.md`, section "MANIFEST and CURRENT".
-//!
-//! ```
-//! # fn main() -> bloomkv::Result<()> {
-//! use bloomkv::env::StdEnv;
-//! use bloomkv::manifest::{ManifestWriter, VersionEdit, read_current, read_manifest, set_current};
-//! let dir = tempfile::tempdir()?;
-//! let mut m = ManifestWriter::create(&StdEnv, dir.path(), 1)?;
-//! let edit = VersionEdit { next_file_number: Some(2), ..VersionEdit::default() };
-//! m.append(&edit)?;
-//! set_current(&StdEnv, dir.path(), m.number())?;
-//!
-//! let number = read_current(&StdEnv, dir.path())?;
-//! let path = bloomkv::filename::manifest_path(dir.path(), number);
-//! assert_eq!(read_manifest(&StdEnv, &path)?, vec![edit]);
-//! # Ok(())
-//! # }
-//! ```
 
 mod current;
 mod edit;

@@ -1,9 +1,10 @@
 //! Sorted string tables: immutable files of sorted internal keys with a Bloom filter block.
 //! See `docs/FORMAT.md`, section "SSTable".
 //!
-//! [`TableBuilder`] writes a table, [`Table`] reads one: [`Table::get`] consults the table's
-//! filter first and reads no data block when it rules the key out; [`Table::iter`] walks all
-//! entries. Reads are positional, so one open table serves many threads.
+//! [`TableBuilder`] writes a table, [`Table`] opens one and checks its footer, index,
+//! properties and filter; [`block`] and [`format`](mod@format) decode the pieces, and [`internal_key`]
+//! the keys tables store, for tools that inspect a table file block by block (as
+//! `kvctl sst dump` does). Reads are positional, so one open table serves many threads.
 
 pub mod block;
 mod builder;
@@ -20,7 +21,9 @@ pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions,
 pub use counters::{ReadCounters, ReadCountersSnapshot};
 pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
-pub use table::{FilterVerdict, Table, TableGet, TableReadOptions};
+#[cfg(test)]
+use table::TableGet;
+pub use table::{FilterVerdict, Table, TableReadOptions};
 
 /// Internal keys, the keys a table stores: a user key followed by an 8-byte trailer packing
 /// the sequence number and the kind (put or delete). Tables order them by user key ascending,

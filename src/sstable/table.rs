@@ -33,7 +33,8 @@ pub struct TableReadOptions {
     pub counters: Arc<ReadCounters>,
 }
 
-/// What the filter stage of [`Table::get`] decided.
+/// What a table's key-range check and filter decided for one lookup (reported per table by
+/// [`Db::get_explained`](crate::Db::get_explained)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterVerdict {
     /// The user key lies outside the table's key range: nothing was checked or read.
@@ -46,7 +47,7 @@ pub enum FilterVerdict {
     MayContain,
 }
 
-/// The outcome of [`Table::get`].
+/// The outcome of a point lookup in one table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableGet {
     /// What the range check and filter decided.

@@ -250,7 +250,10 @@ impl Drop for Logged {
     }
 }
 
-struct LoggedIter(VecIter, #[allow(dead_code)] Logged);
+struct LoggedIter(
+    VecIter,
+    #[expect(dead_code, reason = "held only for its Drop, which logs the drop order")] Logged,
+);
 
 impl InternalIterator for LoggedIter {
     fn seek_to_first(&mut self) -> crate::Result<()> {
