@@ -236,7 +236,7 @@ impl BlockCache {
 
     /// An allocation of an evicted block from the shard that `(file_number, offset)` will be
     /// cached in, to read that block into; empty when there is none.
-    pub fn spare_buffer(&self, file_number: u64, offset: u64) -> Vec<u8> {
+    pub(crate) fn spare_buffer(&self, file_number: u64, offset: u64) -> Vec<u8> {
         let key = (file_number, offset);
         self.shard(key).lock().spare.pop().unwrap_or_default()
     }
