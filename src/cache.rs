@@ -331,11 +331,9 @@ mod tests {
         let unit = block(100).size();
         let cache = BlockCache::new(10 * unit); // below the sharding threshold: one shard
         let mut model: Vec<u64> = Vec::new(); // most recent last
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = crate::test_util::Rng::new(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let key = x % 25;
             match (x >> 32) % 4 {
                 0 | 1 => {
