@@ -4,7 +4,7 @@ use std::hint::black_box;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use bloomkv::batch::WriteBatch;
+use bloomkv::WriteBatch;
 use bloomkv::iter::InternalIterator;
 use bloomkv::iter::db_iter::DbIter;
 use bloomkv::iter::merge::MergingIterator;

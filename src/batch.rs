@@ -26,7 +26,7 @@ const COUNT_OFFSET: usize = 8;
 /// A group of puts and deletes applied atomically by `Db::write`.
 ///
 /// ```
-/// let mut batch = bloomkv::batch::WriteBatch::new();
+/// let mut batch = bloomkv::WriteBatch::new();
 /// batch.put(b"apple", b"red");
 /// batch.delete("pear");
 /// assert_eq!(batch.len(), 2);
@@ -58,6 +58,14 @@ impl fmt::Debug for WriteBatch {
 
 impl WriteBatch {
     /// An empty batch.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::WriteBatch;
+    ///
+    /// let batch = WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn new() -> WriteBatch {
         WriteBatch {
             rep: vec![0; HEADER_LEN],
@@ -66,6 +74,14 @@ impl WriteBatch {
     }
 
     /// Adds "set `key` to `value`".
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put(b"k", b"v");
+    /// batch.put("k", "later puts of the same key win");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.rep.push(Kind::Put as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -74,6 +90,14 @@ impl WriteBatch {
     }
 
     /// Adds "delete `key`" (a no-op for the store if the key is absent).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// batch.delete("k");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
         self.rep.push(Kind::Delete as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -81,16 +105,40 @@ impl WriteBatch {
     }
 
     /// Number of operations.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("a", "1");
+    /// batch.delete("b");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.count
     }
 
     /// True when the batch holds no operation.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// batch.delete("k");
+    /// assert!(!batch.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
     /// Removes every operation (the sequence number is reset too).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// batch.clear();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
@@ -98,6 +146,14 @@ impl WriteBatch {
     }
 
     /// Size of the encoded batch in bytes (the WAL record payload).
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// let empty = batch.approximate_size();
+    /// batch.put("key", "value");
+    /// assert!(batch.approximate_size() >= empty + "key".len() + "value".len());
+    /// ```
     pub fn approximate_size(&self) -> usize {
         self.rep.len()
     }
@@ -108,6 +164,15 @@ impl WriteBatch {
     /// [`Error::InvalidArgument`] if a key is longer than [`MAX_KEY_BYTES`], a value longer
     /// than [`MAX_VALUE_BYTES`], or the batch holds more than `u32::MAX` operations; the
     /// message names the operation index and the sizes.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.put("k", "v");
+    /// assert!(batch.validate().is_ok());
+    /// batch.put(vec![0u8; bloomkv::MAX_KEY_BYTES + 1], "v");
+    /// assert!(matches!(batch.validate(), Err(bloomkv::Error::InvalidArgument(_))));
+    /// ```
     pub fn validate(&self) -> Result<()> {
         if u32::try_from(self.count).is_err() {
             return Err(Error::InvalidArgument(format!(
@@ -137,120 +202,137 @@ impl WriteBatch {
         Ok(())
     }
 
-    /// Sets the sequence number of the first operation (internal: the `Db` does this).
-    #[doc(hidden)]
-    pub fn set_sequence(&mut self, seq: SeqNo) {
-        self.rep[..COUNT_OFFSET].copy_from_slice(&seq.to_le_bytes());
-    }
-
-    /// The sequence number of the first operation; operation `i` gets `sequence() + i`.
-    #[doc(hidden)]
-    pub fn sequence(&self) -> SeqNo {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&self.rep[..COUNT_OFFSET]);
-        u64::from_le_bytes(b)
-    }
-
-    /// The exact bytes to write as one WAL record (see `docs/FORMAT.md`).
-    #[doc(hidden)]
-    pub fn payload(&self) -> &[u8] {
-        &self.rep
-    }
-
-    /// Decodes and fully validates a payload read back from the WAL.
-    ///
-    /// # Errors
-    /// [`Error::Corruption`] (offset relative to `bytes`; use [`Error::located`] to name the
-    /// file) if the header is short, an operation has an unknown kind, a length runs past the
-    /// end, a key or value exceeds the size limits, there are fewer or more operations than
-    /// the count says, or the sequence numbers would pass [`key::MAX_SEQ`].
-    #[doc(hidden)]
-    pub fn from_payload(bytes: &[u8]) -> Result<WriteBatch> {
-        let mut d = Decoder::new(bytes);
-        if bytes.len() < HEADER_LEN {
-            return Err(Error::corrupt_bytes(
-                0,
-                format!(
-                    "write batch of {} bytes is shorter than its {HEADER_LEN}-byte header",
-                    bytes.len()
-                ),
-            ));
+    internal_item! {
+        /// Sets the sequence number of the first operation (internal: the `Db` does this).
+        fn set_sequence(&mut self, seq: SeqNo) {
+            self.rep[..COUNT_OFFSET].copy_from_slice(&seq.to_le_bytes());
         }
-        let seq = d.u64_le()?;
-        let count = d.u32_le()?;
-        for i in 0..count {
-            let op_start = d.position();
-            let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
-            take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
-            if kind == Kind::Put {
-                take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
-            }
-            if d.is_empty() && i + 1 < count {
+    }
+
+    internal_item! {
+        /// The sequence number of the first operation; operation `i` gets `sequence() + i`.
+        fn sequence(&self) -> SeqNo {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&self.rep[..COUNT_OFFSET]);
+            u64::from_le_bytes(b)
+        }
+    }
+
+    internal_item! {
+        /// The exact bytes to write as one WAL record (see `docs/FORMAT.md`).
+        fn payload(&self) -> &[u8] {
+            &self.rep
+        }
+    }
+
+    internal_item! {
+        /// Decodes and fully validates a payload read back from the WAL.
+        ///
+        /// # Errors
+        /// [`Error::Corruption`] (offset relative to `bytes`; use [`Error::located`] to name the
+        /// file) if the header is short, an operation has an unknown kind, a length runs past the
+        /// end, a key or value exceeds the size limits, there are fewer or more operations than
+        /// the count says, or the sequence numbers would pass [`key::MAX_SEQ`].
+        fn from_payload(bytes: &[u8]) -> Result<WriteBatch> {
+            let mut d = Decoder::new(bytes);
+            if bytes.len() < HEADER_LEN {
                 return Err(Error::corrupt_bytes(
-                    d.position() as u64,
+                    0,
                     format!(
-                        "write batch header says {count} operations but the payload ends after {}",
-                        i + 1
+                        "write batch of {} bytes is shorter than its {HEADER_LEN}-byte header",
+                        bytes.len()
                     ),
                 ));
             }
+            let seq = d.u64_le()?;
+            let count = d.u32_le()?;
+            for i in 0..count {
+                let op_start = d.position();
+                let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
+                take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
+                if kind == Kind::Put {
+                    take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
+                }
+                if d.is_empty() && i + 1 < count {
+                    return Err(Error::corrupt_bytes(
+                        d.position() as u64,
+                        format!(
+                            "write batch header says {count} operations but the payload ends after {}",
+                            i + 1
+                        ),
+                    ));
+                }
+            }
+            if !d.is_empty() {
+                return Err(Error::corrupt_bytes(
+                    d.position() as u64,
+                    format!(
+                        "{} trailing bytes after the {count} operations of the write batch",
+                        d.remaining().len()
+                    ),
+                ));
+            }
+            if count > 0 && (seq > key::MAX_SEQ || key::MAX_SEQ - seq < u64::from(count) - 1) {
+                return Err(Error::corrupt_bytes(
+                    0,
+                    format!(
+                        "write batch sequence {seq} with {count} operations passes the largest sequence number"
+                    ),
+                ));
+            }
+            Ok(WriteBatch {
+                rep: bytes.to_vec(),
+                count: count as usize,
+            })
         }
-        if !d.is_empty() {
-            return Err(Error::corrupt_bytes(
-                d.position() as u64,
-                format!(
-                    "{} trailing bytes after the {count} operations of the write batch",
-                    d.remaining().len()
-                ),
-            ));
-        }
-        if count > 0 && (seq > key::MAX_SEQ || key::MAX_SEQ - seq < u64::from(count) - 1) {
-            return Err(Error::corrupt_bytes(
-                0,
-                format!(
-                    "write batch sequence {seq} with {count} operations passes the largest sequence number"
-                ),
-            ));
-        }
-        Ok(WriteBatch {
-            rep: bytes.to_vec(),
-            count: count as usize,
-        })
     }
 
-    /// Appends the operations of `other` after ours (group commit); our sequence is kept.
-    #[doc(hidden)]
+    /// Appends the operations of `other` after this batch's, as if they had been added here.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::WriteBatch;
+    ///
+    /// let mut first = WriteBatch::new();
+    /// first.put("a", "1");
+    /// let mut second = WriteBatch::new();
+    /// second.delete("b");
+    /// first.append(&second);
+    /// assert_eq!(first.len(), 2);
+    /// ```
     pub fn append(&mut self, other: &WriteBatch) {
         self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
         self.set_count(self.count + other.count);
     }
 
-    /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
-    ///
-    /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
-    #[doc(hidden)]
-    pub fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
-        let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
-        std::iter::from_fn(move || {
-            if d.is_empty() {
-                return None;
-            }
-            let kind = Kind::try_from(d.u8().ok()?).ok()?;
-            let k = d.length_prefixed().ok()?;
-            let v: &[u8] = match kind {
-                Kind::Put => d.length_prefixed().ok()?,
-                Kind::Delete => &[],
-            };
-            Some((kind, k, v))
-        })
+    internal_item! {
+        /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
+        ///
+        /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
+        fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
+            let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
+            std::iter::from_fn(move || {
+                if d.is_empty() {
+                    return None;
+                }
+                let kind = Kind::try_from(d.u8().ok()?).ok()?;
+                let k = d.length_prefixed().ok()?;
+                let v: &[u8] = match kind {
+                    Kind::Put => d.length_prefixed().ok()?,
+                    Kind::Delete => &[],
+                };
+                Some((kind, k, v))
+            })
+        }
     }
 
-    /// Adds every operation to `mem`; operation `i` gets sequence `sequence() + i`.
-    #[doc(hidden)]
-    pub fn insert_into(&self, mem: &MemTable) {
-        let base = self.sequence();
-        for (i, (kind, k, v)) in self.ops().enumerate() {
-            mem.add(base + i as u64, kind, k, v);
+    internal_item! {
+        /// Adds every operation to `mem`; operation `i` gets sequence `sequence() + i`.
+        fn insert_into(&self, mem: &MemTable) {
+            let base = self.sequence();
+            for (i, (kind, k, v)) in self.ops().enumerate() {
+                mem.add(base + i as u64, kind, k, v);
+            }
         }
     }
 
@@ -282,3 +364,6 @@ fn take_field<'a>(d: &mut Decoder<'a>, i: u32, what: &str, limit: usize) -> Resu
     }
     d.bytes(len as usize)
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,7 +3,7 @@
 //! Keyed by `(file number, block offset)` — file numbers are never reused, so entries of a
 //! deleted table are simply never hit again and age out. Charged by block size in bytes and
 //! split into shards, each an LRU under its own mutex, so concurrent readers rarely contend.
-//! Besides its capacity, each shard keeps up to [`SPARE_BUFFERS`] allocations of evicted
+//! Besides its capacity, each shard keeps up to `SPARE_BUFFERS` allocations of evicted
 //! blocks of at most 64 KiB that the next reads fill instead of allocating (a read takes one
 //! only if it is at most twice the block's size, so a block never sits in a much larger
 //! allocation than it is charged for).
@@ -236,7 +236,7 @@ impl BlockCache {
 
     /// An allocation of an evicted block from the shard that `(file_number, offset)` will be
     /// cached in, to read that block into; empty when there is none.
-    pub fn spare_buffer(&self, file_number: u64, offset: u64) -> Vec<u8> {
+    pub(crate) fn spare_buffer(&self, file_number: u64, offset: u64) -> Vec<u8> {
         let key = (file_number, offset);
         self.shard(key).lock().spare.pop().unwrap_or_default()
     }
@@ -331,11 +331,9 @@ mod tests {
         let unit = block(100).size();
         let cache = BlockCache::new(10 * unit); // below the sharding threshold: one shard
         let mut model: Vec<u64> = Vec::new(); // most recent last
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = crate::test_util::Rng::new(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let key = x % 25;
             match (x >> 32) % 4 {
                 0 | 1 => {

@@ -4,6 +4,9 @@
 //! that injects failures (EIO, ENOSPC, short writes, lost unsynced data). [`StdEnv`] is the real
 //! one, built on `std::fs`.
 
+#[cfg(any(test, feature = "fault-injection"))]
+pub mod fault;
+
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
@@ -231,9 +234,18 @@ impl Env for StdEnv {
     }
 
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut buf = Vec::new();
-        file.read_to_end(&mut buf).map_err(|e| Error::io(path, e))?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        // A device or pipe put where a log belongs (a link to /dev/zero) would be read until
+        // memory runs out; only a regular file's own length is read, never more.
+        if !meta.is_file() {
+            return Err(Error::corruption(path, 0, "not a regular file"));
+        }
+        let len = meta.len();
+        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(64 << 20));
+        file.take(len)
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(path, e))?;
         Ok(buf)
     }
 

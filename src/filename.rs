@@ -33,7 +33,7 @@ const LOCK_NAME: &str = "LOCK";
 /// [`FileType::Current`] and [`FileType::Lock`].
 pub fn file_name(kind: FileType, number: u64) -> String {
     match kind {
-        FileType::Table => format!("{number:06}{TABLE_SUFFIX}"),
+        FileType::Table => crate::sstable::table_file_name(number),
         FileType::Log => format!("{number:06}{LOG_SUFFIX}"),
         FileType::Temp => format!("{number:06}{TEMP_SUFFIX}"),
         FileType::Manifest => format!("{MANIFEST_PREFIX}{number:06}"),

@@ -58,14 +58,6 @@ pub fn pack_trailer(seq: SeqNo, kind: Kind) -> u64 {
     (seq << 8) | kind as u64
 }
 
-/// Builds an internal key into `out` (cleared first).
-pub fn encode_into(out: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: Kind) {
-    out.clear();
-    out.reserve(user_key.len() + TRAILER_LEN);
-    out.extend_from_slice(user_key);
-    out.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
-}
-
 /// Builds an internal key.
 pub fn encode(user_key: &[u8], seq: SeqNo, kind: Kind) -> Vec<u8> {
     let mut out = Vec::with_capacity(user_key.len() + TRAILER_LEN);
@@ -129,37 +121,6 @@ pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
     user_key(a)
         .cmp(user_key(b))
         .then_with(|| trailer(b).cmp(&trailer(a)))
-}
-
-/// An owned internal key ordered by [`compare`], usable as a map key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct InternalKey(pub Vec<u8>);
-
-impl InternalKey {
-    /// Builds one from its parts.
-    pub fn new(user_key: &[u8], seq: SeqNo, kind: Kind) -> Self {
-        InternalKey(encode(user_key, seq, kind))
-    }
-    /// The user key.
-    pub fn user_key(&self) -> &[u8] {
-        user_key(&self.0)
-    }
-    /// The encoded bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl Ord for InternalKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare(&self.0, &other.0)
-    }
-}
-
-impl PartialOrd for InternalKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
 }
 
 #[cfg(test)]

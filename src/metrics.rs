@@ -56,6 +56,7 @@ impl ReadCounters {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn filter_checked(&self, said_no: bool) {
         self.filter_checks.fetch_add(1, Relaxed);
         if !said_no {
@@ -63,6 +64,7 @@ impl ReadCounters {
         }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn filter_false_positive(&self) {
         self.filter_false_positives.fetch_add(1, Relaxed);
     }

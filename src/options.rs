@@ -250,6 +250,20 @@ impl Options {
     /// Filter bits per key to use for tables written to `level`.
     /// Under [`FilterAllocation::Monkey`] this is its average bits per key; the engine
     /// computes the per-level figure from the tree's shape when it writes a table.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::{FilterAllocation, Options};
+    ///
+    /// let opts = Options { filter_bits_per_level: Some(vec![14.0, 12.0, 10.0]), ..Options::default() };
+    /// assert_eq!(opts.bits_per_key_for_level(1), 12.0);
+    /// assert_eq!(opts.bits_per_key_for_level(5), 10.0); // the last entry covers deeper levels
+    /// let monkey = Options {
+    ///     filter_allocation: FilterAllocation::Monkey { bits_per_key: 8.0 },
+    ///     ..Options::default()
+    /// };
+    /// assert_eq!(monkey.bits_per_key_for_level(3), 8.0);
+    /// ```
     pub fn bits_per_key_for_level(&self, level: usize) -> f64 {
         if let FilterAllocation::Monkey { bits_per_key } = self.filter_allocation {
             return bits_per_key;

@@ -4,7 +4,7 @@
 //! acknowledged write is there and no table file is left that the manifest does not list.
 //! Rounds: `BLOOMKV_COMPACTION_CRASH_ROUNDS` (default 8).
 
-mod compaction_support;
+mod common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{BufRead, BufReader, Write};
@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bloomkv::{Db, Options};
-use compaction_support::sst_files;
+use common::sst_files;
 
 const CHILD_ENV: &str = "BLOOMKV_COMPACTION_CRASH_DIR";
 
@@ -91,14 +91,11 @@ fn kill_during_compaction_loses_nothing_and_leaves_no_orphans() {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     let mut expected: HashMap<String, Option<String>> = HashMap::new();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = common::Rng::new(0x2545_f491_4f6c_dd1d);
     let mut next_start = 0u64;
     let mut rounds_with_deep_levels = 0;
     for round in 0..rounds {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let run_for = Duration::from_millis(80 + seed % 300);
+        let run_for = Duration::from_millis(80 + rng.below(300));
         let mut child = Command::new(&exe)
             .args([
                 "--exact",

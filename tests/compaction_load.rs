@@ -3,12 +3,12 @@
 //! (it takes tens of seconds): `cargo test --release --test compaction_load -- --ignored
 //! --nocapture`.
 
-mod compaction_support;
+mod common;
 
 use std::time::Instant;
 
 use bloomkv::{Db, Options};
-use compaction_support::{w1_key, w1_value};
+use common::{w1_key, w1_value};
 
 #[test]
 #[ignore = "1M keys: tens of seconds"]

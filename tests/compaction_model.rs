@@ -3,12 +3,12 @@
 //! between nearly every operation; snapshots held across them; reopen mid-way. At the end
 //! (and after every settle) no table file is on disk that the manifest does not list.
 
-mod compaction_support;
+mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use bloomkv::{Db, Options};
-use compaction_support::sst_files;
+use common::{Model, sst_files};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -46,8 +46,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
 fn key(k: u16) -> Vec<u8> {
     format!("key{k:04}").into_bytes()
 }
@@ -67,22 +65,13 @@ fn options() -> Options {
         level0_stop_writes: 4,
         block_cache_bytes: 16 << 10,
         max_open_files: 8,
-        env: compaction_support::NoSyncEnv::shared(),
+        env: common::NoSyncEnv::shared(),
         ..Default::default()
     }
 }
 
-fn check_all(db: &Db, model: &Model) {
-    let got: Vec<_> = db.scan(..).map(|kv| kv.unwrap()).collect();
-    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(got, want);
-    for k in 0..KEYS {
-        assert_eq!(
-            db.get(key(k)).unwrap(),
-            model.get(&key(k)).cloned(),
-            "key {k}"
-        );
-    }
+fn check_all(m: &Model) {
+    m.check_all((0..KEYS).map(key));
 }
 
 fn check_no_orphans(db: &Db) {
@@ -92,83 +81,40 @@ fn check_no_orphans(db: &Db) {
 }
 
 fn run(ops: Vec<Op>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = Db::open(dir.path(), options()).unwrap();
-    let mut model = Model::new();
-    let mut snaps: Vec<(bloomkv::Snapshot, Model)> = Vec::new();
+    let mut m = Model::open(options());
     for op in ops {
         match op {
-            Op::Put(k, v) => {
-                db.put(key(k), value(k, v)).unwrap();
-                model.insert(key(k), value(k, v));
-            }
-            Op::Delete(k) => {
-                db.delete(key(k)).unwrap();
-                model.remove(&key(k));
-            }
+            Op::Put(k, v) => m.put(key(k), value(k, v)),
+            Op::Delete(k) => m.delete(key(k)),
             Op::Bulk(start, n, v) => {
                 for k in (0..n).map(|i| (start + i) % KEYS) {
-                    db.put(key(k), value(k, v)).unwrap();
-                    model.insert(key(k), value(k, v));
+                    m.put(key(k), value(k, v));
                 }
             }
             Op::DeleteRange(start, n) => {
                 for k in (0..n).map(|i| (start + i) % KEYS) {
-                    db.delete(key(k)).unwrap();
-                    model.remove(&key(k));
+                    m.delete(key(k));
                 }
             }
-            Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
-            Op::Scan(a, b) => {
-                let (a, b) = (key(a.min(b)), key(a.max(b)));
-                let got: Vec<_> = db
-                    .scan(a.clone()..=b.clone())
-                    .map(|kv| kv.unwrap())
-                    .collect();
-                let want: Vec<_> = model
-                    .range(a..=b)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                assert_eq!(got, want);
-            }
-            Op::Snapshot => {
-                if snaps.len() < 4 {
-                    snaps.push((db.snapshot(), model.clone()));
-                }
-            }
-            Op::CheckSnapshots => {
-                for (snap, m) in &snaps {
-                    let got: Vec<_> = snap.scan(..).map(|kv| kv.unwrap()).collect();
-                    let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                    assert_eq!(got, want);
-                }
-                snaps.clear();
-            }
+            Op::Get(k) => m.check_get(&key(k)),
+            Op::Scan(a, b) => m.check_scan(key(a.min(b))..=key(a.max(b))),
+            Op::Snapshot => m.snapshot(4),
+            Op::CheckSnapshots => m.check_snapshots(),
             Op::Settle => {
-                check_no_orphans(&db);
-                check_all(&db, &model);
+                check_no_orphans(m.db());
+                check_all(&m);
             }
-            Op::Compact => db.compact().unwrap(),
-            Op::Reopen => {
-                snaps.clear();
-                drop(db);
-                db = Db::open(dir.path(), options()).unwrap();
-            }
+            Op::Compact => m.db().compact().unwrap(),
+            Op::Reopen => m.reopen(),
         }
     }
     // Snapshots still held at the end read what they saw, after all the compactions.
-    for (snap, m) in &snaps {
-        for (k, v) in m {
-            assert_eq!(snap.get(k).unwrap().as_ref(), Some(v));
-        }
-    }
-    snaps.clear();
-    check_all(&db, &model);
-    check_no_orphans(&db);
-    drop(db);
-    let db = Db::open(dir.path(), options()).unwrap();
-    check_all(&db, &model);
-    check_no_orphans(&db);
+    m.check_snapshot_gets();
+    check_all(&m);
+    check_no_orphans(m.db());
+    m.reopen();
+    check_all(&m);
+    check_no_orphans(m.db());
 }
 
 proptest! {

@@ -3,12 +3,12 @@
 //! tables probed, of their expected false-positive rates (+20%). Also: per-level filter bits
 //! (a bottom level with fewer bits shows it in stats), and per-table filter counters.
 
-mod compaction_support;
+mod common;
 
 use std::collections::HashMap;
 
 use bloomkv::{Db, Options, Stats};
-use compaction_support::{absent_key, small_options, w1_key, w1_value};
+use common::{absent_key, small_options, w1_key, w1_value};
 
 fn load(opts: Options, n: u64) -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,12 +1,12 @@
 //! Regression tests for compaction bugs found in review.
 
-mod compaction_support;
+mod common;
 
 use std::sync::mpsc;
 use std::time::Duration;
 
 use bloomkv::{Db, Options};
-use compaction_support::{small_options, w1_key, w1_value};
+use common::{small_options, w1_key, w1_value};
 
 /// `level0_stop_writes` below `level0_compaction_trigger` used to deadlock: writers waited
 /// for L0 to shrink while L0's score never reached 1, so no compaction ran.
@@ -82,32 +82,6 @@ fn concurrent_manual_compactions_each_cover_their_callers_writes() {
     for t in threads {
         t.join().unwrap();
     }
-}
-
-/// Compaction pointers (where each level's next compaction starts) used to be forgotten by
-/// reopen: the fresh MANIFEST written at open did not carry them, so every restart began
-/// compacting each level from its first table again.
-#[test]
-fn compaction_pointers_survive_reopen() {
-    use bloomkv::env::StdEnv;
-    use bloomkv::{filename, manifest};
-
-    let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), small_options()).unwrap();
-    for i in 0..60_000 {
-        db.put(w1_key(i), w1_value(i, 0)).unwrap();
-    }
-    db.wait_for_compactions().unwrap();
-    assert!(db.stats().levels[2].files > 0, "L1 was compacted into L2");
-    drop(db);
-    let db = Db::open(dir.path(), small_options()).unwrap();
-    let number = manifest::read_current(&StdEnv, dir.path()).unwrap();
-    let edits =
-        manifest::read_manifest(&StdEnv, &filename::manifest_path(dir.path(), number)).unwrap();
-    let levels: Vec<usize> = edits[0].compact_pointers.iter().map(|(l, _)| *l).collect();
-    assert!(levels.contains(&0), "L0 pointer kept: {levels:?}");
-    assert!(levels.contains(&1), "L1 pointer kept: {levels:?}");
-    drop(db);
 }
 
 /// A scan opens a deeper level's tables lazily. A table trivially moved down after the scan

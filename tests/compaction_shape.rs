@@ -2,12 +2,12 @@
 //! levels within their size targets, every key found, deleted keys stay deleted after their
 //! tombstones move down, and no table file on disk that the manifest does not list.
 
-mod compaction_support;
+mod common;
 
 use std::collections::BTreeSet;
 
 use bloomkv::{Db, Options, Stats};
-use compaction_support::{small_options, sst_files, w1_key, w1_value};
+use common::{small_options, sst_files, w1_key, w1_value};
 
 fn deleted(i: u64) -> bool {
     i % 10 == 3

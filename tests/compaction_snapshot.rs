@@ -2,10 +2,10 @@
 //! values after compactions have rewritten every table; once it is released, a compaction
 //! drops the versions only it could read.
 
-mod compaction_support;
+mod common;
 
 use bloomkv::Db;
-use compaction_support::{small_options, w1_key, w1_value};
+use common::{small_options, w1_key, w1_value};
 
 const N: u64 = 20_000;
 

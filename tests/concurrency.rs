@@ -7,26 +7,18 @@
 //!
 //! Duration: `BLOOMKV_CONCURRENCY_SECS` (default 3).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bloomkv::{Db, Options, WriteBatch};
+use common::Rng;
 
 const THREADS: u64 = 8;
 const KEYS_PER_THREAD: u64 = 150;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 fn own_key(t: u64, i: u64) -> String {
     format!("t{t}-k{i:04}")
@@ -60,7 +52,7 @@ fn check_pairs(kv: &Kv, context: &str) {
 }
 
 fn worker(db: Db, t: u64, deadline: Instant, ops: Arc<AtomicU64>, snaps: Arc<AtomicU64>) {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (t + 1).wrapping_mul(0x9e37_79b9));
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d ^ (t + 1).wrapping_mul(0x9e37_79b9));
     let mut model: BTreeMap<String, String> = BTreeMap::new();
     let mut n = 0u64;
     while Instant::now() < deadline {

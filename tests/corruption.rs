@@ -127,7 +127,7 @@ fn table_regions(path: &Path) -> Vec<(String, usize, usize)> {
         out.push((name, h.offset as usize, h.size as usize + 5));
         it.advance().unwrap();
     }
-    let mut it = BlockIter::new(block(footer.index), bloomkv::key::compare);
+    let mut it = BlockIter::new(block(footer.index), bloomkv::sstable::internal_key::compare);
     it.seek_to_first().unwrap();
     let mut n = 0;
     while it.valid() {

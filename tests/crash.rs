@@ -9,13 +9,15 @@
 //!
 //! Rounds: `BLOOMKV_CRASH_ROUNDS` (default 200).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bloomkv::filename::{FileType, parse_file_name};
 use bloomkv::{Db, Options, WriteBatch};
+use common::Rng;
 
 const CHILD_ENV: &str = "BLOOMKV_CRASH_CHILD_DIR";
 const SEED_ENV: &str = "BLOOMKV_CRASH_SEED";
@@ -30,20 +32,6 @@ fn options() -> Options {
         level0_compaction_trigger: 2,
         block_bytes: 1024,
         ..Default::default()
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }
 
@@ -100,7 +88,7 @@ fn crash_child() {
         return;
     };
     let seed: u64 = std::env::var(SEED_ENV).unwrap().parse().unwrap();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed | 1);
     let mut out = std::io::stdout().lock();
     // libtest prints "test crash_child ... " without a newline before the body runs.
     writeln!(out).unwrap();
@@ -141,14 +129,15 @@ fn check_no_orphans(db: &Db, round: u64) {
     let mut manifests = 0;
     for entry in std::fs::read_dir(db.path()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        match parse_file_name(&name) {
-            Some((FileType::Table, n)) => {
-                assert!(live.contains(&n), "round {round}: orphan table {name}")
-            }
-            Some((FileType::Log, _)) => logs += 1,
-            Some((FileType::Manifest, _)) => manifests += 1,
-            Some((FileType::Temp, _)) => panic!("round {round}: leftover temp file {name}"),
-            _ => {}
+        if let Some(n) = name.strip_suffix(".sst") {
+            let n: u64 = n.parse().unwrap();
+            assert!(live.contains(&n), "round {round}: orphan table {name}")
+        } else if name.ends_with(".log") {
+            logs += 1;
+        } else if name.starts_with("MANIFEST-") {
+            manifests += 1;
+        } else if name.ends_with(".dbtmp") {
+            panic!("round {round}: leftover temp file {name}");
         }
     }
     assert_eq!(logs, 1, "round {round}: WAL files after recovery");
@@ -171,7 +160,7 @@ fn acknowledged_writes_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
     let mut expected: BTreeMap<String, Option<String>> = BTreeMap::new();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let (mut acked_total, mut in_flight_applied, mut in_flight_lost, mut killed_in_open) =
         (0u64, 0u64, 0u64, 0u64);
     let started = Instant::now();
@@ -185,7 +174,7 @@ fn acknowledged_writes_survive_sigkill() {
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, dir.path())
-            .env(SEED_ENV, rng.next().to_string())
+            .env(SEED_ENV, rng.next_u64().to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

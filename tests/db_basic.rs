@@ -185,31 +185,3 @@ fn small_memtable_flushes_in_background() {
     let db = Db::open(dir.path(), opts).unwrap();
     assert_eq!(db.scan(..).count(), 5000);
 }
-
-#[test]
-fn newer_format_version_is_a_clear_error() {
-    use bloomkv::env::{Env, StdEnv};
-    let dir = tempfile::tempdir().unwrap();
-    drop(Db::open(dir.path(), Options::default()).unwrap());
-    // A MANIFEST whose header claims format version 2, made current.
-    let path = bloomkv::filename::manifest_path(dir.path(), 900);
-    let mut log = bloomkv::wal::LogWriter::new(StdEnv.create_writable(&path).unwrap());
-    let mut header = bloomkv::manifest::MANIFEST_MAGIC.to_vec();
-    header.extend_from_slice(&(bloomkv::manifest::MANIFEST_FORMAT_VERSION + 1).to_le_bytes());
-    log.add_record(&header).unwrap();
-    log.sync().unwrap();
-    bloomkv::manifest::set_current(&StdEnv, dir.path(), 900).unwrap();
-    let err = Db::open(dir.path(), Options::default()).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::UnsupportedVersion {
-                found: 2,
-                supported: 1,
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert!(err.to_string().contains("MANIFEST-000900"), "{err}");
-}

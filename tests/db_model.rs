@@ -1,9 +1,10 @@
 //! Model test: random operation sequences against a `BTreeMap`, including flushes,
 //! compactions, snapshots and reopen.
 
-use std::collections::BTreeMap;
+mod common;
 
-use bloomkv::{Db, Options, WriteBatch};
+use bloomkv::Options;
+use common::Model;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -36,8 +37,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
 fn key(k: u8) -> Vec<u8> {
     format!("key{k:03}").into_bytes()
 }
@@ -60,77 +59,26 @@ fn options() -> Options {
 }
 
 fn run(ops: Vec<Op>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut db = Db::open(dir.path(), options()).unwrap();
-    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-    let mut snaps: Vec<(bloomkv::Snapshot, Model)> = Vec::new();
+    let mut m = Model::open(options());
     for op in ops {
         match op {
-            Op::Put(k, v) => {
-                db.put(key(k), value(k, v)).unwrap();
-                model.insert(key(k), value(k, v));
-            }
-            Op::Delete(k) => {
-                db.delete(key(k)).unwrap();
-                model.remove(&key(k));
-            }
-            Op::Batch(ops) => {
-                let mut b = WriteBatch::new();
-                for (k, v) in ops {
-                    match v {
-                        Some(v) => {
-                            b.put(key(k), value(k, v));
-                            model.insert(key(k), value(k, v));
-                        }
-                        None => {
-                            b.delete(key(k));
-                            model.remove(&key(k));
-                        }
-                    }
-                }
-                db.write(b).unwrap();
-            }
-            Op::Get(k) => assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned()),
-            Op::Scan(a, b) => {
-                let (a, b) = (key(a.min(b)), key(a.max(b)));
-                let got: Vec<_> = db
-                    .scan(a.clone()..b.clone())
-                    .map(|kv| kv.unwrap())
-                    .collect();
-                let want: Vec<_> = model
-                    .range(a..b)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                assert_eq!(got, want);
-            }
-            Op::Snapshot => {
-                if snaps.len() < 4 {
-                    snaps.push((db.snapshot(), model.clone()));
-                }
-            }
-            Op::CheckSnapshots => {
-                for (snap, m) in &snaps {
-                    let got: Vec<_> = snap.scan(..).map(|kv| kv.unwrap()).collect();
-                    let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                    assert_eq!(got, want);
-                }
-                snaps.clear();
-            }
-            Op::Flush => db.flush().unwrap(),
-            Op::Compact => db.compact().unwrap(),
-            Op::Reopen => {
-                snaps.clear();
-                drop(db);
-                db = Db::open(dir.path(), options()).unwrap();
-            }
+            Op::Put(k, v) => m.put(key(k), value(k, v)),
+            Op::Delete(k) => m.delete(key(k)),
+            Op::Batch(ops) => m.write(
+                ops.into_iter()
+                    .map(|(k, v)| (key(k), v.map(|v| value(k, v))))
+                    .collect(),
+            ),
+            Op::Get(k) => m.check_get(&key(k)),
+            Op::Scan(a, b) => m.check_scan(key(a.min(b))..key(a.max(b))),
+            Op::Snapshot => m.snapshot(4),
+            Op::CheckSnapshots => m.check_snapshots(),
+            Op::Flush => m.db().flush().unwrap(),
+            Op::Compact => m.db().compact().unwrap(),
+            Op::Reopen => m.reopen(),
         }
     }
-    let got: Vec<_> = db.scan(..).map(|kv| kv.unwrap()).collect();
-    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    assert_eq!(got, want);
-    for k in 0..64 {
-        assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned());
-    }
+    m.check_all((0..64).map(key));
 }
 
 proptest! {

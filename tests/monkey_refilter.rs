@@ -3,10 +3,10 @@
 //! once the tree settles the tables of each level carry filters within the re-filter
 //! tolerance of one figure, within the configured memory.
 
-mod compaction_support;
+mod common;
 
 use bloomkv::{Db, FilterAllocation, Options};
-use compaction_support::{NoSyncEnv, w1_key, w1_value};
+use common::{NoSyncEnv, w1_key, w1_value};
 
 const KEYS: u64 = 150_000;
 

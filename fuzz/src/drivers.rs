@@ -2,7 +2,9 @@
 //! justifies, whatever the bytes; where there is an oracle (a structure built from the input,
 //! then damaged), anything read back without an error must be what was written.
 //!
-//! Only bloomkv's public API is used, so the root crate's tests can include this file.
+//! The drivers reach engine internals through `bloomkv::` paths: the fuzz package builds
+//! bloomkv with its `internals` feature, and the library's unit test `src/fuzz_regressions.rs`
+//! includes this file (there `bloomkv` names the crate itself).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};

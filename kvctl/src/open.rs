@@ -22,7 +22,7 @@ pub fn existing(dir: &Path) -> Result<Db, CliError> {
             dir.display()
         )));
     }
-    if !bloomkv::filename::current_path(dir).is_file() {
+    if !Db::exists(dir) {
         return Err(CliError::Database(format!(
             "no database at {}: the directory has no CURRENT file",
             dir.display()

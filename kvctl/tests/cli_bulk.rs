@@ -56,6 +56,27 @@ fn load_rejects_a_malformed_line_keeping_the_lines_before_it() {
         .stderr(predicate::str::contains("/nonexistent/input.tsv"));
 }
 
+/// A key over the 64 KiB limit is a bad line like any other: the lines before it (in the
+/// same batch, too) are stored, exit 2 names the line.
+#[test]
+fn load_rejects_an_oversized_key_keeping_the_lines_before_it() {
+    let t = TestDb::new();
+    let mut input: String = (0..700).map(|i| format!("k{i:04}\tv\n")).collect();
+    input.push_str(&format!("{}\tv\n", "x".repeat(64 * 1024 + 1)));
+    input.push_str("after\tx\n");
+    t.kvctl(&["load"])
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("stdin line 701")
+                .and(predicate::str::contains("exceeds"))
+                .and(predicate::str::contains("lines 1-700 were loaded")),
+        );
+    assert_eq!(t.ok(&["scan"]).lines().count(), 700);
+    t.kvctl(&["get", "after"]).assert().code(1);
+}
+
 #[test]
 fn load_with_hex_takes_binary_keys_and_checks_the_digits() {
     let t = TestDb::new();

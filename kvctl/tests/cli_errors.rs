@@ -74,5 +74,5 @@ fn an_oversized_key_is_a_usage_error() {
     t.kvctl(&["put", &key, "v"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("64"));
+        .stderr(predicates::str::contains("exceeds the limit"));
 }

@@ -103,23 +103,25 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         }
     }
 
+    // Level-0 inputs overlap: one iterator each. A deeper level's inputs are one sorted run
+    // read a table at a time, so a compaction holds a few files open, not all its inputs
+    // (a full compaction of a big database would otherwise run out of file handles).
     let counters = Arc::new(ReadCounters::default());
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     let mut bytes_read = 0;
-    for f in plan.all_inputs() {
-        let path = filename::table_path(ctx.dir, f.meta.number);
-        let file = ctx.env.open_random_access(&path)?;
-        let table = Arc::new(Table::open(
-            file,
-            TableReadOptions {
-                file_number: f.meta.number,
-                filter: None,
-                cache: None,
-                counters: Arc::clone(&counters),
-            },
-        )?);
-        bytes_read += f.meta.size;
-        children.push(Box::new(table.iter()));
+    for (i, files) in plan.inputs.iter().enumerate() {
+        bytes_read += files.iter().map(|f| f.meta.size).sum::<u64>();
+        if plan.level + i == 0 {
+            for f in files {
+                children.push(Box::new(SortedRun::new(
+                    ctx,
+                    vec![Arc::clone(f)],
+                    &counters,
+                )));
+            }
+        } else if !files.is_empty() {
+            children.push(Box::new(SortedRun::new(ctx, files.clone(), &counters)));
+        }
     }
     let mut input = MergingIterator::new(children);
     input.seek_to_first()?;
@@ -266,5 +268,97 @@ impl Grandparents<'_> {
             return true;
         }
         false
+    }
+}
+
+/// The tables of one sorted run (a level's, in key order), read one table at a time with a
+/// reader of its own (no cache, no shared counters: a compaction's reads are not lookups).
+struct SortedRun {
+    env: Arc<dyn crate::env::Env>,
+    dir: std::path::PathBuf,
+    files: Vec<Arc<TableFile>>,
+    next_file: usize,
+    counters: Arc<ReadCounters>,
+    current: Option<crate::sstable::TableIter>,
+}
+
+impl SortedRun {
+    fn new(ctx: &Context<'_>, files: Vec<Arc<TableFile>>, counters: &Arc<ReadCounters>) -> Self {
+        SortedRun {
+            env: ctx.env_arc(),
+            dir: ctx.dir.to_path_buf(),
+            files,
+            next_file: 0,
+            counters: Arc::clone(counters),
+            current: None,
+        }
+    }
+
+    /// Opens the next table, closing the one before; `false` at the end of the run.
+    fn open_next(&mut self) -> Result<bool> {
+        self.current = None;
+        let Some(f) = self.files.get(self.next_file) else {
+            return Ok(false);
+        };
+        self.next_file += 1;
+        let path = filename::table_path(&self.dir, f.meta.number);
+        let table = Arc::new(Table::open(
+            self.env.open_random_access(&path)?,
+            TableReadOptions {
+                file_number: f.meta.number,
+                filter: None,
+                cache: None,
+                counters: Arc::clone(&self.counters),
+            },
+        )?);
+        let mut it = table.iter();
+        it.seek_to_first()?;
+        self.current = Some(it);
+        Ok(true)
+    }
+
+    fn skip_exhausted(&mut self) -> Result<()> {
+        while !self.current.as_ref().is_some_and(|it| it.valid()) {
+            if !self.open_next()? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl InternalIterator for SortedRun {
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.next_file = 0;
+        self.open_next()?;
+        self.skip_exhausted()
+    }
+
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        // Compactions only read from the start; a seek re-reads from the first table.
+        self.seek_to_first()?;
+        while self.valid() && key::compare(self.key(), target).is_lt() {
+            self.next()?;
+        }
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<()> {
+        if let Some(it) = self.current.as_mut() {
+            it.next()?;
+        }
+        self.skip_exhausted()
+    }
+
+    fn valid(&self) -> bool {
+        self.current.as_ref().is_some_and(|it| it.valid())
+    }
+
+    fn key(&self) -> &[u8] {
+        self.current.as_ref().map_or(&[], |it| it.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.current.as_ref().map_or(&[], |it| it.value())
     }
 }

@@ -40,7 +40,7 @@ pub(crate) trait Host {
 
 /// Everything a job reads.
 pub(crate) struct Context<'a> {
-    pub env: &'a dyn Env,
+    pub env: &'a Arc<dyn Env>,
     pub dir: &'a Path,
     pub opts: &'a Options,
     /// Opens written tables back to verify them.
@@ -53,6 +53,11 @@ pub(crate) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// The env, shared (for readers that outlive a borrow).
+    fn env_arc(&self) -> Arc<dyn Env> {
+        Arc::clone(self.env)
+    }
+
     /// A writer of output tables with `filter`, cut at the target file size.
     fn writer<'b>(
         &'b self,
@@ -63,7 +68,7 @@ impl<'a> Context<'a> {
         'a: 'b,
     {
         TableWriter::new(
-            self.env,
+            self.env.as_ref(),
             self.dir,
             self.cache,
             self.opts,

@@ -281,7 +281,7 @@ impl DbInner {
 
     fn job_context<'a>(&'a self, version: &'a Version, snapshots: &'a [u64]) -> Context<'a> {
         Context {
-            env: self.env.as_ref(),
+            env: &self.env,
             dir: &self.dir,
             opts: &self.opts,
             cache: &self.table_cache,

@@ -7,7 +7,7 @@ mod recover;
 mod write;
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
@@ -39,6 +39,8 @@ pub struct RecoveryReport {
     /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
     /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
     pub dropped: Vec<String>,
+    /// Table files no MANIFEST named (left by a flush or compaction that crashed), removed.
+    pub orphan_tables_removed: Vec<String>,
 }
 
 /// An open database. Cheap to clone: clones share one database; it closes when the last
@@ -160,6 +162,23 @@ impl Db {
     /// [`Error::Locked`] if another process or handle has it open; [`Error::Corruption`] for
     /// damaged files (naming the file and offset); [`Error::UnsupportedVersion`] for a newer
     /// format; [`Error::InvalidArgument`] if `path` is a file; [`Error::Io`] otherwise.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::{Db, Error, Options};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// // The directory is locked while a handle is open.
+    /// assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+    /// drop(db);
+    /// let opts = Options { create_if_missing: false, ..Options::default() };
+    /// let db = Db::open(dir.path(), opts)?;
+    /// # drop(db);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = Arc::new(recover::open(path.as_ref(), options)?);
         let bg_inner = Arc::clone(&inner);
@@ -175,21 +194,80 @@ impl Db {
         })
     }
 
+    /// Whether `dir` holds a database: true when it has a `CURRENT` file naming the live
+    /// manifest. It does not open, lock or verify anything.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::{Db, Options};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// assert!(!Db::exists(dir.path()));
+    /// drop(Db::open(dir.path(), Options::default())?);
+    /// assert!(Db::exists(dir.path()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn exists(dir: impl AsRef<Path>) -> bool {
+        crate::filename::current_path(dir.as_ref()).is_file()
+    }
+
     fn inner(&self) -> &DbInner {
         &self.handle.inner
     }
 
-    /// The database directory.
+    /// The database directory, as given to [`Db::open`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// assert_eq!(db.path(), dir.path());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.inner().dir
     }
 
     /// The options it was opened with.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options};
+    ///
+    /// let db = Db::open(dir.path(), Options { memtable_bytes: 1 << 20, ..Options::default() })?;
+    /// assert_eq!(db.options().memtable_bytes, 1 << 20);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn options(&self) -> &Options {
         &self.inner().opts
     }
 
     /// What recovery found when this database was opened.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options};
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put("k", "v")?; // in the WAL and the memtable only
+    /// drop(db);
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let report = db.recovery_report();
+    /// assert_eq!(report.records, 1);
+    /// assert!(report.dropped.is_empty());
+    /// assert_eq!(db.get("k")?, Some(b"v".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.inner().recovery
     }
@@ -199,6 +277,18 @@ impl Db {
     /// # Errors
     /// [`Error::InvalidArgument`] for a key over 64 KiB or a value over 256 MiB;
     /// [`Error::WritesStopped`] after an earlier write or background failure; I/O errors.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("colour", "red")?;
+    /// db.put("colour", "blue")?; // replaces
+    /// assert_eq!(db.get("colour")?, Some(b"blue".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
@@ -209,6 +299,19 @@ impl Db {
     ///
     /// # Errors
     /// As for [`Db::put`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.delete("k")?;
+    /// db.delete("never-there")?; // not an error
+    /// assert_eq!(db.get("k")?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
@@ -219,6 +322,24 @@ impl Db {
     ///
     /// # Errors
     /// As for [`Db::put`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// use bloomkv::WriteBatch;
+    ///
+    /// db.put("from", "100")?;
+    /// let mut transfer = WriteBatch::new();
+    /// transfer.delete("from");
+    /// transfer.put("to", "100");
+    /// db.write(transfer)?; // both or neither
+    /// assert_eq!(db.get("from")?, None);
+    /// assert_eq!(db.get("to")?, Some(b"100".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.inner().write(batch)
     }
@@ -227,6 +348,18 @@ impl Db {
     ///
     /// # Errors
     /// Corruption or I/O errors from the files consulted.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put(b"k", b"v")?;
+    /// assert_eq!(db.get(b"k")?, Some(b"v".to_vec()));
+    /// assert_eq!(db.get(b"other")?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         check_key(key)?;
@@ -238,6 +371,20 @@ impl Db {
     ///
     /// # Errors
     /// As for [`Db::get`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?; // now in a level-0 table
+    /// let trace = db.get_explained("k")?;
+    /// assert_eq!(trace.value, Some(b"v".to_vec()));
+    /// assert!(trace.tables.iter().any(|probe| probe.found));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get_explained(&self, key: impl AsRef<[u8]>) -> Result<GetExplain> {
         let key = key.as_ref();
         check_key(key)?;
@@ -250,6 +397,7 @@ impl Db {
 
     /// The live entries in `range`, in ascending key order, as of now.
     ///
+    /// # Examples
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
     /// # let dir = tempfile::tempdir()?;
@@ -266,6 +414,20 @@ impl Db {
     }
 
     /// A consistent view of the database as of now; later writes are invisible to it.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.put("k", "new")?;
+    /// assert_eq!(snap.get("k")?, Some(b"old".to_vec()));
+    /// assert_eq!(db.get("k")?, Some(b"new".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn snapshot(&self) -> Snapshot {
         let seq = {
             // Register under the lock so a compaction never misses a snapshot being taken.
@@ -284,6 +446,19 @@ impl Db {
     ///
     /// # Errors
     /// I/O errors, or [`Error::WritesStopped`] after an earlier failure.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// assert_eq!(db.stats().tables.len(), 1);
+    /// assert_eq!(db.get("k")?, Some(b"v".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn flush(&self) -> Result<()> {
         self.inner().flush()
     }
@@ -295,6 +470,24 @@ impl Db {
     ///
     /// # Errors
     /// I/O or corruption errors met while compacting.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("a", "1")?;
+    /// db.put("b", "2")?;
+    /// db.flush()?;
+    /// db.delete("a")?;
+    /// db.compact()?;
+    /// // The deleted key and its tombstone are gone from the tables.
+    /// let entries: u64 = db.stats().tables.iter().map(|t| t.entries).sum();
+    /// assert_eq!(entries, 1);
+    /// assert_eq!(db.get("a")?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn compact(&self) -> Result<()> {
         self.inner()
             .compact_range((Bound::Unbounded, Bound::Unbounded))
@@ -368,11 +561,41 @@ impl Db {
     ///
     /// # Errors
     /// The error of a failed background job.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options};
+    ///
+    /// let db = Db::open(dir.path(), Options { memtable_bytes: 64 << 10, ..Options::default() })?;
+    /// for i in 0..3000u32 {
+    ///     db.put(i.to_be_bytes(), [7u8; 100])?;
+    /// }
+    /// db.wait_for_compactions()?;
+    /// assert!(db.stats().levels[0].files < db.options().level0_compaction_trigger as u64);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner().wait_idle()
     }
 
     /// Counters and per-level shape.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "v")?;
+    /// db.get("k")?;
+    /// let stats = db.stats();
+    /// assert_eq!(stats.gets, 1);
+    /// assert_eq!(stats.levels.len(), bloomkv::NUM_LEVELS);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stats(&self) -> Stats {
         let inner = self.inner();
         let c = inner.counters.snapshot();
@@ -432,19 +655,26 @@ impl Db {
         }
     }
 
-    /// File numbers of every table in the current version, ascending. For tests that check
-    /// the directory holds no table the manifest does not reference.
-    #[doc(hidden)]
+    /// File numbers of every table the database currently uses, ascending (table `n` is the
+    /// file [`sstable::table_file_name(n)`](crate::sstable::table_file_name) in its directory).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// assert!(db.live_files().is_empty());
+    /// db.put("k", "v")?;
+    /// db.flush()?;
+    /// assert_eq!(db.live_files().len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn live_files(&self) -> Vec<u64> {
         let version = self.inner().current_version();
         let mut numbers: Vec<u64> = version.all_files().map(|f| f.meta.number).collect();
         numbers.sort_unstable();
         numbers
-    }
-
-    /// The directory's path as a `PathBuf` (for messages).
-    pub fn dir(&self) -> PathBuf {
-        self.inner().dir.clone()
     }
 }
 
@@ -494,6 +724,19 @@ impl Snapshot {
     ///
     /// # Errors
     /// As for [`Db::get`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.delete("k")?;
+    /// assert_eq!(snap.get("k")?, Some(b"old".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = key.as_ref();
         check_key(key)?;
@@ -501,12 +744,38 @@ impl Snapshot {
     }
 
     /// The entries in `range` as they were when the snapshot was taken.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("a", "1")?;
+    /// let snap = db.snapshot();
+    /// db.put("b", "2")?;
+    /// assert_eq!(snap.scan(..).count(), 1);
+    /// assert_eq!(db.scan(..).count(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn scan(&self, range: impl KeyRange) -> DbIter {
         let (start, end) = range.into_bounds();
         self.db.inner().scan_at(start, end, self.seq)
     }
 
     /// The sequence number the snapshot reads at.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// let before = db.snapshot();
+    /// db.put("k", "v")?;
+    /// assert!(db.snapshot().sequence() > before.sequence());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn sequence(&self) -> SeqNo {
         self.seq
     }
@@ -523,3 +792,6 @@ impl Drop for Snapshot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

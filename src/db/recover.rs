@@ -31,6 +31,7 @@ use crate::wal::{LogReader, LogWriter, RecoveryMode};
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
+    check_open_file_limit(opts.max_open_files)?;
     let env = Arc::clone(&opts.env);
     let (lock, exists) = lock_dir(env.as_ref(), dir, &opts)?;
     let counters = Arc::new(ReadCounters::default());
@@ -85,7 +86,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
 
     let fresh = write_new_state(env.as_ref(), dir, &mut durable, &replayed.carried)?;
     report.records_carried = replayed.carried.len() as u64;
-    remove_obsolete(env.as_ref(), dir, &names, &durable.version, &fresh);
+    report.orphan_tables_removed =
+        remove_obsolete(env.as_ref(), dir, &names, &durable.version, &fresh);
 
     let Durable {
         version,
@@ -135,6 +137,45 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         recovery: report,
         opts,
     })
+}
+
+/// File handles the engine needs beside its table readers: WALs, the MANIFEST, the LOCK
+/// file, a compaction's inputs and outputs, and some for the program itself.
+const SPARE_FILE_HANDLES: u64 = 64;
+
+/// Makes sure the process may keep `max_open_files` table readers open besides the handles
+/// the engine needs otherwise: the soft RLIMIT_NOFILE is raised (up to the hard limit) if it
+/// is lower, and if even the hard limit is too low, open fails with a clear error rather than
+/// lookups and compactions failing with EMFILE once the database has grown.
+#[cfg(unix)]
+fn check_open_file_limit(max_open_files: usize) -> Result<()> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let wanted = (max_open_files as u64).saturating_add(SPARE_FILE_HANDLES);
+    let Rlimit { current, maximum } = getrlimit(Resource::Nofile);
+    if current.is_none_or(|soft| soft >= wanted) {
+        return Ok(());
+    }
+    if maximum.is_none_or(|hard| hard >= wanted) {
+        let raised = Rlimit {
+            current: Some(wanted),
+            maximum,
+        };
+        if setrlimit(Resource::Nofile, raised).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(Error::InvalidArgument(format!(
+        "Options::max_open_files ({max_open_files}) plus {SPARE_FILE_HANDLES} handles the engine \
+         needs besides exceeds this process's open-file limit (soft {}, hard {}), which could \
+         not be raised; lower max_open_files or raise the limit (ulimit -n)",
+        current.map_or("unlimited".into(), |n| n.to_string()),
+        maximum.map_or("unlimited".into(), |n| n.to_string()),
+    )))
+}
+
+#[cfg(not(unix))]
+fn check_open_file_limit(_max_open_files: usize) -> Result<()> {
+    Ok(())
 }
 
 /// Step 1: creates the directory if asked to, takes the LOCK file, and tells whether a
@@ -432,8 +473,16 @@ fn write_new_state(
     })
 }
 
-/// Step 5: everything the new state does not reference is garbage now.
-fn remove_obsolete(env: &dyn Env, dir: &Path, names: &[String], version: &Version, fresh: &Fresh) {
+/// Step 5: everything the new state does not reference is garbage now. Returns the table
+/// files removed (a crashed flush or compaction leaves such orphans).
+fn remove_obsolete(
+    env: &dyn Env,
+    dir: &Path,
+    names: &[String],
+    version: &Version,
+    fresh: &Fresh,
+) -> Vec<String> {
+    let mut orphans = Vec::new();
     let live: std::collections::HashSet<u64> = version.all_files().map(|f| f.meta.number).collect();
     for name in names {
         let Some((kind, number)) = filename::parse_file_name(name) else {
@@ -448,12 +497,70 @@ fn remove_obsolete(env: &dyn Env, dir: &Path, names: &[String], version: &Versio
         };
         if obsolete {
             let _ = env.remove_file(&dir.join(name));
+            if kind == FileType::Table {
+                orphans.push(name.clone());
+            }
         }
     }
+    orphans
 }
 
 #[cfg(test)]
 mod tests {
+    /// Regression: a MANIFEST replaced by a link to /dev/zero made open allocate until the
+    /// process died; it is now a corruption naming the file.
+    #[cfg(unix)]
+    #[test]
+    fn a_manifest_that_is_a_device_is_corruption_not_an_endless_read() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Db::open(dir.path(), Options::default()).unwrap());
+        let number = manifest::read_current(&StdEnv, dir.path()).unwrap();
+        let path = filename::manifest_path(dir.path(), number);
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = Db::open(dir.path(), Options::default()).unwrap_err();
+        assert!(matches!(err, Error::Corruption { .. }), "{err}");
+        assert!(err.to_string().contains("MANIFEST"), "{err}");
+    }
+
+    /// Beyond the hard limit: a clear error naming the option. Within it: the soft limit is
+    /// raised and open goes on.
+    #[cfg(unix)]
+    #[test]
+    fn max_open_files_is_checked_against_the_open_file_limit() {
+        use rustix::process::{Resource, getrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        if let Some(hard) = limit.maximum {
+            let err = check_open_file_limit(usize::try_from(hard).unwrap()).unwrap_err();
+            assert!(err.to_string().contains("max_open_files"), "{err}");
+        }
+        check_open_file_limit(100).unwrap();
+        let soft = getrlimit(Resource::Nofile).current;
+        assert!(soft.is_none_or(|s| s >= 100 + SPARE_FILE_HANDLES));
+    }
+
+    /// A table file no MANIFEST names (a crashed flush's output) is removed at open and
+    /// reported.
+    #[test]
+    fn orphan_tables_are_removed_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Db::open(dir.path(), Options::default()).unwrap();
+            db.put("k", "v").unwrap();
+            db.flush().unwrap();
+        }
+        let orphan = dir.path().join(crate::sstable::table_file_name(999));
+        std::fs::write(&orphan, b"half a table").unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        assert!(!orphan.exists());
+        let report = db.recovery_report();
+        assert_eq!(
+            report.orphan_tables_removed,
+            vec![crate::sstable::table_file_name(999)]
+        );
+        assert_eq!(db.get("k").unwrap(), Some(b"v".to_vec()));
+    }
+
     use super::*;
     use crate::Db;
     use crate::env::StdEnv;

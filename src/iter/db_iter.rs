@@ -11,8 +11,8 @@ use crate::key::{self, KIND_SEEK, Kind, SeqNo};
 /// Ascending `(key, value)` pairs of every user key in a range whose newest version at a
 /// snapshot is a put.
 ///
-/// Built on an [`InternalIterator`] (usually a [`crate::iter::merge::MergingIterator`] over
-/// every memtable and table). It hides versions newer than the snapshot, older versions of a
+/// Returned by [`Db::scan`](crate::Db::scan) and [`Snapshot::scan`](crate::Snapshot::scan).
+/// It reads a merged stream of every memtable's and table's entries and hides versions newer than the snapshot, older versions of a
 /// key it already decided on, and deleted keys. It positions lazily on the first `next` and
 /// reads at most one entry past the end bound. After yielding an error it ends (it is fused).
 pub struct DbIter {
@@ -31,30 +31,34 @@ pub struct DbIter {
 }
 
 impl DbIter {
-    /// A scan of `inner` at `snapshot` over user keys within `start` and `end`.
-    pub fn new(
-        inner: Box<dyn InternalIterator>,
-        snapshot: SeqNo,
-        start: Bound<Vec<u8>>,
-        end: Bound<Vec<u8>>,
-    ) -> DbIter {
-        DbIter {
-            inner,
-            snapshot: snapshot.min(key::MAX_SEQ),
-            start,
-            end,
-            started: false,
-            done: false,
-            skip: None,
-            keep_alive: None,
+    internal_item! {
+        /// A scan of `inner` at `snapshot` over user keys within `start` and `end`.
+        fn new(
+            inner: Box<dyn InternalIterator>,
+            snapshot: SeqNo,
+            start: Bound<Vec<u8>>,
+            end: Bound<Vec<u8>>,
+        ) -> DbIter {
+            DbIter {
+                inner,
+                snapshot: snapshot.min(key::MAX_SEQ),
+                start,
+                end,
+                started: false,
+                done: false,
+                skip: None,
+                keep_alive: None,
+            }
         }
     }
 
-    /// Keeps `guard` alive until this iterator is dropped (after the inner iterator).
-    #[must_use]
-    pub fn with_keep_alive(mut self, guard: Box<dyn Any + Send>) -> DbIter {
-        self.keep_alive = Some(guard);
-        self
+    internal_item! {
+        /// Keeps `guard` alive until this iterator is dropped (after the inner iterator).
+        #[must_use]
+        fn with_keep_alive(mut self, guard: Box<dyn Any + Send>) -> DbIter {
+            self.keep_alive = Some(guard);
+            self
+        }
     }
 
     /// Positions the inner iterator at the first entry that may be in range.

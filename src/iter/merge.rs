@@ -27,11 +27,6 @@ impl MergingIterator {
         MergingIterator { children, heap }
     }
 
-    /// Number of children.
-    pub fn num_children(&self) -> usize {
-        self.children.len()
-    }
-
     /// Whether child `a`'s entry comes before child `b`'s. Both must be valid.
     fn less(&self, a: usize, b: usize) -> bool {
         match key::compare(self.children[a].key(), self.children[b].key()) {

@@ -25,3 +25,6 @@ pub trait InternalIterator: Send {
 pub mod db_iter;
 pub mod level;
 pub mod merge;
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,8 @@
 //! Writing and reading `MANIFEST-NNNNNN` files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(any(test, feature = "internals"))]
+use std::path::PathBuf;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -29,7 +31,9 @@ fn header_record() -> Vec<u8> {
 #[derive(Debug)]
 pub struct ManifestWriter {
     log: LogWriter,
+    #[cfg(any(test, feature = "internals"))]
     number: u64,
+    #[cfg(any(test, feature = "internals"))]
     path: PathBuf,
 }
 
@@ -45,7 +49,13 @@ impl ManifestWriter {
         log.add_record(&header_record())?;
         log.sync()?;
         env.sync_dir(dir)?;
-        Ok(ManifestWriter { log, number, path })
+        Ok(ManifestWriter {
+            log,
+            #[cfg(any(test, feature = "internals"))]
+            number,
+            #[cfg(any(test, feature = "internals"))]
+            path,
+        })
     }
 
     /// Appends `edit` as one record and fsyncs: on `Ok` the edit survives a crash. On `Err`
@@ -60,16 +70,19 @@ impl ManifestWriter {
     }
 
     /// The manifest's file number.
+    #[cfg(any(test, feature = "internals"))]
     pub fn number(&self) -> u64 {
         self.number
     }
 
-    /// Bytes written so far (to decide when to start a fresh manifest).
+    /// Bytes written so far.
+    #[cfg(any(test, feature = "internals"))]
     pub fn size(&self) -> u64 {
         self.log.len()
     }
 
     /// The manifest's path.
+    #[cfg(any(test, feature = "internals"))]
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -5,23 +5,6 @@
 //! files and moving counters, and replaying them from the first rebuilds the current state.
 //! `CURRENT` names the manifest in use and is replaced atomically. The exact bytes are in
 //! `docs/FORMAT.md`, section "MANIFEST and CURRENT".
-//!
-//! ```
-//! # fn main() -> bloomkv::Result<()> {
-//! use bloomkv::env::StdEnv;
-//! use bloomkv::manifest::{ManifestWriter, VersionEdit, read_current, read_manifest, set_current};
-//! let dir = tempfile::tempdir()?;
-//! let mut m = ManifestWriter::create(&StdEnv, dir.path(), 1)?;
-//! let edit = VersionEdit { next_file_number: Some(2), ..VersionEdit::default() };
-//! m.append(&edit)?;
-//! set_current(&StdEnv, dir.path(), m.number())?;
-//!
-//! let number = read_current(&StdEnv, dir.path())?;
-//! let path = bloomkv::filename::manifest_path(dir.path(), number);
-//! assert_eq!(read_manifest(&StdEnv, &path)?, vec![edit]);
-//! # Ok(())
-//! # }
-//! ```
 
 mod current;
 mod edit;
@@ -29,4 +12,9 @@ mod log;
 
 pub use current::{read_current, set_current};
 pub use edit::{FileMeta, VersionEdit};
-pub use log::{MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, ManifestWriter, read_manifest};
+pub use log::{ManifestWriter, read_manifest};
+#[cfg(any(test, feature = "internals"))]
+pub use log::{MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC};
+
+#[cfg(test)]
+mod tests;

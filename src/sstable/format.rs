@@ -121,7 +121,7 @@ pub fn read_block(
 ///
 /// # Errors
 /// As [`read_block`].
-pub fn read_block_reusing(
+pub(crate) fn read_block_reusing(
     file: &dyn RandomAccessFile,
     path: &Path,
     handle: BlockHandle,

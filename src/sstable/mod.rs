@@ -1,9 +1,10 @@
 //! Sorted string tables: immutable files of sorted internal keys with a Bloom filter block.
 //! See `docs/FORMAT.md`, section "SSTable".
 //!
-//! [`TableBuilder`] writes a table, [`Table`] reads one: [`Table::get`] consults the table's
-//! filter first and reads no data block when it rules the key out; [`Table::iter`] walks all
-//! entries. Reads are positional, so one open table serves many threads.
+//! [`TableBuilder`] writes a table, [`Table`] opens one and checks its footer, index,
+//! properties and filter; [`block`] and [`format`](mod@format) decode the pieces, and [`internal_key`]
+//! the keys tables store, for tools that inspect a table file block by block (as
+//! `kvctl sst dump` does). Reads are positional, so one open table serves many threads.
 
 pub mod block;
 mod builder;
@@ -13,14 +14,45 @@ mod properties;
 mod separator;
 mod table;
 
+pub use crate::cache::BlockCache;
 pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
-pub use iter::TableIter;
+pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
-pub use table::{FilterVerdict, Table, TableGet, TableReadOptions};
+#[cfg(test)]
+use table::TableGet;
+pub use table::{FilterVerdict, Table, TableReadOptions};
+
+/// Internal keys, the keys a table stores: a user key followed by an 8-byte trailer packing
+/// the sequence number and the kind (put or delete). Tables order them by user key ascending,
+/// then sequence number descending. See `docs/FORMAT.md`, section "Internal keys".
+///
+/// ```
+/// use bloomkv::sstable::internal_key::{self, Kind};
+///
+/// let ikey = internal_key::encode(b"user:1", 42, Kind::Put);
+/// let parsed = internal_key::parse(&ikey)?;
+/// assert_eq!((parsed.user_key, parsed.seq, parsed.kind), (&b"user:1"[..], 42, Kind::Put));
+/// // Newer versions of the same user key sort first.
+/// let older = internal_key::encode(b"user:1", 7, Kind::Put);
+/// assert!(internal_key::compare(&ikey, &older).is_lt());
+/// # Ok::<(), bloomkv::Error>(())
+/// ```
+pub mod internal_key {
+    pub use crate::key::{
+        KIND_SEEK, Kind, MAX_SEQ, ParsedKey, SeqNo, TRAILER_LEN, compare, encode, parse, user_key,
+    };
+}
 
 /// The file name of table `number` inside a database directory: `NNNNNN.sst`.
+///
+/// ```
+/// assert_eq!(bloomkv::sstable::table_file_name(42), "000042.sst");
+/// ```
 pub fn table_file_name(number: u64) -> String {
     format!("{number:06}.sst")
 }
+
+#[cfg(test)]
+mod tests;

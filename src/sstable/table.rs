@@ -33,7 +33,8 @@ pub struct TableReadOptions {
     pub counters: Arc<ReadCounters>,
 }
 
-/// What the filter stage of [`Table::get`] decided.
+/// What a table's key-range check and filter decided for one lookup (reported per table by
+/// [`Db::get_explained`](crate::Db::get_explained)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterVerdict {
     /// The user key lies outside the table's key range: nothing was checked or read.
@@ -46,7 +47,7 @@ pub enum FilterVerdict {
     MayContain,
 }
 
-/// The outcome of [`Table::get`].
+/// The outcome of a point lookup in one table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableGet {
     /// What the range check and filter decided.
@@ -325,9 +326,11 @@ impl Table {
         )
     }
 
-    /// An iterator over all entries (reads blocks through the cache; ignores the filter).
-    pub fn iter(self: &Arc<Self>) -> TableIter {
-        TableIter::new(self.clone())
+    internal_item! {
+        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
+        fn iter(self: &Arc<Self>) -> TableIter {
+            TableIter::new(self.clone())
+        }
     }
 
     /// The data block behind `handle`, from the cache or the file. Returns it and whether it
@@ -384,6 +387,10 @@ impl Table {
     /// # Errors
     /// `InvalidArgument` for a lookup key shorter than a trailer; `Corruption` naming the file
     /// and offset if the data block is damaged; `Io` if the read fails.
+    ///
+    /// Only for tests and the internal benchmarks: the engine calls [`Table::get_in_range`].
+    #[cfg(any(test, feature = "internals"))]
+    #[doc(hidden)]
     pub fn get(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
         if lookup.len() < key::TRAILER_LEN {
             return Err(Error::InvalidArgument(format!(

@@ -1,7 +1,7 @@
 //! Reading records back from a log image, telling a torn tail from real damage.
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
@@ -244,6 +244,7 @@ impl LogReader {
     /// The length of the prefix of the log that ends with the last complete record returned
     /// so far. After `next_record` returned `Ok(None)`, truncating the file to this length
     /// removes a torn tail so new records can be appended after good ones.
+    #[cfg(any(test, feature = "internals"))]
     pub fn valid_len(&self) -> u64 {
         self.valid_len
     }
@@ -265,10 +266,6 @@ impl LogReader {
         &self.dropped
     }
 
-    /// The file this log was read from.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 
     /// The size of the log image.
     pub fn image_len(&self) -> u64 {

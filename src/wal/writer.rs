@@ -138,6 +138,7 @@ impl LogWriter {
     }
 
     /// True when the log holds no bytes.
+    #[cfg(feature = "internals")]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

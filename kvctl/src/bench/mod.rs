@@ -25,11 +25,11 @@ pub use report::{compare_table, json_string};
 pub use svg::sweep_chart;
 
 use bloomkv::Db;
+use bloomkv::Stats;
 use bloomkv::filter::monkey::{self, LevelShape};
-use bloomkv::options::{FilterAllocation, NUM_LEVELS, Options};
 use bloomkv::sstable::FilterVerdict;
-use bloomkv::stats::Stats;
 use bloomkv::{Error, Result};
+use bloomkv::{FilterAllocation, NUM_LEVELS, Options};
 
 /// Key length of W1: 16 hex digits.
 pub const KEY_BYTES: usize = 16;

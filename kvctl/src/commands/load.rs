@@ -50,6 +50,22 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
                 let value = codec
                     .input(&buf[tab + 1..])
                     .map_err(|e| format!("value: {e}"))?;
+                // Checked here, line by line: the database would refuse the whole batch
+                // holding it, losing the good lines before it.
+                if key.len() > bloomkv::MAX_KEY_BYTES {
+                    return Err(format!(
+                        "key of {} bytes exceeds the {}-byte limit",
+                        key.len(),
+                        bloomkv::MAX_KEY_BYTES
+                    ));
+                }
+                if value.len() > bloomkv::MAX_VALUE_BYTES {
+                    return Err(format!(
+                        "value of {} bytes exceeds the {}-byte limit",
+                        value.len(),
+                        bloomkv::MAX_VALUE_BYTES
+                    ));
+                }
                 Ok((key, value))
             });
         let (key, value) = match parsed {

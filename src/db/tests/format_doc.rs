@@ -1,0 +1,221 @@
+//! docs/FORMAT.md against the code: every example and constant the document states is
+//! rebuilt here from the code (or, for the filter probes, re-derived from the document's own
+//! description) and compared byte for byte, so the two cannot drift apart unnoticed.
+
+use std::sync::Arc;
+
+use crate::WriteBatch;
+use crate::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
+use crate::filter::{BloomPolicy, FilterPolicy, hash_key};
+use crate::key::{self, Kind};
+use crate::manifest::{self, VersionEdit};
+use crate::sstable::block::BlockBuilder;
+use crate::sstable::format::{BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, TABLE_MAGIC};
+use crate::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
+
+const DOC: &str = include_str!("../../../docs/FORMAT.md");
+
+/// Parses the hex bytes of "`aa bb | cc`"-style text.
+fn hex(text: &str) -> Vec<u8> {
+    text.split(|c: char| c.is_whitespace() || c == '|')
+        .filter(|t| !t.is_empty())
+        .map(|t| u8::from_str_radix(t, 16).unwrap())
+        .collect()
+}
+
+/// The text between the first backticks after `marker` in the document.
+fn quoted_after(marker: &str) -> &'static str {
+    let at = DOC
+        .find(marker)
+        .unwrap_or_else(|| panic!("FORMAT.md lost {marker:?}"));
+    let rest = &DOC[at + marker.len()..];
+    let start = rest.find('`').unwrap() + 1;
+    let end = start + rest[start..].find('`').unwrap();
+    &rest[start..end]
+}
+
+fn assert_doc_says(text: &str) {
+    assert!(DOC.contains(text), "FORMAT.md no longer says {text:?}");
+}
+
+#[test]
+fn constants_match() {
+    assert_doc_says("[footer: 56 bytes]");
+    assert_eq!(FOOTER_LEN, 56);
+    assert_doc_says("### Block trailer (5 bytes, after every block)");
+    assert_eq!(BLOCK_TRAILER_LEN, 5);
+    assert_doc_says("u32 format version (1)");
+    assert_eq!(FORMAT_VERSION, 1);
+    assert_doc_says("u64 magic `0x626c6f6f6d6b7631`");
+    assert_eq!(TABLE_MAGIC, 0x626c_6f6f_6d6b_7631);
+    assert_doc_says("blocks** of 32768 bytes");
+    assert_eq!(BLOCK_SIZE, 32768);
+    assert_doc_says("0 ..= 32761 (block size - 7)");
+    assert_eq!(HEADER_SIZE, 7);
+    assert_doc_says("\"BKVMANIF\" (42 4B 56 4D 41 4E 49 46)");
+    assert_eq!(&manifest::MANIFEST_MAGIC, b"BKVMANIF");
+    assert_eq!(manifest::MANIFEST_FORMAT_VERSION, 1);
+}
+
+#[test]
+fn examples_match() {
+    // Empty block.
+    let empty = hex(quoted_after("An empty block is the 8 bytes "));
+    assert_eq!(BlockBuilder::new(16).finish(), empty);
+
+    // Version edit.
+    let edit = VersionEdit {
+        log_number: Some(5),
+        next_file_number: Some(300),
+        ..Default::default()
+    };
+    assert_eq!(
+        edit.encode(),
+        hex(quoted_after("next_file_number 300` encodes as "))
+    );
+
+    // WriteBatch.
+    let mut b = WriteBatch::new();
+    b.put("ab", "xyz");
+    b.delete("k");
+    b.set_sequence(5);
+    let example = DOC.split("`delete(\"k\")`:\n`").nth(1).unwrap();
+    assert_eq!(b.payload(), hex(&example[..example.find('`').unwrap()]));
+
+    // An empty WAL record: crc32([0x01]) LE, 00 00, 01.
+    assert_doc_says("(`crc32([0x01]) LE, 00 00, 01`)");
+    let file = MemWritableFile::new();
+    let mut w = LogWriter::new(Box::new(file.clone()));
+    w.add_record(b"").unwrap();
+    w.flush().unwrap();
+    let mut want = crc32fast::hash(&[1]).to_le_bytes().to_vec();
+    want.extend_from_slice(&[0, 0, 1]);
+    assert_eq!(file.contents(), want);
+}
+
+#[test]
+fn manifest_header_and_current_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = manifest::ManifestWriter::create(&StdEnv, dir.path(), 123).unwrap();
+    m.append(&VersionEdit::default()).unwrap();
+    let bytes = std::fs::read(dir.path().join("MANIFEST-000123")).unwrap();
+    // First physical record: 7-byte header, then the 12-byte header payload.
+    assert_eq!(&bytes[4..7], &[12, 0, 1]);
+    assert_eq!(&bytes[7..15], b"BKVMANIF");
+    assert_eq!(&bytes[15..19], &1u32.to_le_bytes());
+    manifest::set_current(&StdEnv, dir.path(), 123).unwrap();
+    assert_doc_says("`MANIFEST-000123\\n`");
+    assert_eq!(
+        std::fs::read(dir.path().join("CURRENT")).unwrap(),
+        b"MANIFEST-000123\n"
+    );
+}
+
+fn mix64(mut x: u64) -> u64 {
+    // As FORMAT.md states it.
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+/// The bits a key with hash `h` sets, derived only from FORMAT.md's description.
+fn documented_bits(h: u64, m: u64, k: u32) -> Vec<u64> {
+    let blocks = m / 512;
+    let block = ((u128::from(h) * u128::from(blocks)) >> 64) as u64;
+    let mut word = mix64(h);
+    let mut fields = word;
+    let mut left_in_word = 7;
+    (0..k)
+        .map(|_| {
+            if left_in_word == 0 {
+                word = mix64(word.wrapping_add(0x9e3779b97f4a7c15));
+                fields = word;
+                left_in_word = 7;
+            }
+            left_in_word -= 1;
+            let offset = fields & 511;
+            fields >>= 9;
+            block * 512 + offset
+        })
+        .collect()
+}
+
+#[test]
+fn bloom_filter_block_is_exactly_as_documented() {
+    assert_doc_says("`w = mix64(w + 0x9e3779b97f4a7c15)`");
+    for (keys, bits_per_key) in [(1usize, 10.0), (1000, 10.0), (5000, 6.0), (300, 20.0)] {
+        let hashes: Vec<u64> = (0..keys)
+            .map(|i| hash_key(format!("key{i}").as_bytes()))
+            .collect();
+        let bytes = BloomPolicy::new(bits_per_key).create_filter_from_hashes(&hashes);
+        assert_eq!(&bytes[0..4], b"BKVF");
+        assert_eq!(
+            (bytes[4], bytes[5], bytes[6]),
+            (1, 0, 1),
+            "version, kind, layout"
+        );
+        let k = u32::from(bytes[7]);
+        assert!((1..=64).contains(&k));
+        let m = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
+        assert!(m > 0 && m % 512 == 0);
+        assert_eq!(
+            u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
+            keys as u64
+        );
+        let payload_end = 24 + (m / 8) as usize;
+        assert_eq!(bytes.len(), payload_end + 4);
+        let crc = u32::from_le_bytes(bytes[payload_end..].try_into().unwrap());
+        assert_eq!(crc, crc32fast::hash(&bytes[..payload_end]));
+        // Exactly the documented bits are set, no others.
+        let mut want = vec![0u8; (m / 8) as usize];
+        for &h in &hashes {
+            for p in documented_bits(h, m, k) {
+                want[(p / 8) as usize] |= 1 << (p % 8);
+            }
+        }
+        assert_eq!(
+            &bytes[24..payload_end],
+            &want[..],
+            "{keys} keys at {bits_per_key} bits/key"
+        );
+    }
+}
+
+#[test]
+fn table_footer_layout() {
+    let file = MemWritableFile::new();
+    let mut b = TableBuilder::new(
+        Box::new(file.clone()),
+        "000001.sst".into(),
+        TableBuildOptions {
+            filter: Some(Arc::new(BloomPolicy::new(10.0))),
+            ..Default::default()
+        },
+    );
+    b.add(&key::encode(b"k", 1, Kind::Put), b"v").unwrap();
+    b.finish().unwrap();
+    let bytes = file.contents();
+    let footer = &bytes[bytes.len() - 56..];
+    assert_eq!(&footer[40..44], &1u32.to_le_bytes());
+    assert_eq!(
+        &footer[44..48],
+        &crc32fast::hash(&footer[..44]).to_le_bytes()
+    );
+    assert_doc_says("on disk `31 76 6b 6d 6f 6f 6c 62`");
+    assert_eq!(&footer[48..56], &hex("31 76 6b 6d 6f 6f 6c 62")[..]);
+    // And it opens, with its filter in use.
+    let table = Table::open(
+        Arc::new(MemRandomAccessFile::new(bytes, "000001.sst")),
+        TableReadOptions {
+            file_number: 1,
+            filter: Some(Arc::new(BloomPolicy::new(10.0))),
+            cache: None,
+            counters: Arc::new(ReadCounters::default()),
+        },
+    )
+    .unwrap();
+    assert!(table.has_filter());
+}

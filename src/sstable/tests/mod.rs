@@ -1,0 +1,6 @@
+//! The table tests: round trips, damage, filter read amplification and a property test.
+
+mod corruption;
+mod proptest;
+mod read_amp;
+mod roundtrip;

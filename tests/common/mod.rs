@@ -1,0 +1,271 @@
+//! What the integration tests share: the one seeded random-number generator, the model
+//! harness (a database checked against a `BTreeMap`), W1-shaped keys and values, small
+//! options, a file system without fsyncs, and directory listings.
+
+#![allow(dead_code, reason = "each test crate uses a part of this module")]
+
+mod rng;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::RangeBounds;
+use std::path::Path;
+
+use bloomkv::{Db, Options, Snapshot, WriteBatch};
+
+#[allow(unused_imports, reason = "each test crate uses a part of this module")]
+pub use rng::{Rng, mix};
+
+/// What a database should hold: key -> value.
+pub type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+/// The model harness: a database in a temporary directory and a `BTreeMap` of what it should
+/// hold, changed together; snapshots are kept with the map as it was when they were taken.
+/// Every `check_*` asserts the database agrees with the model.
+pub struct Model {
+    dir: tempfile::TempDir,
+    options: Options,
+    /// The database under test (`None` only inside `reopen`).
+    db: Option<Db>,
+    /// What it should hold.
+    pub map: Map,
+    snaps: Vec<(Snapshot, Map)>,
+}
+
+impl Model {
+    /// Opens a fresh database in a new temporary directory.
+    pub fn open(options: Options) -> Model {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        Model {
+            dir,
+            options,
+            db: Some(db),
+            map: Map::new(),
+            snaps: Vec::new(),
+        }
+    }
+
+    /// The database under test.
+    pub fn db(&self) -> &Db {
+        self.db.as_ref().unwrap()
+    }
+
+    /// Writes `key = value` to both.
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.db().put(&key, &value).unwrap();
+        self.map.insert(key, value);
+    }
+
+    /// Deletes `key` from both.
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.db().delete(&key).unwrap();
+        self.map.remove(&key);
+    }
+
+    /// Applies `ops` (a value to put, `None` to delete) as one atomic batch.
+    pub fn write(&mut self, ops: Vec<(Vec<u8>, Option<Vec<u8>>)>) {
+        let mut batch = WriteBatch::new();
+        for (k, v) in ops {
+            match v {
+                Some(v) => {
+                    batch.put(&k, &v);
+                    self.map.insert(k, v);
+                }
+                None => {
+                    batch.delete(&k);
+                    self.map.remove(&k);
+                }
+            }
+        }
+        self.db().write(batch).unwrap();
+    }
+
+    /// `get(key)` agrees with the model.
+    pub fn check_get(&self, key: &[u8]) {
+        assert_eq!(
+            self.db().get(key).unwrap().as_ref(),
+            self.map.get(key),
+            "key {}",
+            String::from_utf8_lossy(key)
+        );
+    }
+
+    /// A scan of `range` agrees with the model.
+    pub fn check_scan(&self, range: impl RangeBounds<Vec<u8>> + bloomkv::KeyRange + Clone) {
+        let got: Vec<_> = self
+            .db()
+            .scan(range.clone())
+            .map(|kv| kv.unwrap())
+            .collect();
+        let want: Vec<_> = self
+            .map
+            .range(range)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// A full scan, and a `get` of every key in `keys`, agree with the model.
+    pub fn check_all(&self, keys: impl IntoIterator<Item = Vec<u8>>) {
+        self.check_scan(..);
+        for k in keys {
+            self.check_get(&k);
+        }
+    }
+
+    /// Takes a snapshot, unless `max` are already held.
+    pub fn snapshot(&mut self, max: usize) {
+        if self.snaps.len() < max {
+            self.snaps.push((self.db().snapshot(), self.map.clone()));
+        }
+    }
+
+    /// Every held snapshot scans as the model did when it was taken; then they are released.
+    pub fn check_snapshots(&mut self) {
+        for (snap, m) in &self.snaps {
+            let got: Vec<_> = snap.scan(..).map(|kv| kv.unwrap()).collect();
+            let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            assert_eq!(got, want);
+        }
+        self.snaps.clear();
+    }
+
+    /// Every held snapshot still reads each key it saw with `get`; then they are released.
+    pub fn check_snapshot_gets(&mut self) {
+        for (snap, m) in &self.snaps {
+            for (k, v) in m {
+                assert_eq!(snap.get(k).unwrap().as_ref(), Some(v));
+            }
+        }
+        self.snaps.clear();
+    }
+
+    /// Closes the database (releasing snapshots) and opens it again with the same options.
+    pub fn reopen(&mut self) {
+        self.snaps.clear();
+        // The old handle is closed (and its lock released) before the new open.
+        self.db = None;
+        self.db = Some(Db::open(self.dir.path(), self.options.clone()).unwrap());
+    }
+}
+
+/// W1 shape: a 16-byte key (hex of a scattered number).
+pub fn w1_key(i: u64) -> Vec<u8> {
+    format!("{:016x}", mix(i)).into_bytes()
+}
+
+/// A key of the same shape that no `w1_key(i)` for small `i` produces (odd last digit never
+/// collides: the `a` prefix is outside hex digits).
+pub fn absent_key(i: u64) -> Vec<u8> {
+    format!("{:015x}z", mix(i ^ 0x5555_5555) >> 4).into_bytes()
+}
+
+/// W1 shape: a 100-byte value that says which key and which generation wrote it.
+pub fn w1_value(i: u64, generation: u32) -> Vec<u8> {
+    let mut v = format!("{i:012}-{generation:04}-").into_bytes();
+    v.resize(100, b'a' + (i % 26) as u8);
+    v
+}
+
+/// Small options so that a few hundred thousand keys spread over several levels.
+pub fn small_options() -> Options {
+    Options {
+        memtable_bytes: 256 << 10,
+        target_file_bytes: 256 << 10,
+        max_bytes_for_level_base: 1 << 20,
+        level_size_multiplier: 4,
+        level0_compaction_trigger: 4,
+        level0_stop_writes: 12,
+        env: NoSyncEnv::shared(),
+        ..Default::default()
+    }
+}
+
+/// File numbers of the `.sst` files in `dir`.
+pub fn sst_files(dir: &Path) -> BTreeSet<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".sst").map(|n| n.parse::<u64>().unwrap())
+        })
+        .collect()
+}
+
+/// The real file system without fsyncs: these tests check logic, not power-cut durability
+/// (the crash tests kill processes, which fsync does not matter for), and an fsync per
+/// flush and manifest edit would make them slow on a busy disk.
+#[derive(Debug)]
+pub struct NoSyncEnv(bloomkv::env::StdEnv);
+
+struct NoSyncFile(Box<dyn bloomkv::env::WritableFile>);
+
+impl bloomkv::env::WritableFile for NoSyncFile {
+    fn append(&mut self, data: &[u8]) -> bloomkv::Result<()> {
+        self.0.append(data)
+    }
+    fn flush(&mut self) -> bloomkv::Result<()> {
+        self.0.flush()
+    }
+    fn sync(&mut self) -> bloomkv::Result<()> {
+        self.0.flush()
+    }
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl NoSyncEnv {
+    /// A shared handle.
+    pub fn shared() -> std::sync::Arc<dyn bloomkv::env::Env> {
+        std::sync::Arc::new(NoSyncEnv(bloomkv::env::StdEnv))
+    }
+}
+
+impl bloomkv::env::Env for NoSyncEnv {
+    fn create_writable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
+        Ok(Box::new(NoSyncFile(self.0.create_writable(path)?)))
+    }
+    fn open_appendable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
+        Ok(Box::new(NoSyncFile(self.0.open_appendable(path)?)))
+    }
+    fn open_random_access(
+        &self,
+        path: &Path,
+    ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
+        self.0.open_random_access(path)
+    }
+    fn read_all(&self, path: &Path) -> bloomkv::Result<Vec<u8>> {
+        self.0.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
+        self.0.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> bloomkv::Result<()> {
+        self.0.remove_file(path)
+    }
+    fn truncate(&self, path: &Path, len: u64) -> bloomkv::Result<()> {
+        self.0.truncate(path, len)
+    }
+    fn create_dir_all(&self, path: &Path) -> bloomkv::Result<()> {
+        self.0.create_dir_all(path)
+    }
+    fn list_dir(&self, path: &Path) -> bloomkv::Result<Vec<String>> {
+        self.0.list_dir(path)
+    }
+    fn sync_dir(&self, _path: &Path) -> bloomkv::Result<()> {
+        Ok(())
+    }
+    fn file_size(&self, path: &Path) -> bloomkv::Result<u64> {
+        self.0.file_size(path)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.0.exists(path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        self.0.is_dir(path)
+    }
+    fn lock_file(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
+        self.0.lock_file(path)
+    }
+}
