@@ -46,6 +46,15 @@ pub enum Error {
     /// A previous write or background job failed; the database refuses further writes until
     /// it is reopened, so that nothing after the failure can be acknowledged and then lost.
     WritesStopped(String),
+    /// [`BloomFilter::try_insert`](crate::filter::BloomFilter::try_insert) was asked to add a
+    /// new item to a filter already holding its capacity: past it the false-positive rate
+    /// climbs above the rate the filter was built for.
+    CapacityExceeded {
+        /// The number of items the filter was built for.
+        capacity: u64,
+        /// The false-positive rate it was built to keep up to that many items.
+        error_rate: f64,
+    },
 }
 
 impl Error {
@@ -137,6 +146,15 @@ impl fmt::Display for Error {
                 f,
                 "{} has format version {found}; this build supports up to {supported}",
                 file.display()
+            ),
+            Error::CapacityExceeded {
+                capacity,
+                error_rate,
+            } => write!(
+                f,
+                "filter is full: it already holds its capacity of {capacity} items, and more \
+                 would push its false-positive rate above {error_rate} (use a larger capacity \
+                 or a scalable filter)"
             ),
             Error::WritesStopped(why) => {
                 write!(

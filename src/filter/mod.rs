@@ -3,25 +3,32 @@
 //! * [`BloomFilter`]: a Bloom filter in either [`Layout`] (standard by default, blocked on
 //!   request), serializable with a checksum.
 //! * [`CountingBloomFilter`]: 4-bit counters instead of bits, so keys can be removed.
+//! * [`ScalableBloomFilter`]: a chain of Bloom filters that grows and keeps its error rate.
+//! * [`AnyFilter`]: whichever of the three a file holds.
 //! * [`BloomPolicy`]: the [`FilterPolicy`] SSTables use (blocked layout).
 //! * [`math`]: sizing formulas and predicted false-positive rates.
 //!
 //! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
 
+mod any;
 mod bloom;
 mod bloom_policy;
 mod counting;
 mod encoding;
+mod file;
 pub mod layout;
 pub mod math;
 pub mod monkey;
 mod policy;
+mod scalable;
 
+pub use any::AnyFilter;
 pub use bloom::BloomFilter;
 pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
 pub use counting::CountingBloomFilter;
 pub use layout::Layout;
 pub use policy::FilterPolicy;
+pub use scalable::ScalableBloomFilter;
 
 /// Most probes per key a filter uses. More would cost lookup time for rates already far below
 /// anything measurable (64 probes is the optimum near 92 bits per key).
