@@ -484,11 +484,18 @@ mod tests {
     #[test]
     fn stage_rates_sum_within_the_error_rate() {
         for (g, r) in [(2, 0.5), (2, 0.9), (4, 0.5), (4, 0.9)] {
-            let total: f64 = (0..40)
-                .filter_map(|i| stage_sizing(10, 0.01, g, r, i))
+            let rates: Vec<f64> = (0..MAX_STAGES)
+                .map_while(|i| stage_sizing(10, 0.01, g, r, i))
                 .map(|(_, p)| p)
-                .sum();
-            assert!(total <= 0.01 && total > 0.0098, "{g} {r}: {total}");
+                .collect();
+            let total: f64 = rates.iter().sum();
+            // A geometric series: 0.01 * (1 - r^stages), never above 0.01.
+            let expected = 0.01 * (1.0 - r.powi(rates.len() as i32));
+            assert!(total <= 0.01, "{g} {r}: {total}");
+            assert!(
+                (total - expected).abs() < 1e-12,
+                "{g} {r}: {total} vs {expected}"
+            );
         }
         assert_eq!(stage_sizing(10, 0.01, 4, 0.5, 2).map(|s| s.0), Some(160));
         assert_eq!(stage_sizing(1 << 40, 0.01, 4, 0.5, 20), None);
