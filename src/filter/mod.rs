@@ -16,18 +16,22 @@ mod bloom_policy;
 mod counting;
 mod encoding;
 mod file;
+mod fuse;
 pub mod layout;
 pub mod math;
 pub mod monkey;
 mod policy;
+mod ribbon;
 mod scalable;
 
 pub use any::AnyFilter;
 pub use bloom::BloomFilter;
 pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
 pub use counting::CountingBloomFilter;
+pub use fuse::BinaryFusePolicy;
 pub use layout::Layout;
 pub use policy::FilterPolicy;
+pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
 pub use scalable::ScalableBloomFilter;
 
 /// Most probes per key a filter uses. More would cost lookup time for rates already far below
