@@ -97,7 +97,7 @@ fn main() {
         (p, rate)
     };
     let mut rows = Vec::new();
-    for bpk in [7.35, 9.0, 10.0] {
+    for bpk in [7.5, 9.0, 10.0] {
         let (p, rate) = bloom(bpk);
         rows.push(measure(
             &format!("blocked Bloom {bpk} b/k"),

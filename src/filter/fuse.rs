@@ -134,42 +134,48 @@ fn try_build(keys: &[u64], seed: u64, segment_len: u64, segments: u64) -> Result
     let len = usize::try_from((segments + 2) * segment_len)
         .map_err(|_| Error::InvalidArgument("binary fuse filter too large".into()))?;
     let too_big = || Error::InvalidArgument("binary fuse filter does not fit in memory".into());
-    let mut count: Vec<u32> = Vec::new();
-    count.try_reserve_exact(len).map_err(|_| too_big())?;
-    count.resize(len, 0);
-    let mut xor: Vec<u64> = Vec::new();
-    xor.try_reserve_exact(len).map_err(|_| too_big())?;
-    xor.resize(len, 0);
-    for &k in keys {
-        let h = mixed(k, seed);
+    // Mixed hashes in increasing order: p0 is monotone in the hash, so the counting pass
+    // below walks the array (and its two later segments) roughly in order, cache-friendly.
+    let mut mixed_keys: Vec<u64> = Vec::new();
+    mixed_keys
+        .try_reserve_exact(keys.len())
+        .map_err(|_| too_big())?;
+    mixed_keys.extend(keys.iter().map(|&k| mixed(k, seed)));
+    mixed_keys.sort_unstable();
+    // Per position: the XOR of the hashes using it and how many do, side by side.
+    let mut cells: Vec<(u64, u32)> = Vec::new();
+    cells.try_reserve_exact(len).map_err(|_| too_big())?;
+    cells.resize(len, (0, 0));
+    for &h in &mixed_keys {
         for p in probe(h, segment_len, segments).0 {
-            count[p as usize] += 1;
-            xor[p as usize] ^= h;
+            let c = &mut cells[p as usize];
+            c.0 ^= h;
+            c.1 += 1;
         }
     }
+    drop(mixed_keys);
     // Peel: positions used by exactly one key.
-    let mut queue: Vec<usize> = (0..len).filter(|&i| count[i] == 1).collect();
+    let mut queue: Vec<usize> = (0..len).filter(|&i| cells[i].1 == 1).collect();
     let mut order: Vec<(u64, usize)> = Vec::with_capacity(keys.len());
     while let Some(i) = queue.pop() {
-        if count[i] != 1 {
+        if cells[i].1 != 1 {
             continue;
         }
-        let h = xor[i];
+        let h = cells[i].0;
         order.push((h, i));
         for p in probe(h, segment_len, segments).0 {
-            let p = p as usize;
-            count[p] -= 1;
-            xor[p] ^= h;
-            if count[p] == 1 {
-                queue.push(p);
+            let c = &mut cells[p as usize];
+            c.0 ^= h;
+            c.1 -= 1;
+            if c.1 == 1 {
+                queue.push(p as usize);
             }
         }
     }
     if order.len() != keys.len() {
         return Ok(None);
     }
-    drop(count);
-    drop(xor);
+    drop(cells);
     let mut f = vec![0u8; len];
     // Reverse peeling order: each key's own position is set after the others it uses, which
     // later keys in this order never touch again.

@@ -267,12 +267,6 @@ fn peek(bytes: &[u8]) -> Option<Header<'_>> {
     })
 }
 
-#[inline]
-fn word_at(words: &[u8], index: usize) -> Option<u64> {
-    let b: [u8; 8] = words.get(index * 8..index * 8 + 8)?.try_into().ok()?;
-    Some(u64::from_le_bytes(b))
-}
-
 impl FilterPolicy for RibbonPolicy {
     fn name(&self) -> &str {
         Self::NAME
@@ -343,16 +337,34 @@ impl FilterPolicy for RibbonPolicy {
         let r = h.r as usize;
         let lo_c = c << offset;
         let hi_c = if offset == 0 { 0 } else { c >> (64 - offset) };
-        for k in 0..r {
-            let (Some(lo), hi) = (
-                word_at(h.words, block * r + k),
-                word_at(h.words, (block + 1) * r + k),
-            ) else {
-                return true;
-            };
-            let hi = if hi_c == 0 { 0 } else { hi.unwrap_or(0) & hi_c };
-            let parity = ((lo & lo_c).count_ones() + hi.count_ones()) & 1;
-            if u64::from(parity) != (b >> k) & 1 {
+        let base = block * r * 8;
+        let Some(lo_words) = h.words.get(base..base + r * 8) else {
+            return true;
+        };
+        // The next block's words, needed only when the row spills into it (never for a row
+        // starting at a block boundary, so the last block needs no successor).
+        let hi_words = if hi_c == 0 {
+            None
+        } else {
+            match h.words.get(base + r * 8..base + 2 * r * 8) {
+                Some(w) => Some(w),
+                None => return true,
+            }
+        };
+        let word = |chunk: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(chunk);
+            u64::from_le_bytes(w)
+        };
+        let mut hi_chunks = hi_words.map(|w| w.chunks_exact(8));
+        for (k, lo) in lo_words.chunks_exact(8).enumerate() {
+            let mut ones = (word(lo) & lo_c).count_ones();
+            if let Some(chunks) = hi_chunks.as_mut()
+                && let Some(hi) = chunks.next()
+            {
+                ones += (word(hi) & hi_c).count_ones();
+            }
+            if u64::from(ones & 1) != (b >> k) & 1 {
                 return false;
             }
         }
