@@ -3,7 +3,7 @@
 //! Keyed by `(file number, block offset)` — file numbers are never reused, so entries of a
 //! deleted table are simply never hit again and age out. Charged by block size in bytes and
 //! split into shards, each an LRU under its own mutex, so concurrent readers rarely contend.
-//! Besides its capacity, each shard keeps up to [`SPARE_BUFFERS`] allocations of evicted
+//! Besides its capacity, each shard keeps up to `SPARE_BUFFERS` allocations of evicted
 //! blocks of at most 64 KiB that the next reads fill instead of allocating (a read takes one
 //! only if it is at most twice the block's size, so a block never sits in a much larger
 //! allocation than it is charged for).

@@ -373,7 +373,8 @@ impl BloomFilter {
     /// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
     /// assert_eq!(f.fill_ratio(), 0.0);
     /// for i in 0..1000u32 { f.insert(i.to_le_bytes()); }
-    /// assert!((f.fill_ratio() - 0.5).abs() < 0.02); // an optimal filter at capacity is half full
+    /// let fill = f.fill_ratio(); // an optimally sized filter at capacity is about half full
+    /// assert!(fill > 0.45 && fill < 0.55, "{fill}");
     /// # Ok(())
     /// # }
     /// ```
