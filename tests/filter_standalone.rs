@@ -398,3 +398,19 @@ fn scalable_filter_rejects_bad_parameters() {
     assert_eq!((s.len(), s.stages()), (0, 1));
     assert!(!s.contains(key(1)));
 }
+
+/// The heavier variant: 10M items from an initial capacity of 100k (100x), RedisBloom's
+/// parameters. `cargo test --release --test filter_standalone -- --ignored`.
+#[test]
+#[ignore = "10M items: ~10 s in release"]
+fn scalable_filter_keeps_its_rate_at_100x_10m() {
+    let mut f = ScalableBloomFilter::with_growth(100_000, 0.001, 2, 0.5).unwrap();
+    let n = 10_000_000u64;
+    for i in 0..n {
+        f.insert(key(i));
+    }
+    assert!((0..n).all(|i| f.contains(key(i))));
+    let fp = (0..n).filter(|&i| f.contains(absent(i))).count();
+    let rate = fp as f64 / n as f64;
+    assert!(rate <= 0.001, "measured {rate}");
+}

@@ -124,3 +124,79 @@ fn damaged_static_filters_are_rejected() {
         assert!(p.may_contain_hash(&bloom, 12345));
     }
 }
+
+/// Headers that lie, with valid checksums: rejected by `check_filter`, "may contain" on
+/// lookup, and nothing large allocated.
+#[test]
+fn lying_headers_with_valid_checksums() {
+    let keys: Vec<u64> = (0..100u64).map(|i| hash_key(&i.to_le_bytes())).collect();
+    let reseal = |b: &mut Vec<u8>| {
+        let body = b.len() - 4;
+        let crc = crc32fast::hash(&b[..body]);
+        b[body..].copy_from_slice(&crc.to_le_bytes());
+    };
+    let fuse = BinaryFusePolicy::new();
+    let good = fuse.create_filter_from_hashes(&keys);
+    for (at, patch) in [
+        (16usize, 19u32.to_le_bytes().to_vec()), // segment length 2^19: too long
+        (16, 30u32.to_le_bytes().to_vec()),
+        (20, 0u32.to_le_bytes().to_vec()),     // no segments
+        (20, u32::MAX.to_le_bytes().to_vec()), // length disagrees
+        (4, vec![2]),                          // unknown version
+    ] {
+        let mut bad = good.clone();
+        bad[at..at + patch.len()].copy_from_slice(&patch);
+        reseal(&mut bad);
+        assert!(fuse.check_filter(&bad).is_err(), "patch at {at}");
+        assert!(fuse.may_contain_hash(&bad, 99), "patch at {at}");
+    }
+    // Non-zero reserved bytes fail the full check (lookups ignore them: room for later use).
+    let mut bad = good.clone();
+    bad[5] = 1;
+    reseal(&mut bad);
+    assert!(fuse.check_filter(&bad).is_err());
+    let ribbon = RibbonPolicy::with_result_bits(6);
+    let good = ribbon.create_filter_from_hashes(&keys);
+    for (at, patch) in [
+        (5usize, vec![0u8]),                   // r = 0
+        (5, vec![33]),                         // r above 32
+        (16, u64::MAX.to_le_bytes().to_vec()), // absurd slot count
+        (16, 100u64.to_le_bytes().to_vec()),   // not a multiple of 64
+        (16, 64u64.to_le_bytes().to_vec()),    // fewer than two blocks
+        (4, vec![9]),
+    ] {
+        let mut bad = good.clone();
+        bad[at..at + patch.len()].copy_from_slice(&patch);
+        reseal(&mut bad);
+        assert!(ribbon.check_filter(&bad).is_err(), "patch at {at}");
+        assert!(ribbon.may_contain_hash(&bad, 99), "patch at {at}");
+    }
+    let mut bad = good.clone();
+    bad[6] = 1;
+    reseal(&mut bad);
+    assert!(ribbon.check_filter(&bad).is_err());
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any key set (with repeats) builds, and every key of it is reported present.
+        #[test]
+        fn no_false_negatives(keys in prop::collection::vec(any::<u64>(), 0..2000), r in 1u32..=16) {
+            let mut hashes = keys.clone();
+            hashes.extend(keys.iter().take(10));
+            let fuse = BinaryFusePolicy::new();
+            let f = fuse.create_filter_from_hashes(&hashes);
+            fuse.check_filter(&f).unwrap();
+            prop_assert!(hashes.iter().all(|&h| fuse.may_contain_hash(&f, h)));
+            let ribbon = RibbonPolicy::with_result_bits(r);
+            let f = ribbon.create_filter_from_hashes(&hashes);
+            ribbon.check_filter(&f).unwrap();
+            prop_assert!(hashes.iter().all(|&h| ribbon.may_contain_hash(&f, h)));
+        }
+    }
+}
