@@ -154,21 +154,30 @@ fn try_build(keys: &[u64], seed: u64, segment_len: u64, segments: u64) -> Result
         }
     }
     drop(mixed_keys);
-    // Peel: positions used by exactly one key.
-    let mut queue: Vec<usize> = (0..len).filter(|&i| cells[i].1 == 1).collect();
+    // Peel: positions used by exactly one key, found by a scan in array order (sequential
+    // memory access); a position behind the scan that becomes a singleton goes on a stack and
+    // is peeled at once (it is within two segments of the scan), one ahead of the scan will
+    // be met by it.
     let mut order: Vec<(u64, usize)> = Vec::with_capacity(keys.len());
-    while let Some(i) = queue.pop() {
-        if cells[i].1 != 1 {
-            continue;
+    let mut stack: Vec<usize> = Vec::new();
+    for scan in 0..len {
+        if cells[scan].1 == 1 {
+            stack.push(scan);
         }
-        let h = cells[i].0;
-        order.push((h, i));
-        for p in probe(h, segment_len, segments).0 {
-            let c = &mut cells[p as usize];
-            c.0 ^= h;
-            c.1 -= 1;
-            if c.1 == 1 {
-                queue.push(p as usize);
+        while let Some(i) = stack.pop() {
+            if cells[i].1 != 1 {
+                continue;
+            }
+            let h = cells[i].0;
+            order.push((h, i));
+            for p in probe(h, segment_len, segments).0 {
+                let p = p as usize;
+                let c = &mut cells[p];
+                c.0 ^= h;
+                c.1 -= 1;
+                if c.1 == 1 && p < scan {
+                    stack.push(p);
+                }
             }
         }
     }
