@@ -1,12 +1,16 @@
 //! Insert and lookup cost at 10 bits/key over 1M keys: bloomkv's two layouts, its SSTable
-//! policy probing serialized bytes in place, and `fastbloom` for comparison, in one run.
+//! policy probing serialized bytes in place, and `fastbloom` for comparison, in one run; then
+//! the filter kinds tables can carry (blocked Bloom, binary fuse 8, Ribbon) side by side
+//! (`cargo bench --bench filter -- kinds`).
 //!
 //! Each iteration touches all 1M keys; criterion's throughput (elements/s) inverts to ns/op.
 //! `cargo bench --bench filter -- --measurement-time 2 --warm-up-time 1`
 
 use std::hint::black_box;
 
-use bloomkv::filter::{BloomFilter, BloomPolicy, FilterPolicy, Layout, hash_key};
+use bloomkv::filter::{
+    BinaryFusePolicy, BloomFilter, BloomPolicy, FilterPolicy, Layout, RibbonPolicy, hash_key,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const N: usize = 1_000_000;
@@ -80,5 +84,44 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The filter kinds tables can carry, at about equal memory: build (from key hashes) and
+/// in-place probes of the serialized bytes, per key. `examples/filter_kinds.rs` prints the
+/// same comparison with the false-positive rates.
+fn kinds(c: &mut Criterion) {
+    let present: Vec<u64> = keys(0).iter().map(|k| hash_key(k)).collect();
+    let absent: Vec<u64> = keys(1 << 62).iter().map(|k| hash_key(k)).collect();
+    let policies: Vec<(&str, Box<dyn FilterPolicy>)> = vec![
+        ("bloom-blocked-9", Box::new(BloomPolicy::new(9.0))),
+        ("bloom-blocked-10", Box::new(BloomPolicy::new(10.0))),
+        ("binary-fuse-8", Box::new(BinaryFusePolicy::new())),
+        ("ribbon-r7", Box::new(RibbonPolicy::with_result_bits(7))),
+        ("ribbon-r9", Box::new(RibbonPolicy::with_result_bits(9))),
+    ];
+    let mut g = c.benchmark_group("kinds-build");
+    g.sample_size(10).throughput(Throughput::Elements(N as u64));
+    for (name, p) in &policies {
+        g.bench_function(*name, |b| {
+            b.iter(|| black_box(p.create_filter_from_hashes(&present)))
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("kinds-probe");
+    g.sample_size(10).throughput(Throughput::Elements(N as u64));
+    for (name, p) in &policies {
+        let filter = p.create_filter_from_hashes(&present);
+        for (which, probe) in [("present", &present), ("absent", &absent)] {
+            g.bench_function(format!("{name}/{which}"), |b| {
+                b.iter(|| {
+                    probe
+                        .iter()
+                        .filter(|&&h| p.may_contain_hash(&filter, h))
+                        .count()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, kinds);
 criterion_main!(benches);

@@ -52,6 +52,15 @@ pub enum Error {
     /// After a crash the write may or may not be there. (A write that fails with any other
     /// error is never visible, then or after a reopen.)
     OutcomeUnknown(String),
+    /// [`BloomFilter::try_insert`](crate::filter::BloomFilter::try_insert) was asked to add a
+    /// new item to a filter already holding its capacity: past it the false-positive rate
+    /// climbs above the rate the filter was built for.
+    CapacityExceeded {
+        /// The number of items the filter was built for.
+        capacity: u64,
+        /// The false-positive rate it was built to keep up to that many items.
+        error_rate: f64,
+    },
 }
 
 impl Error {
@@ -143,6 +152,15 @@ impl fmt::Display for Error {
                 f,
                 "{} has format version {found}; this build supports up to {supported}",
                 file.display()
+            ),
+            Error::CapacityExceeded {
+                capacity,
+                error_rate,
+            } => write!(
+                f,
+                "filter is full: it already holds its capacity of {capacity} items, and more \
+                 would push its false-positive rate above {error_rate} (use a larger capacity \
+                 or a scalable filter)"
             ),
             Error::WritesStopped(why) => {
                 write!(

@@ -36,9 +36,11 @@
 //! # fn main() -> bloomkv::Result<()> {
 //! use bloomkv::filter::BloomFilter;
 //!
-//! let mut seen = BloomFilter::with_rate(1_000_000, 0.01)?;
-//! seen.insert(b"https://example.com/");
+//! let mut seen = BloomFilter::with_capacity(1_000_000, 0.01)?;
+//! assert!(seen.insert(b"https://example.com/")); // new
+//! assert!(!seen.insert(b"https://example.com/")); // seen before
 //! assert!(seen.contains(b"https://example.com/"));
+//! assert_eq!((seen.len(), seen.capacity()), (1, 1_000_000));
 //! let bytes = seen.to_bytes(); // versioned, checksummed
 //! assert!(BloomFilter::from_bytes(&bytes)?.contains(b"https://example.com/"));
 //! # Ok(())

@@ -90,7 +90,14 @@ fn round_trips_both_kinds_and_layouts() {
         let f = sample(layout, 5000);
         let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(f, g);
-        assert_eq!(g.len(), 5000);
+        // len counts inserts that set a bit: 5000 distinct keys minus the few that were
+        // already false positives when inserted.
+        assert_eq!(g.len(), f.len());
+        assert!(g.len() > 4950 && g.len() <= 5000, "{}", g.len());
+        assert_eq!(
+            (g.capacity(), g.error_rate()),
+            (f.capacity(), f.error_rate())
+        );
         assert!((0..5000u32).all(|i| g.contains(i.to_le_bytes())));
         let mut c = CountingBloomFilter::with_layout(layout, 100, 8).unwrap();
         c.insert(b"x");
@@ -115,15 +122,21 @@ fn header_layout_is_as_documented() {
     f.insert_hash(hash_key(b"a"));
     let b = f.to_bytes();
     assert_eq!(&b[0..4], b"BKVF");
-    assert_eq!(b[4], 1); // version
+    assert_eq!(b[4], 2); // version
     assert_eq!(b[5], 0); // kind: Bloom
     assert_eq!(b[6], 0); // layout: standard
     assert_eq!(b[7], 3); // k
     assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), 100);
     assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), 1);
-    assert_eq!(b.len(), 24 + 16 + 4); // two words for 100 bits
-    let crc = crc32fast::hash(&b[..40]);
-    assert_eq!(u32::from_le_bytes(b[40..44].try_into().unwrap()), crc);
+    // Capacity: the load at which k = 3 is optimal for 100 bits, floor(100 ln 2 / 3) = 23.
+    assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 23);
+    assert_eq!(f.capacity(), 23);
+    let rate = f64::from_le_bytes(b[32..40].try_into().unwrap());
+    assert_eq!(rate, f.error_rate());
+    assert_eq!(rate, bloomkv::filter::math::false_positive_rate(100, 23, 3));
+    assert_eq!(b.len(), 40 + 16 + 4); // two words for 100 bits
+    let crc = crc32fast::hash(&b[..56]);
+    assert_eq!(u32::from_le_bytes(b[56..60].try_into().unwrap()), crc);
 }
 
 #[test]
@@ -151,19 +164,34 @@ fn inconsistent_headers_with_valid_checksums_are_rejected_without_allocating() {
     }
     // An intact filter from a newer format version is reported as such.
     let mut newer = good.clone();
-    newer[4] = 2;
+    newer[4] = 3;
     reseal(&mut newer);
     assert!(matches!(
         BloomFilter::from_bytes(&newer),
-        Err(Error::UnsupportedVersion { found: 2, .. })
+        Err(Error::UnsupportedVersion { found: 3, .. })
     ));
+    // The version-2 sizing fields.
+    for (at, patch) in [
+        (24, 0u64.to_le_bytes()),
+        (32, 1.5f64.to_le_bytes()),
+        (32, 0.0f64.to_le_bytes()),
+        (32, f64::NAN.to_le_bytes()),
+    ] {
+        let mut bytes = good.clone();
+        bytes[at..at + 8].copy_from_slice(&patch);
+        reseal(&mut bytes);
+        assert_eq!(
+            corruption_offset(BloomFilter::from_bytes(&bytes)),
+            at as u64
+        );
+    }
     // Non-zero padding after the last bit of a standard filter.
     let mut f = BloomFilter::with_params(Layout::Standard, 100, 3).unwrap();
     f.insert(b"a");
     let mut padded = f.to_bytes();
-    padded[24 + 15] |= 0x80; // bit 127, beyond bit 99
+    padded[40 + 15] |= 0x80; // bit 127, beyond bit 99
     reseal(&mut padded);
-    assert_eq!(corruption_offset(BloomFilter::from_bytes(&padded)), 24 + 15);
+    assert_eq!(corruption_offset(BloomFilter::from_bytes(&padded)), 40 + 15);
     // Truncation names the length problem at the end of the input.
     let cut = &good[..good.len() - 10];
     assert_eq!(

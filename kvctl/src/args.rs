@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{bench, compact, dedup, delete, get, load, put, scan, sst, stats};
+use crate::commands::{bench, compact, dedup, delete, filter, get, load, put, scan, sst, stats};
 use crate::escape::Codec;
 
 /// kvctl: put, get, scan, load, dedup and inspect a bloomkv database.
 #[derive(Debug, Parser)]
 #[command(name = "kvctl", version, about, max_term_width = 100)]
 #[command(
-    after_help = "Exit status: 0 ok, 1 key not found, 2 usage error or malformed input, \
+    after_help = "Exit status: 0 ok, 1 key not found (or `filter check` of one absent item), 2 usage error or malformed input, \
                         3 database error (missing, locked, corrupt, I/O)."
 )]
 pub struct Cli {
@@ -62,7 +62,8 @@ pub enum Command {
     Scan(scan::Args),
     /// Store "key<TAB>value" lines from FILE or stdin.
     Load(load::Args),
-    /// Print each line of FILE or stdin the first time it is ever seen, and remember it.
+    /// Print each line of FILE or stdin the first time it is ever seen, and remember it
+    /// (exactly in the database, or with --approx in a Bloom filter file).
     Dedup(dedup::Args),
     /// Per-level shape, filter figures (expected vs measured FPR) and counters.
     Stats(stats::Args),
@@ -71,6 +72,9 @@ pub enum Command {
     /// Inspect SSTable files directly (no database needed).
     #[command(subcommand)]
     Sst(sst::Command),
+    /// Standalone Bloom filter files: new, add, check, info, remove (no database needed).
+    #[command(subcommand)]
+    Filter(filter::Command),
     /// Run the W1 read-amplification benchmark on a fresh temporary database (ignores --db).
     Bench(bench::Args),
 }

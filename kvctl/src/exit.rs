@@ -25,6 +25,9 @@ pub enum CliError {
     Database(String),
     /// The reader of our stdout went away (`kvctl scan | head`): stop quietly, exit 0.
     BrokenPipe,
+    /// An answer given by exit status alone, nothing printed (`filter check` of an absent
+    /// item: exit 1, like grep).
+    Silent(u8),
 }
 
 impl CliError {
@@ -63,6 +66,7 @@ impl CliError {
             CliError::Usage(_) => USAGE,
             CliError::Database(_) => DATABASE,
             CliError::BrokenPipe => OK,
+            CliError::Silent(code) => *code,
         }
     }
 }
@@ -76,7 +80,7 @@ pub fn finish(result: Result<(), CliError>) -> ExitCode {
                 CliError::NotFound(m) | CliError::Usage(m) | CliError::Database(m) => {
                     eprintln!("kvctl: {m}");
                 }
-                CliError::BrokenPipe => {}
+                CliError::BrokenPipe | CliError::Silent(_) => {}
             }
             ExitCode::from(e.code())
         }

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::args::{Cli, Command};
-use crate::commands::{bench, compact, dedup, delete, get, load, put, scan, sst, stats};
+use crate::commands::{bench, compact, dedup, delete, filter, get, load, put, scan, sst, stats};
 
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&global, a),
         Command::Compact(a) => compact::run(&global, a),
         Command::Sst(c) => sst::run(&global, c),
+        Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),
     };
     exit::finish(result)

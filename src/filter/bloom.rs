@@ -1,8 +1,11 @@
 //! [`BloomFilter`]: a set membership sketch with no false negatives.
 
+use std::path::Path;
+
 use crate::error::{Error, Result};
 
-use super::encoding::{self, Kind};
+use super::encoding::{self, Kind, Sizing};
+use super::file;
 use super::layout::{BlockProbes, Layout, StandardProbes, block_index};
 use super::math::{self, BLOCK_BITS};
 use super::{MAX_HASHES, hash_key};
@@ -21,12 +24,21 @@ const BLOCK_WORDS: u64 = BLOCK_BITS / 64;
 /// [`BloomFilter::with_bits_per_key_blocked`] and [`BloomFilter::with_layout`] give the
 /// cache-friendlier [`Layout::Blocked`] one, which SSTables use.
 ///
+/// Every filter knows what it was built for: a [`BloomFilter::capacity`] and the
+/// [`BloomFilter::error_rate`] it keeps up to that many items. [`BloomFilter::insert`] says
+/// whether the item was new (some bit changed) and [`BloomFilter::len`] counts the new ones,
+/// as pybloom's `add` and RedisBloom's `BF.ADD` do; [`BloomFilter::try_insert`] refuses new
+/// items past the capacity, while `insert` keeps going and [`BloomFilter::estimated_fpr`]
+/// (measured from the bits set) tells what that costs.
+///
 /// ```
 /// # fn main() -> bloomkv::Result<()> {
 /// use bloomkv::filter::BloomFilter;
 /// let mut seen = BloomFilter::with_rate(10_000, 0.01)?;
-/// seen.insert("https://example.com/");
+/// assert!(seen.insert("https://example.com/"));
+/// assert!(!seen.insert("https://example.com/")); // already there: nothing changed
 /// assert!(seen.contains("https://example.com/"));
+/// assert_eq!(seen.len(), 1);
 /// let copy = BloomFilter::from_bytes(&seen.to_bytes())?;
 /// assert_eq!(copy, seen);
 /// # Ok(())
@@ -38,6 +50,9 @@ pub struct BloomFilter {
     k: u32,
     bits: u64,
     items: u64,
+    capacity: u64,
+    /// `f64::to_bits` of the error rate (kept as bits so the type stays `Eq`).
+    error_rate: u64,
     words: Vec<u64>,
 }
 
@@ -50,6 +65,29 @@ impl BloomFilter {
     /// between 0 and 1, or the filter would not fit in memory.
     pub fn with_rate(expected_items: usize, fp_rate: f64) -> Result<BloomFilter> {
         Self::with_layout_rate(Layout::Standard, expected_items, fp_rate)
+    }
+
+    /// A standard-layout filter for `capacity` items at false-positive rate `error_rate`
+    /// (pybloom's `BloomFilter(capacity, error_rate)`; the same filter as
+    /// [`BloomFilter::with_rate`]). [`BloomFilter::try_insert`] refuses new items beyond
+    /// `capacity`.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let f = BloomFilter::with_capacity(1000, 0.001)?;
+    /// assert_eq!(f.capacity(), 1000);
+    /// assert_eq!(f.error_rate(), 0.001);
+    /// assert_eq!(f.num_hashes(), 10);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `capacity` is 0, `error_rate` is not strictly between
+    /// 0 and 1, or the filter would not fit in memory.
+    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<BloomFilter> {
+        Self::with_rate(capacity, error_rate)
     }
 
     /// A standard-layout filter with `ceil(expected_items * bits_per_key)` bits and the
@@ -97,7 +135,9 @@ impl BloomFilter {
         bits_per_key: impl Into<f64>,
     ) -> Result<BloomFilter> {
         let (bits, k) = size_for_bits_per_key(layout, expected_items, bits_per_key.into())?;
-        Self::with_params(layout, bits, k)
+        let mut f = Self::with_params(layout, bits, k)?;
+        f.set_sizing(expected_items as u64, None);
+        Ok(f)
     }
 
     /// A filter of the given layout sized for `expected_items` keys at `fp_rate`.
@@ -110,19 +150,23 @@ impl BloomFilter {
         fp_rate: f64,
     ) -> Result<BloomFilter> {
         let bpk = bits_per_key_for_rate(layout, expected_items, fp_rate)?;
-        match layout {
+        let mut f = match layout {
             // Exactly the textbook m and k, without a round trip through bits per key.
             Layout::Standard => {
                 let bits = math::optimal_bits(expected_items, fp_rate);
                 let k = math::optimal_hashes(bits, expected_items);
-                Self::with_params(layout, bits, k.clamp(1, MAX_HASHES))
+                Self::with_params(layout, bits, k.clamp(1, MAX_HASHES))?
             }
-            Layout::Blocked => Self::with_layout(layout, expected_items, bpk),
-        }
+            Layout::Blocked => Self::with_layout(layout, expected_items, bpk)?,
+        };
+        f.set_sizing(expected_items as u64, Some(fp_rate));
+        Ok(f)
     }
 
     /// A filter with exactly `bits` bits (rounded up to whole blocks for [`Layout::Blocked`])
-    /// and `k` probes per key.
+    /// and `k` probes per key. Its [`BloomFilter::capacity`] is the load for which `k` is the
+    /// optimal probe count, `floor(bits ln 2 / k)` (at least 1), and its
+    /// [`BloomFilter::error_rate`] the rate predicted at that load.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `bits` is 0, `k` is outside `1..=64`, or the filter
@@ -142,38 +186,125 @@ impl BloomFilter {
             .round_bits(bits)
             .ok_or_else(|| Error::InvalidArgument(format!("{bits} bits is too large")))?;
         let words = zeroed_words(bits.div_ceil(64))?;
-        Ok(BloomFilter {
+        let mut f = BloomFilter {
             layout,
             k,
             bits,
             items: 0,
+            capacity: 1,
+            error_rate: 0.5f64.to_bits(),
             words,
-        })
+        };
+        let capacity =
+            math::float_to_u64((bits as f64 * std::f64::consts::LN_2 / f64::from(k)).floor());
+        f.set_sizing(capacity, None);
+        Ok(f)
     }
 
-    /// Adds a key.
-    pub fn insert(&mut self, key: impl AsRef<[u8]>) {
-        self.insert_hash(hash_key(key.as_ref()));
+    /// Records what the filter is built for; `None` takes the rate predicted at `capacity`.
+    fn set_sizing(&mut self, capacity: u64, error_rate: Option<f64>) {
+        self.capacity = capacity.clamp(1, usize::MAX as u64);
+        let rate = error_rate
+            .unwrap_or_else(|| predicted_rate(self.layout, self.bits, self.capacity, self.k));
+        self.error_rate = clamp_rate(rate).to_bits();
     }
 
-    /// Adds a key by its [`hash_key`] hash.
+    /// Adds a key. Returns `true` if it was new — some bit changed, so the filter did not
+    /// contain it before — and `false` if every bit was already set (the key was inserted
+    /// before, or is a false positive). Only new keys count towards [`BloomFilter::len`].
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// assert!(f.insert("a"));
+    /// assert!(!f.insert("a"));
+    /// assert_eq!(f.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn insert(&mut self, key: impl AsRef<[u8]>) -> bool {
+        self.insert_hash(hash_key(key.as_ref()))
+    }
+
+    /// [`BloomFilter::insert`] for a key given by its [`hash_key`] hash.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, hash_key};
+    /// let mut f = BloomFilter::with_bits_per_key_blocked(100, 10)?;
+    /// assert!(f.insert_hash(hash_key(b"k")));
+    /// assert!(f.contains(b"k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) {
-        self.items = self.items.saturating_add(1);
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut changed = 0u64;
         match self.layout {
             Layout::Standard => {
                 for pos in StandardProbes::new(hash, self.bits, self.k) {
-                    self.words[(pos >> 6) as usize] |= 1 << (pos & 63);
+                    let w = &mut self.words[(pos >> 6) as usize];
+                    let bit = 1 << (pos & 63);
+                    changed |= !*w & bit;
+                    *w |= bit;
                 }
             }
             Layout::Blocked => {
                 let first = (block_index(hash, self.bits / BLOCK_BITS) * BLOCK_WORDS) as usize;
                 let block = &mut self.words[first..first + BLOCK_WORDS as usize];
                 for off in BlockProbes::new(hash, self.k) {
-                    block[(off >> 6) as usize & 7] |= 1 << (off & 63);
+                    let w = &mut block[(off >> 6) as usize & 7];
+                    let bit = 1 << (off & 63);
+                    changed |= !*w & bit;
+                    *w |= bit;
                 }
             }
         }
+        let new = changed != 0;
+        self.items = self.items.saturating_add(u64::from(new));
+        new
+    }
+
+    /// [`BloomFilter::insert`] that refuses to go past the capacity: a key the filter already
+    /// reports present is `Ok(false)` (nothing to add); a new key is added (`Ok(true)`)
+    /// unless [`BloomFilter::len`] has reached [`BloomFilter::capacity`].
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::{Error, filter::BloomFilter};
+    /// let mut f = BloomFilter::with_capacity(2, 0.01)?;
+    /// assert!(f.try_insert("a")?);
+    /// assert!(f.try_insert("b")?);
+    /// assert!(!f.try_insert("a")?); // present: fine even when full
+    /// assert!(matches!(f.try_insert("c"), Err(Error::CapacityExceeded { capacity: 2, .. })));
+    /// assert!(!f.contains("c"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::CapacityExceeded`] for a new key when the filter is full; the filter is left
+    /// unchanged.
+    pub fn try_insert(&mut self, key: impl AsRef<[u8]>) -> Result<bool> {
+        self.try_insert_hash(hash_key(key.as_ref()))
+    }
+
+    /// [`BloomFilter::try_insert`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::try_insert`].
+    pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool> {
+        if self.contains_hash(hash) {
+            return Ok(false);
+        }
+        if self.items >= self.capacity {
+            return Err(Error::CapacityExceeded {
+                capacity: self.capacity,
+                error_rate: self.error_rate(),
+            });
+        }
+        Ok(self.insert_hash(hash))
     }
 
     /// May `key` have been inserted? Never `false` for an inserted key.
@@ -213,8 +344,12 @@ impl BloomFilter {
         self.k
     }
 
-    /// Number of [`BloomFilter::insert`] calls so far (a key inserted twice counts twice;
-    /// the filter cannot tell).
+    /// Number of items added: the [`BloomFilter::insert`] calls that returned `true`. A
+    /// repeated key is not counted again; neither is a new key that happened to be a false
+    /// positive, so `len` can fall short of the distinct keys inserted by about
+    /// the false-positive rate. (A filter from an SSTable counts its distinct keys; after
+    /// [`BloomFilter::union`] or [`BloomFilter::intersect`] it is
+    /// [`BloomFilter::estimated_len`].)
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
@@ -231,20 +366,263 @@ impl BloomFilter {
 
     /// Fraction of bits set, a direct measure of how full the filter is (the false-positive
     /// rate of the standard layout is about this fraction to the power `k`).
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// for i in 0..1000u32 { f.insert(i.to_le_bytes()); }
+    /// let fill = f.fill_ratio(); // an optimally sized filter at capacity is about half full
+    /// assert!(fill > 0.45 && fill < 0.55, "{fill}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
-        let ones: u64 = self.words.iter().map(|w| u64::from(w.count_ones())).sum();
-        ones as f64 / self.bits as f64
+        self.ones() as f64 / self.bits as f64
     }
 
-    /// Serializes the filter (format in `docs/FILTERS.md`): 24-byte header, the bit array as
-    /// little-endian u64 words, CRC-32.
+    fn ones(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The number of items the filter was built for (see the constructors).
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// assert_eq!(BloomFilter::with_capacity(5000, 0.01)?.capacity(), 5000);
+    /// assert_eq!(BloomFilter::with_bits_per_key_blocked(5000, 10)?.capacity(), 5000);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capacity(&self) -> usize {
+        usize::try_from(self.capacity).unwrap_or(usize::MAX)
+    }
+
+    /// The false-positive rate the filter was built to keep up to [`BloomFilter::capacity`]
+    /// items: the rate asked for, or (for constructors given bits per key or bits) the rate
+    /// the layout's model predicts at capacity.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// assert_eq!(BloomFilter::with_capacity(5000, 0.02)?.error_rate(), 0.02);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn error_rate(&self) -> f64 {
+        f64::from_bits(self.error_rate)
+    }
+
+    /// True once [`BloomFilter::len`] has reached [`BloomFilter::capacity`]
+    /// ([`BloomFilter::try_insert`] then refuses new items).
+    pub fn is_full(&self) -> bool {
+        self.items >= self.capacity
+    }
+
+    /// The false-positive rate measured from the bits actually set, whatever was inserted:
+    /// `fill^k` for [`Layout::Standard`]; for [`Layout::Blocked`], the mean over blocks of
+    /// `(block fill)^k` (a key probes one block). Unlike [`BloomFilter::expected_fp_rate`] it
+    /// needs no item count, so it stays truthful past capacity, after a union, or when the
+    /// same keys were inserted many times.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// for i in 0..1000u32 { f.insert(i.to_le_bytes()); }
+    /// assert!((f.estimated_fpr() - 0.01).abs() < 0.003);
+    /// for i in 1000..2000u32 { f.insert(i.to_le_bytes()); } // twice the capacity
+    /// assert!(f.estimated_fpr() > 0.1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn estimated_fpr(&self) -> f64 {
+        let k = self.k as i32;
+        match self.layout {
+            Layout::Standard => self.fill_ratio().powi(k),
+            Layout::Blocked => {
+                let blocks = self.words.chunks_exact(BLOCK_WORDS as usize);
+                let n = blocks.len().max(1) as f64;
+                blocks
+                    .map(|b| {
+                        let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
+                        (f64::from(ones) / BLOCK_BITS as f64).powi(k)
+                    })
+                    .sum::<f64>()
+                    / n
+            }
+        }
+    }
+
+    /// How many distinct items the bits set suggest were inserted (Swamidass and Baldi
+    /// 2007): `-(m/k) ln(1 - X/m)` with `X` bits set out of `m`; for [`Layout::Blocked`] the
+    /// same per 512-bit block, summed. Within a few percent of the truth up to well past
+    /// capacity; a full block (every bit set) counts as if one bit were still clear.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(10_000, 0.01)?;
+    /// for i in 0..5000u32 { f.insert(i.to_le_bytes()); f.insert(i.to_le_bytes()); }
+    /// let est = f.estimated_len() as f64;
+    /// assert!((est - 5000.0).abs() < 150.0, "{est}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn estimated_len(&self) -> usize {
+        let k = f64::from(self.k);
+        let estimate = |ones: f64, m: f64| -> f64 {
+            let ones = ones.min(m - 1.0);
+            -(m / k) * (1.0 - ones / m).ln()
+        };
+        let n = match self.layout {
+            Layout::Standard => estimate(self.ones() as f64, self.bits as f64),
+            Layout::Blocked => self
+                .words
+                .chunks_exact(BLOCK_WORDS as usize)
+                .map(|b| {
+                    let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
+                    estimate(f64::from(ones), BLOCK_BITS as f64)
+                })
+                .sum(),
+        };
+        math::float_to_u64(n.round())
+            .try_into()
+            .unwrap_or(usize::MAX)
+    }
+
+    fn check_same_shape(&self, other: &BloomFilter, op: &str) -> Result<()> {
+        if self.layout != other.layout || self.bits != other.bits || self.k != other.k {
+            return Err(Error::InvalidArgument(format!(
+                "{op} needs filters of the same shape: {:?} layout, {} bits, k = {} vs {:?} \
+                 layout, {} bits, k = {}",
+                self.layout, self.bits, self.k, other.layout, other.bits, other.k
+            )));
+        }
+        Ok(())
+    }
+
+    /// Adds every key of `other` to this filter (bitwise OR): afterwards it answers `true`
+    /// for every key either filter held, exactly as a filter built from both key sets would.
+    /// [`BloomFilter::len`] becomes [`BloomFilter::estimated_len`]; capacity and error rate
+    /// stay this filter's.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut a = BloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut b = BloomFilter::with_capacity(1000, 0.01)?;
+    /// a.insert("x");
+    /// b.insert("y");
+    /// a.union(&b)?;
+    /// assert!(a.contains("x") && a.contains("y"));
+    /// assert!(a.union(&BloomFilter::with_capacity(10, 0.01)?).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless both filters have the same layout, bit count and
+    /// `k` (then nothing is changed).
+    pub fn union(&mut self, other: &BloomFilter) -> Result<()> {
+        self.check_same_shape(other, "union")?;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a |= b;
+        }
+        self.items = self.estimated_len() as u64;
+        Ok(())
+    }
+
+    /// Keeps only the bits set in both filters (bitwise AND): afterwards it answers `true`
+    /// for every key both filters held (and, as a Bloom filter's intersection does, for
+    /// somewhat more absent keys than a filter built from the common keys alone).
+    /// [`BloomFilter::len`] becomes [`BloomFilter::estimated_len`].
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut a = BloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut b = BloomFilter::with_capacity(1000, 0.01)?;
+    /// a.insert("both"); a.insert("only a");
+    /// b.insert("both"); b.insert("only b");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both"));
+    /// assert!(!a.contains("only a") && !a.contains("only b"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`BloomFilter::union`].
+    pub fn intersect(&mut self, other: &BloomFilter) -> Result<()> {
+        self.check_same_shape(other, "intersect")?;
+        for (a, b) in self.words.iter_mut().zip(&other.words) {
+            *a &= b;
+        }
+        self.items = self.estimated_len() as u64;
+        Ok(())
+    }
+
+    /// Empties the filter (every bit clear, [`BloomFilter::len`] 0); shape, capacity and
+    /// error rate stay.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert("x");
+    /// f.clear();
+    /// assert!(f.is_empty() && !f.contains("x"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+        self.items = 0;
+    }
+
+    /// Serializes the filter (format version 2, `docs/FORMAT.md`, "Standalone filter files"):
+    /// 40-byte header with the capacity and error rate, the bit array as little-endian u64
+    /// words, CRC-32.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert("x");
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(&bytes[..5], b"BKVF\x02");
+    /// assert_eq!(BloomFilter::from_bytes(&bytes)?, f);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.encode(Some(self.sizing()))
+    }
+
+    /// The version-1 encoding (24-byte header, no capacity or rate) that SSTable filter
+    /// blocks use.
+    pub(crate) fn to_table_bytes(&self) -> Vec<u8> {
+        self.encode(None)
+    }
+
+    fn sizing(&self) -> Sizing {
+        Sizing {
+            capacity: self.capacity,
+            error_rate: self.error_rate(),
+        }
+    }
+
+    fn encode(&self, sizing: Option<Sizing>) -> Vec<u8> {
         encoding::encode(
             Kind::Bloom,
             self.layout,
             self.k,
             self.bits,
             self.items,
+            sizing,
             |out| {
                 for w in &self.words {
                     out.extend_from_slice(&w.to_le_bytes());
@@ -253,19 +631,37 @@ impl BloomFilter {
         )
     }
 
-    /// Reads a filter written by [`BloomFilter::to_bytes`]. Allocates no more than the
-    /// input's length.
+    /// Sets the item count (SSTable filters count distinct keys, not new-bit inserts).
+    pub(crate) fn set_len(&mut self, items: u64) {
+        self.items = items;
+    }
+
+    /// Reads a filter written by [`BloomFilter::to_bytes`] (format version 2) or by an
+    /// earlier version (version 1, as SSTable filter blocks are: its capacity is taken to be
+    /// its item count, at least 1, and its error rate the rate predicted there). Allocates no
+    /// more than the input's length.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let f = BloomFilter::with_capacity(100, 0.01)?;
+    /// let mut bytes = f.to_bytes();
+    /// bytes[50] ^= 1;
+    /// assert!(BloomFilter::from_bytes(&bytes).unwrap_err().is_corruption());
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
-    /// damaged or inconsistent input, including a counting filter's bytes;
+    /// damaged or inconsistent input, including another kind's bytes;
     /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
     pub fn from_bytes(bytes: &[u8]) -> Result<BloomFilter> {
         let view = encoding::validate(bytes)?;
         if view.kind != Kind::Bloom {
             return Err(Error::corrupt_bytes(
                 5,
-                "a counting filter, not a Bloom filter",
+                format!("{}, not a Bloom filter", view.kind.describe()),
             ));
         }
         let words = view
@@ -277,13 +673,66 @@ impl BloomFilter {
                 u64::from_le_bytes(w)
             })
             .collect();
-        Ok(BloomFilter {
+        let mut f = BloomFilter {
             layout: view.layout,
             k: view.k,
             bits: view.positions,
             items: view.items,
+            capacity: 1,
+            error_rate: 0.5f64.to_bits(),
             words,
-        })
+        };
+        match view.sizing {
+            Some(s) => {
+                f.capacity = s.capacity;
+                f.error_rate = s.error_rate.to_bits();
+            }
+            None => f.set_sizing(view.items, None),
+        }
+        Ok(f)
+    }
+
+    /// Writes [`BloomFilter::to_bytes`] to `path`, atomically: a temporary file beside it is
+    /// written and synced, then renamed over `path`.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::BloomFilter;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("seen.bloom");
+    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// f.insert("x");
+    /// f.save(&path)?;
+    /// assert_eq!(BloomFilter::load(&path)?, f);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file that could not be written.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        file::save_atomic(path.as_ref(), &self.to_bytes())
+    }
+
+    /// Reads a filter saved by [`BloomFilter::save`].
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file if it cannot be read; [`Error::Corruption`] naming the
+    /// file and the byte offset if it is damaged or holds another kind of filter;
+    /// [`Error::UnsupportedVersion`] naming the file for a newer format.
+    pub fn load(path: impl AsRef<Path>) -> Result<BloomFilter> {
+        let path = path.as_ref();
+        let bytes = file::read(path)?;
+        Self::from_bytes(&bytes).map_err(|e| file::locate(e, path))
+    }
+}
+
+/// Keeps a rate strictly inside (0, 1), as the format requires.
+pub(crate) fn clamp_rate(p: f64) -> f64 {
+    if p.is_nan() {
+        0.5
+    } else {
+        p.clamp(f64::MIN_POSITIVE, 1.0 - f64::EPSILON)
     }
 }
 

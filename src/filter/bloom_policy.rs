@@ -12,8 +12,8 @@ pub const MIN_BITS_PER_KEY: f64 = 1.0;
 /// Largest bits per key a policy uses (beyond ~50 the probe cap of 64 makes more bits useless).
 pub const MAX_BITS_PER_KEY: f64 = 1000.0;
 
-/// Builds [`Layout::Blocked`] Bloom filters for SSTables; the serialized filter is exactly
-/// [`BloomFilter::to_bytes`], so [`BloomFilter::from_bytes`] can read it too.
+/// Builds [`Layout::Blocked`] Bloom filters for SSTables, serialized in filter format
+/// version 1 (no capacity or rate fields), which [`BloomFilter::from_bytes`] reads too.
 ///
 /// Lookups ([`FilterPolicy::may_contain_hash`]) read the 24-byte header and probe one 64-byte
 /// block of the table's filter bytes in place: no copy, no checksum. The checksum is verified
@@ -78,6 +78,9 @@ impl BloomPolicy {
             }
             previous = Some(h);
         }
+        // A table filter counts its distinct keys, including those that found all their
+        // bits already set (FORMAT.md: "distinct adjacent hashes").
+        filter.set_len(distinct as u64);
         Ok(filter)
     }
 }
@@ -112,10 +115,13 @@ impl FilterPolicy for BloomPolicy {
         }
     }
 
-    /// The [`BloomFilter::to_bytes`] of a blocked filter over `hashes`. Should the filter not
-    /// fit in memory, returns an empty vector, which every reader treats as "may contain".
+    /// A blocked filter over `hashes` in the version-1 encoding (`docs/FORMAT.md`, "Filter
+    /// block"), which [`BloomFilter::from_bytes`] reads. Should the filter not fit in memory,
+    /// returns an empty vector, which every reader treats as "may contain".
     fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8> {
-        self.build(hashes).map(|f| f.to_bytes()).unwrap_or_default()
+        self.build(hashes)
+            .map(|f| f.to_table_bytes())
+            .unwrap_or_default()
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
@@ -123,7 +129,7 @@ impl FilterPolicy for BloomPolicy {
         if view.kind != Kind::Bloom {
             return Err(Error::corrupt_bytes(
                 5,
-                "a counting filter, not a Bloom filter",
+                format!("{}, not a Bloom filter", view.kind.describe()),
             ));
         }
         Ok(())

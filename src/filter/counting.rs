@@ -1,10 +1,13 @@
 //! [`CountingBloomFilter`]: a Bloom filter whose positions are 4-bit counters, so that keys
 //! can be removed.
 
+use std::path::Path;
+
 use crate::error::{Error, Result};
 
-use super::bloom::{bits_per_key_for_rate, predicted_rate, size_for_bits_per_key};
-use super::encoding::{self, Kind};
+use super::bloom::{bits_per_key_for_rate, clamp_rate, predicted_rate, size_for_bits_per_key};
+use super::encoding::{self, Kind, Sizing};
+use super::file;
 use super::layout::{Layout, positions};
 use super::{BloomFilter, MAX_HASHES, hash_key, math};
 
@@ -18,8 +21,10 @@ const SATURATED: u8 = 15;
 ///
 /// Guarantees: a key inserted more times than it was removed is always reported present.
 /// A counter that reached 15 is never decremented again (its true count is unknown), so
-/// saturation can only cause false positives, never false negatives. Removing a key the
-/// filter reports absent returns `false` and changes nothing.
+/// saturation can only cause false positives, never false negatives: a key inserted 16 or more
+/// times (or sharing its counters with enough other keys) may stay "present" after all its
+/// removals. Removing a key the filter reports absent returns `false` and changes nothing
+/// (not even [`CountingBloomFilter::len`]).
 ///
 /// The caller's side of the contract: only remove keys that were inserted. Removing a key
 /// that was never inserted but happens to be a false positive decrements counters that other
@@ -42,6 +47,9 @@ pub struct CountingBloomFilter {
     k: u32,
     positions: u64,
     items: u64,
+    capacity: u64,
+    /// `f64::to_bits` of the error rate.
+    error_rate: u64,
     /// Counter `p` is the low nibble of byte `p / 2` for even `p`, the high nibble for odd.
     cells: Vec<u8>,
 }
@@ -95,7 +103,9 @@ impl CountingBloomFilter {
         bits_per_key: impl Into<f64>,
     ) -> Result<Self> {
         let (m, k) = size_for_bits_per_key(layout, expected_items, bits_per_key.into())?;
-        Self::with_params(layout, m, k)
+        let mut c = Self::with_params(layout, m, k)?;
+        c.set_sizing(expected_items as u64, None);
+        Ok(c)
     }
 
     /// A counting filter of the given layout sized for `expected_items` keys at `fp_rate`.
@@ -104,14 +114,41 @@ impl CountingBloomFilter {
     /// As [`CountingBloomFilter::with_rate`].
     pub fn with_layout_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
         let bpk = bits_per_key_for_rate(layout, expected_items, fp_rate)?;
-        match layout {
+        let mut c = match layout {
             Layout::Standard => {
                 let m = math::optimal_bits(expected_items, fp_rate);
                 let k = math::optimal_hashes(m, expected_items);
-                Self::with_params(layout, m, k.clamp(1, MAX_HASHES))
+                Self::with_params(layout, m, k.clamp(1, MAX_HASHES))?
             }
-            Layout::Blocked => Self::with_layout(layout, expected_items, bpk),
-        }
+            Layout::Blocked => Self::with_layout(layout, expected_items, bpk)?,
+        };
+        c.set_sizing(expected_items as u64, Some(fp_rate));
+        Ok(c)
+    }
+
+    /// A standard-layout counting filter for `capacity` items at `error_rate` (the same as
+    /// [`CountingBloomFilter::with_rate`]).
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let c = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// assert_eq!((c.capacity(), c.error_rate()), (1000, 0.01));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::with_rate`].
+    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<Self> {
+        Self::with_rate(capacity, error_rate)
+    }
+
+    fn set_sizing(&mut self, capacity: u64, error_rate: Option<f64>) {
+        self.capacity = capacity.clamp(1, usize::MAX as u64);
+        let rate = error_rate
+            .unwrap_or_else(|| predicted_rate(self.layout, self.positions, self.capacity, self.k));
+        self.error_rate = clamp_rate(rate).to_bits();
     }
 
     /// A counting filter with exactly `positions` counters (rounded up to whole 512-counter
@@ -140,13 +177,19 @@ impl CountingBloomFilter {
         let mut cells = Vec::new();
         cells.try_reserve_exact(len).map_err(|_| too_big())?;
         cells.resize(len, 0);
-        Ok(CountingBloomFilter {
+        let mut c = CountingBloomFilter {
             layout,
             k,
             positions,
             items: 0,
+            capacity: 1,
+            error_rate: 0.5f64.to_bits(),
             cells,
-        })
+        };
+        let capacity =
+            math::float_to_u64((positions as f64 * std::f64::consts::LN_2 / f64::from(k)).floor());
+        c.set_sizing(capacity, None);
+        Ok(c)
     }
 
     #[inline]
@@ -161,20 +204,70 @@ impl CountingBloomFilter {
         *cell = (*cell & !(0xf << shift)) | ((value & 0xf) << shift);
     }
 
-    /// Adds a key (counters stop at 15).
-    pub fn insert(&mut self, key: impl AsRef<[u8]>) {
-        self.insert_hash(hash_key(key.as_ref()));
+    /// Adds one occurrence of a key (counters stop at 15). Returns `true` if the key was
+    /// new — some counter went from 0 to 1, so the filter did not contain it before. Unlike
+    /// [`BloomFilter::len`], every insertion counts towards [`CountingBloomFilter::len`]
+    /// (the filter is a multiset: each insertion can be removed).
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// assert!(c.insert("a"));
+    /// assert!(!c.insert("a"));
+    /// assert_eq!(c.len(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn insert(&mut self, key: impl AsRef<[u8]>) -> bool {
+        self.insert_hash(hash_key(key.as_ref()))
     }
 
-    /// Adds a key by its [`hash_key`] hash.
-    pub fn insert_hash(&mut self, hash: u64) {
+    /// [`CountingBloomFilter::insert`] for a key given by its [`hash_key`] hash.
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
         self.items = self.items.saturating_add(1);
+        let mut new = false;
         for p in positions(self.layout, hash, self.positions, self.k) {
             let c = self.counter(p);
+            new |= c == 0;
             if c < SATURATED {
                 self.set_counter(p, c + 1);
             }
         }
+        new
+    }
+
+    /// The number of items the filter was built for.
+    pub fn capacity(&self) -> usize {
+        usize::try_from(self.capacity).unwrap_or(usize::MAX)
+    }
+
+    /// The false-positive rate the filter was built to keep up to
+    /// [`CountingBloomFilter::capacity`] items.
+    pub fn error_rate(&self) -> f64 {
+        f64::from_bits(self.error_rate)
+    }
+
+    /// Fraction of counters that are non-zero.
+    pub fn fill_ratio(&self) -> f64 {
+        let nonzero = (0..self.positions).filter(|&p| self.counter(p) > 0).count();
+        nonzero as f64 / self.positions as f64
+    }
+
+    /// The false-positive rate measured from the non-zero counters (as
+    /// [`BloomFilter::estimated_fpr`] does from bits).
+    ///
+    /// # Errors
+    /// Never in practice: [`Error::InvalidArgument`] if the equivalent bit array cannot be
+    /// allocated.
+    pub fn estimated_fpr(&self) -> Result<f64> {
+        Ok(self.to_bloom_filter()?.estimated_fpr())
+    }
+
+    /// Empties the filter; shape, capacity and error rate stay.
+    pub fn clear(&mut self) {
+        self.cells.fill(0);
+        self.items = 0;
     }
 
     /// Removes one occurrence of a key. Returns `false`, changing nothing, if the filter says
@@ -271,13 +364,31 @@ impl CountingBloomFilter {
             self.k,
             self.positions,
             self.items,
+            Some(self.sizing()),
             |out| out.extend_from_slice(&words),
         );
         BloomFilter::from_bytes(&bytes)
     }
 
-    /// Serializes the filter (format in `docs/FILTERS.md`, kind 1): header, counters two per
-    /// byte, CRC-32.
+    fn sizing(&self) -> Sizing {
+        Sizing {
+            capacity: self.capacity,
+            error_rate: self.error_rate(),
+        }
+    }
+
+    /// Serializes the filter (format version 2, kind 1, in `docs/FORMAT.md`): header,
+    /// counters two per byte, CRC-32.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// c.insert("x");
+    /// assert_eq!(CountingBloomFilter::from_bytes(&c.to_bytes())?, c);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         encoding::encode(
             Kind::Counting,
@@ -285,8 +396,40 @@ impl CountingBloomFilter {
             self.k,
             self.positions,
             self.items,
+            Some(self.sizing()),
             |out| out.extend_from_slice(&self.cells),
         )
+    }
+
+    /// Writes [`CountingBloomFilter::to_bytes`] to `path` atomically (temporary file, sync,
+    /// rename).
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let dir = tempfile::tempdir()?;
+    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// c.insert("x");
+    /// c.save(dir.path().join("live.cbf"))?;
+    /// assert_eq!(CountingBloomFilter::load(dir.path().join("live.cbf"))?, c);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        file::save_atomic(path.as_ref(), &self.to_bytes())
+    }
+
+    /// Reads a filter saved by [`CountingBloomFilter::save`].
+    ///
+    /// # Errors
+    /// As [`BloomFilter::load`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let bytes = file::read(path)?;
+        Self::from_bytes(&bytes).map_err(|e| file::locate(e, path))
     }
 
     /// Reads a filter written by [`CountingBloomFilter::to_bytes`]. Allocates no more than
@@ -301,15 +444,25 @@ impl CountingBloomFilter {
         if view.kind != Kind::Counting {
             return Err(Error::corrupt_bytes(
                 5,
-                "a Bloom filter, not a counting filter",
+                format!("{}, not a counting filter", view.kind.describe()),
             ));
         }
-        Ok(CountingBloomFilter {
+        let mut c = CountingBloomFilter {
             layout: view.layout,
             k: view.k,
             positions: view.positions,
             items: view.items,
+            capacity: 1,
+            error_rate: 0.5f64.to_bits(),
             cells: view.payload.to_vec(),
-        })
+        };
+        match view.sizing {
+            Some(s) => {
+                c.capacity = s.capacity;
+                c.error_rate = s.error_rate.to_bits();
+            }
+            None => c.set_sizing(view.items, None),
+        }
+        Ok(c)
     }
 }

@@ -3,31 +3,44 @@
 //! * [`BloomFilter`]: a Bloom filter in either [`Layout`] (standard by default, blocked on
 //!   request), serializable with a checksum.
 //! * [`CountingBloomFilter`]: 4-bit counters instead of bits, so keys can be removed.
+//! * [`ScalableBloomFilter`]: a chain of Bloom filters that grows and keeps its error rate.
+//! * [`AnyFilter`]: whichever of the three a file holds.
 //! * [`BloomPolicy`]: the [`FilterPolicy`] SSTables use (blocked layout).
 //! * [`math`]: sizing formulas and predicted false-positive rates.
 //!
 //! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
 
+mod any;
 mod bloom;
 mod bloom_policy;
 mod counting;
 mod encoding;
+mod file;
+mod fuse;
 pub mod layout;
 pub mod math;
 pub mod monkey;
 mod policy;
+mod ribbon;
+mod scalable;
 
+pub use any::AnyFilter;
 pub use bloom::BloomFilter;
 pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
 pub use counting::CountingBloomFilter;
+pub use fuse::BinaryFusePolicy;
 pub use layout::Layout;
 pub use policy::FilterPolicy;
+pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
+pub use scalable::ScalableBloomFilter;
 
 /// The built-in policy named `name` (as stored in a table), at its default size: what a
 /// table built by a policy other than its database's current one is read with.
 pub fn builtin_policy(name: &str) -> Option<std::sync::Arc<dyn FilterPolicy>> {
     match name {
         BloomPolicy::NAME => Some(std::sync::Arc::new(BloomPolicy::default())),
+        BinaryFusePolicy::NAME => Some(std::sync::Arc::new(BinaryFusePolicy::new())),
+        RibbonPolicy::NAME => Some(std::sync::Arc::new(RibbonPolicy::default())),
         _ => None,
     }
 }

@@ -24,6 +24,20 @@ pub struct Args {
     /// Input file (one item per line; with --hex each line is hex); `-` or nothing reads
     /// stdin.
     pub file: Option<PathBuf>,
+    /// Approximate: remember lines in a Bloom filter file (--state) instead of the database.
+    /// Uses a fraction of the memory and no database, but a new line is dropped when it is
+    /// a false positive of the filter; the summary says how many are expected.
+    #[arg(long, requires = "state")]
+    pub approx: bool,
+    /// The filter file of --approx: created if missing, saved atomically at the end.
+    #[arg(long, value_name = "FILE", requires = "approx")]
+    pub state: Option<PathBuf>,
+    /// Items the --state filter is sized for when it is created (needed then).
+    #[arg(long, value_name = "N", requires = "approx")]
+    pub capacity: Option<usize>,
+    /// False-positive rate of the --state filter when it is created.
+    #[arg(long, value_name = "P", default_value_t = 0.01, requires = "approx")]
+    pub error_rate: f64,
 }
 
 /// Prints each line the first time it is ever seen, in input order, byte-exact (with
@@ -31,6 +45,9 @@ pub struct Args {
 /// the batch is stored: a crash in between prints those lines again next run rather than
 /// losing them (at least once, never zero times).
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    if a.approx {
+        return crate::commands::filter::dedup_approx(g, a);
+    }
     let codec = g.codec();
     let mut lines = Lines::open(a.file.as_deref())?;
     let name = lines.name.clone();

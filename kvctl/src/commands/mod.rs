@@ -5,6 +5,7 @@ pub mod compact;
 pub mod dedup;
 pub mod delete;
 pub mod explain;
+pub mod filter;
 pub mod get;
 pub mod load;
 pub mod put;

@@ -219,3 +219,68 @@ fn table_footer_layout() {
     .unwrap();
     assert!(table.has_filter());
 }
+
+/// "Standalone filter files": the version-2 example, rebuilt, and the header offsets of every
+/// kind read back from real filters.
+#[test]
+fn standalone_filter_files_are_as_documented() {
+    use bloomkv::filter::{BloomFilter, CountingBloomFilter, Layout, ScalableBloomFilter, math};
+    assert_doc_says("filter format **version 2**");
+    let mut f = BloomFilter::with_params(Layout::Standard, 64, 2).unwrap();
+    f.insert("a");
+    let example = hex(quoted_after("after `insert(\"a\")` is the 52 bytes\n"));
+    assert_eq!(f.to_bytes(), example);
+    assert_eq!(
+        f.capacity(),
+        (64.0 * std::f64::consts::LN_2 / 2.0).floor() as usize
+    );
+    assert_doc_says(&format!("error rate the formula's {}", f.error_rate()));
+    assert_eq!(f.error_rate(), math::false_positive_rate(64, 22, 2));
+
+    let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut c = CountingBloomFilter::with_capacity(100, 0.02).unwrap();
+    c.insert("x");
+    c.insert("x");
+    let b = c.to_bytes();
+    assert_eq!((&b[0..4], b[4], b[5], b[6]), (&b"BKVF"[..], 2, 1, 0));
+    assert_eq!(u32::from(b[7]), c.num_hashes());
+    assert_eq!(le64(&b, 8), c.bit_len());
+    assert_eq!(le64(&b, 16), 2);
+    assert_eq!(le64(&b, 24), 100);
+    assert_eq!(f64::from_bits(le64(&b, 32)), 0.02);
+    assert_eq!(b.len(), 40 + c.bit_len().div_ceil(2) as usize + 4);
+    assert_eq!(
+        u32::from_le_bytes(b[b.len() - 4..].try_into().unwrap()),
+        crc32fast::hash(&b[..b.len() - 4])
+    );
+
+    let mut s = ScalableBloomFilter::with_growth(10, 0.01, 4, 0.5).unwrap();
+    for i in 0..60u32 {
+        s.insert(i.to_le_bytes());
+    }
+    let b = s.to_bytes();
+    assert_eq!((b[4], b[5], b[6], b[7]), (2, 2, 0, 4));
+    assert_eq!(le64(&b, 8), 10);
+    assert_eq!(le64(&b, 16), s.len() as u64);
+    assert_eq!(f64::from_bits(le64(&b, 24)), 0.01);
+    assert_eq!(f64::from_bits(le64(&b, 32)), 0.5);
+    let stages = u32::from_le_bytes(b[40..44].try_into().unwrap()) as usize;
+    assert_eq!(stages, s.stages());
+    let mut at = 44;
+    for (i, stage) in s.stage_filters().iter().enumerate() {
+        let len = le64(&b, at) as usize;
+        let inner = &b[at + 8..at + 8 + len];
+        assert_eq!(inner, stage.to_bytes());
+        assert_eq!(stage.capacity(), 10 * 4usize.pow(i as u32));
+        assert_eq!(
+            stage.error_rate(),
+            0.01 * (1.0 - 0.5) * 0.5f64.powi(i as i32)
+        );
+        at += 8 + len;
+    }
+    assert_eq!(at + 4, b.len());
+    assert_eq!(
+        u32::from_le_bytes(b[at..].try_into().unwrap()),
+        crc32fast::hash(&b[..at])
+    );
+}

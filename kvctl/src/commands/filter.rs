@@ -1,0 +1,438 @@
+//! `kvctl filter new|add|check|info|remove`: standalone filter files from the shell (what
+//! pybloom or RedisBloom's `BF.*` commands give), and the approximate `dedup` state.
+//!
+//! Files are read whole and saved atomically (temporary file, sync, rename) by the library:
+//! an interrupted `add` leaves the previous file intact.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use bloomkv::Error;
+use bloomkv::filter::{AnyFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter};
+
+use crate::args::GlobalArgs;
+use crate::commands::json;
+use crate::escape::Codec;
+use crate::exit::CliError;
+use crate::input::Lines;
+use crate::output::Out;
+
+/// The `filter` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Create an empty filter file for CAPACITY items at ERROR_RATE false positives.
+    New(NewArgs),
+    /// Add ITEMs (or the lines of stdin); print how many were new.
+    Add(ItemsArgs),
+    /// Print `maybe` or `no` for each ITEM (or line of stdin); with one ITEM, exit 0 for
+    /// maybe and 1 for no, like grep.
+    Check(ItemsArgs),
+    /// Print the filter's kind, capacity, count, bits, k, fill ratio and estimated FPR.
+    Info(InfoArgs),
+    /// Remove ITEMs from a counting filter.
+    Remove(RemoveArgs),
+}
+
+/// Arguments of `filter new`.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The filter file to create.
+    pub file: PathBuf,
+    /// Items the filter is sized for (the first stage's, with --scalable).
+    #[arg(long, value_name = "N")]
+    pub capacity: usize,
+    /// False-positive rate to keep up to CAPACITY items (overall, with --scalable).
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    pub error_rate: f64,
+    /// A scalable filter: grows by adding larger, tighter stages, keeping ERROR_RATE.
+    #[arg(long, conflicts_with = "counting")]
+    pub scalable: bool,
+    /// A counting filter (4-bit counters): items can be removed; 4x the memory.
+    #[arg(long)]
+    pub counting: bool,
+    /// Growth factor of a scalable filter's stages (2 or 4).
+    #[arg(long, requires = "scalable", default_value_t = ScalableBloomFilter::DEFAULT_GROWTH)]
+    pub growth: u32,
+    /// Tightening ratio of a scalable filter's stage error rates (0.5..1).
+    #[arg(long, requires = "scalable", default_value_t = ScalableBloomFilter::DEFAULT_TIGHTENING)]
+    pub tightening: f64,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Arguments of `filter add` and `filter check`.
+#[derive(Debug, clap::Args)]
+pub struct ItemsArgs {
+    /// The filter file.
+    pub file: PathBuf,
+    /// Items (with --hex, in hex); none reads one item per line from stdin.
+    pub items: Vec<OsString>,
+}
+
+/// Arguments of `filter remove`.
+#[derive(Debug, clap::Args)]
+pub struct RemoveArgs {
+    /// The counting filter file.
+    pub file: PathBuf,
+    /// Items to remove (with --hex, in hex).
+    #[arg(required = true)]
+    pub items: Vec<OsString>,
+}
+
+/// Arguments of `filter info`.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// The filter file.
+    pub file: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a `filter` subcommand.
+pub fn run(g: &GlobalArgs, c: Command) -> Result<(), CliError> {
+    match c {
+        Command::New(a) => new(a),
+        Command::Add(a) => add(g.codec(), a),
+        Command::Check(a) => check(g.codec(), a),
+        Command::Info(a) => info(a),
+        Command::Remove(a) => remove(g.codec(), a),
+    }
+}
+
+/// A library error about `file` in `command`: bad arguments are usage errors (exit 2),
+/// the rest (I/O, corruption, newer format) file errors (exit 3).
+pub fn file_error(command: &str, file: &Path, e: Error) -> CliError {
+    match e {
+        Error::InvalidArgument(why) => {
+            CliError::Usage(format!("{command} {}: {why}", file.display()))
+        }
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            CliError::Database(format!(
+                "{command} {}: no such filter file (create it with `kvctl filter new`)",
+                file.display()
+            ))
+        }
+        other => CliError::Database(format!("{command} {}: {other}", file.display())),
+    }
+}
+
+/// Loads a filter file of any kind.
+pub fn load(command: &str, file: &Path) -> Result<AnyFilter, CliError> {
+    AnyFilter::load(file).map_err(|e| file_error(command, file, e))
+}
+
+/// Saves a filter file atomically.
+pub fn save(command: &str, file: &Path, f: &AnyFilter) -> Result<(), CliError> {
+    f.save(file).map_err(|e| file_error(command, file, e))
+}
+
+/// Checks `--capacity` and `--error-rate` by their flag names.
+pub fn check_sizing(cmd: &str, capacity: usize, error_rate: f64) -> Result<(), CliError> {
+    if capacity == 0 {
+        return Err(CliError::Usage(format!(
+            "{cmd}: --capacity must be at least 1"
+        )));
+    }
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(CliError::Usage(format!(
+            "{cmd}: --error-rate must be strictly between 0 and 1, not {error_rate}"
+        )));
+    }
+    Ok(())
+}
+
+/// A rate for people: six decimals, or scientific notation when that would show zeros.
+fn rate(x: f64) -> String {
+    if x == 0.0 || x >= 1e-4 {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+fn new(a: NewArgs) -> Result<(), CliError> {
+    let cmd = "filter new";
+    check_sizing(cmd, a.capacity, a.error_rate)?;
+    if !a.force && a.file.exists() {
+        return Err(CliError::Usage(format!(
+            "{cmd} {}: the file already exists (pass --force to replace it)",
+            a.file.display()
+        )));
+    }
+    let made = if a.scalable {
+        ScalableBloomFilter::with_growth(a.capacity, a.error_rate, a.growth, a.tightening)
+            .map(AnyFilter::Scalable)
+    } else if a.counting {
+        CountingBloomFilter::with_capacity(a.capacity, a.error_rate).map(AnyFilter::Counting)
+    } else {
+        BloomFilter::with_capacity(a.capacity, a.error_rate).map(AnyFilter::Bloom)
+    };
+    let f = made.map_err(|e| file_error(cmd, &a.file, e))?;
+    save(cmd, &a.file, &f)
+}
+
+/// The items of a command: its arguments, or else the lines of stdin.
+fn for_each_item(
+    codec: Codec,
+    items: Vec<OsString>,
+    mut each: impl FnMut(&[u8]) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    if !items.is_empty() {
+        for item in items {
+            each(&codec.arg("ITEM", item)?)?;
+        }
+        return Ok(());
+    }
+    let mut lines = Lines::open(None)?;
+    let mut buf = Vec::new();
+    while let Some((no, _)) = lines.next_line(&mut buf)? {
+        let item = codec
+            .input(&buf)
+            .map_err(|why| CliError::Usage(format!("stdin line {no}: malformed input ({why})")))?;
+        each(&item)?;
+    }
+    Ok(())
+}
+
+fn add(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
+    let cmd = "filter add";
+    let mut f = load(cmd, &a.file)?;
+    let (mut total, mut new) = (0u64, 0u64);
+    let result = for_each_item(codec, a.items, |item| {
+        total += 1;
+        new += u64::from(f.insert(item));
+        Ok(())
+    });
+    // Keep what was added before a malformed line, as `load` does.
+    save(cmd, &a.file, &f)?;
+    result?;
+    let mut out = Out::new();
+    out.line(&format!(
+        "{new} new, {} already present (or false positives)",
+        total - new
+    ))?;
+    out.flush()?;
+    warn_if_over_capacity(&a.file, &f);
+    Ok(())
+}
+
+/// A plain or counting filter past its capacity keeps working at a higher rate: say so.
+pub fn warn_if_over_capacity(file: &Path, f: &AnyFilter) {
+    if !matches!(f, AnyFilter::Scalable(_)) && f.len() > f.capacity() {
+        eprintln!(
+            "kvctl: warning: {} holds {} items, past its capacity of {}: estimated \
+             false-positive rate {:.4}% (built for {}%)",
+            file.display(),
+            f.len(),
+            f.capacity(),
+            100.0 * f.estimated_fpr(),
+            100.0 * f.error_rate()
+        );
+    }
+}
+
+fn check(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
+    let f = load("filter check", &a.file)?;
+    let single = a.items.len() == 1;
+    let mut out = Out::new();
+    let mut last = false;
+    for_each_item(codec, a.items, |item| {
+        last = f.contains(item);
+        out.line(if last { "maybe" } else { "no" })
+    })?;
+    out.flush()?;
+    if single && !last {
+        return Err(CliError::Silent(crate::exit::NOT_FOUND));
+    }
+    Ok(())
+}
+
+fn info(a: InfoArgs) -> Result<(), CliError> {
+    let f = load("filter info", &a.file)?;
+    let bytes = f.to_bytes().len() as u64;
+    let (layout, stages, saturated) = match &f {
+        AnyFilter::Bloom(b) => (format!("{:?}", b.layout()).to_lowercase(), 1, None),
+        AnyFilter::Counting(c) => (
+            format!("{:?}", c.layout()).to_lowercase(),
+            1,
+            Some(c.saturated_counters()),
+        ),
+        AnyFilter::Scalable(s) => ("standard".to_string(), s.stages() as u64, None),
+    };
+    let mut out = Out::new();
+    if a.json {
+        let mut o = json::Object::new()
+            .str("file", &a.file.display().to_string())
+            .str("kind", f.kind_name())
+            .str("layout", &layout)
+            .uint("capacity", f.capacity() as u64)
+            .uint("count", f.len() as u64)
+            .float("error_rate", f.error_rate())
+            .uint("bits", f.bit_len())
+            .uint("k", u64::from(f.num_hashes()))
+            .float("fill_ratio", f.fill_ratio())
+            .float("estimated_fpr", f.estimated_fpr())
+            .uint("bytes", bytes);
+        if let AnyFilter::Scalable(s) = &f {
+            o = o
+                .uint("stages", stages)
+                .uint("growth", u64::from(s.growth()))
+                .float("tightening", s.tightening());
+        }
+        if let Some(sat) = saturated {
+            o = o.uint("saturated_counters", sat);
+        }
+        out.line(&o.finish())?;
+    } else {
+        let counters = if matches!(f, AnyFilter::Counting(_)) {
+            " (4-bit counters)"
+        } else {
+            ""
+        };
+        out.line(&format!("file            {}", a.file.display()))?;
+        out.line(&format!("kind            {}", f.kind_name()))?;
+        out.line(&format!("layout          {layout}"))?;
+        out.line(&format!("capacity        {}", f.capacity()))?;
+        out.line(&format!("count           {}", f.len()))?;
+        out.line(&format!("error rate      {}", f.error_rate()))?;
+        out.line(&format!("bits            {}{counters}", f.bit_len()))?;
+        out.line(&format!("k               {}", f.num_hashes()))?;
+        out.line(&format!("fill ratio      {:.4}", f.fill_ratio()))?;
+        out.line(&format!("estimated FPR   {}", rate(f.estimated_fpr())))?;
+        out.line(&format!("bytes           {bytes}"))?;
+        if let AnyFilter::Scalable(s) = &f {
+            out.line(&format!(
+                "stages          {stages} (growth {}, tightening {})",
+                s.growth(),
+                s.tightening()
+            ))?;
+        }
+        if let Some(sat) = saturated {
+            out.line(&format!("saturated       {sat} counters"))?;
+        }
+    }
+    out.flush()
+}
+
+fn remove(codec: Codec, a: RemoveArgs) -> Result<(), CliError> {
+    let cmd = "filter remove";
+    let mut f = load(cmd, &a.file)?;
+    let AnyFilter::Counting(c) = &mut f else {
+        return Err(CliError::Usage(format!(
+            "{cmd} {}: a {} filter cannot remove items; only counting filters can \
+             (`kvctl filter new --counting`)",
+            a.file.display(),
+            f.kind_name()
+        )));
+    };
+    let (mut removed, mut absent) = (0u64, 0u64);
+    for item in a.items {
+        if c.remove(codec.arg("ITEM", item)?) {
+            removed += 1;
+        } else {
+            absent += 1;
+        }
+    }
+    save(cmd, &a.file, &f)?;
+    let mut out = Out::new();
+    out.line(&format!("{removed} removed, {absent} not present"))?;
+    out.flush()
+}
+
+/// Most printed lines between two readings of the filter's estimated false-positive rate
+/// (fewer for small filters, whose rate moves faster: a thousandth of the capacity).
+const FPR_SAMPLE_LINES: u64 = 1024;
+
+/// `kvctl dedup --approx --state FILE`: the crawler dedup with a filter file instead of the
+/// database. A line the filter reports present is dropped; otherwise it is printed and
+/// added. The filter is saved (atomically) at the end, also when a malformed line stops the
+/// run, so the lines printed are remembered.
+///
+/// Expected false positives: each truly new line is dropped with the filter's current rate
+/// `f`, so each printed line stands for about `f / (1 - f)` lost ones; summed over printed
+/// lines, with `f` read from the bits (`estimated_fpr`) every few lines (at most
+/// [`FPR_SAMPLE_LINES`]) and averaged between two readings.
+pub fn dedup_approx(g: &GlobalArgs, a: crate::commands::dedup::Args) -> Result<(), CliError> {
+    let cmd = "dedup --approx";
+    let codec = g.codec();
+    let Some(state) = a.state.as_deref() else {
+        return Err(CliError::Usage(format!("{cmd}: --state FILE is required")));
+    };
+    let created = !state.exists();
+    let mut f = if created {
+        let Some(capacity) = a.capacity else {
+            return Err(CliError::Usage(format!(
+                "{cmd}: {} does not exist; --capacity N is needed to create it",
+                state.display()
+            )));
+        };
+        check_sizing(cmd, capacity, a.error_rate)?;
+        BloomFilter::with_capacity(capacity, a.error_rate)
+            .map(AnyFilter::Bloom)
+            .map_err(|e| file_error(cmd, state, e))?
+    } else {
+        load(cmd, state)?
+    };
+    let mut lines = Lines::open(a.file.as_deref())?;
+    let name = lines.name.clone();
+    let mut out = Out::new();
+    let mut buf = Vec::new();
+    let (mut read, mut new) = (0u64, 0u64);
+    let lost_per_line = |fpr: f64| fpr / (1.0 - fpr).max(f64::EPSILON);
+    let interval = (f.capacity() as u64 / 1000).clamp(1, FPR_SAMPLE_LINES);
+    let mut before = lost_per_line(f.estimated_fpr());
+    let mut since_sample = 0u64;
+    let mut expected_lost = 0.0f64;
+    let result = (|| -> Result<(), CliError> {
+        while let Some((no, _)) = lines.next_line(&mut buf)? {
+            read += 1;
+            let key = codec.input(&buf).map_err(|why| {
+                CliError::Usage(format!(
+                    "{name} line {no}: malformed input ({why}); the lines before it were handled"
+                ))
+            })?;
+            if !f.insert(&key) {
+                continue;
+            }
+            match codec {
+                Codec::Text => out.bytes(&buf)?,
+                Codec::Hex => out.bytes(codec.show(&key).as_bytes())?,
+            }
+            out.bytes(b"\n")?;
+            new += 1;
+            since_sample += 1;
+            if since_sample == interval {
+                let after = lost_per_line(f.estimated_fpr());
+                expected_lost += since_sample as f64 * (before + after) / 2.0;
+                (before, since_sample) = (after, 0);
+            }
+        }
+        Ok(())
+    })();
+    if since_sample > 0 {
+        let after = lost_per_line(f.estimated_fpr());
+        expected_lost += since_sample as f64 * (before + after) / 2.0;
+    }
+    // Printed lines must be remembered whatever happened after them (a closed stdout
+    // included); stdout is flushed first, as the exact dedup does.
+    let flushed = out.flush();
+    save(cmd, state, &f)?;
+    result?;
+    flushed?;
+    let dropped = read - new;
+    eprintln!(
+        "dedup --approx: {read} lines read from {name}, {new} new (printed), {dropped} dropped \
+         as seen before; of those about {:.1} are expected to be false positives (new lines \
+         lost). {} {}: {} items, capacity {}, estimated false-positive rate now {:.4}%",
+        expected_lost.min(dropped as f64),
+        if created { "Created" } else { "Updated" },
+        state.display(),
+        f.len(),
+        f.capacity(),
+        100.0 * f.estimated_fpr()
+    );
+    warn_if_over_capacity(state, &f);
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! [`AnyFilter`]: a standalone filter of whichever kind a file holds.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+use super::encoding::{self, Kind};
+use super::{BloomFilter, CountingBloomFilter, ScalableBloomFilter, file};
+
+/// One of the three standalone filter kinds, as read from bytes or a file whose kind is not
+/// known in advance (what `kvctl filter` does). The serialized kind byte decides.
+///
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{AnyFilter, CountingBloomFilter};
+/// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+/// c.insert("x");
+/// let mut any = AnyFilter::from_bytes(&c.to_bytes())?;
+/// assert_eq!(any.kind_name(), "counting");
+/// assert!(any.contains("x"));
+/// assert!(any.insert("y"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyFilter {
+    /// A [`BloomFilter`].
+    Bloom(BloomFilter),
+    /// A [`CountingBloomFilter`].
+    Counting(CountingBloomFilter),
+    /// A [`ScalableBloomFilter`].
+    Scalable(ScalableBloomFilter),
+}
+
+impl AnyFilter {
+    /// Decodes bytes written by any kind's `to_bytes`.
+    ///
+    /// # Errors
+    /// As the kind's own `from_bytes`; an unknown kind is [`Error::Corruption`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<AnyFilter> {
+        // Check the envelope first so that damage is reported as such, not as a kind.
+        encoding::check_envelope(bytes)?;
+        match Kind::from_tag(bytes[5]) {
+            Some(Kind::Bloom) => BloomFilter::from_bytes(bytes).map(AnyFilter::Bloom),
+            Some(Kind::Counting) => CountingBloomFilter::from_bytes(bytes).map(AnyFilter::Counting),
+            Some(Kind::Scalable) => ScalableBloomFilter::from_bytes(bytes).map(AnyFilter::Scalable),
+            None => Err(Error::corrupt_bytes(
+                5,
+                format!("unknown filter kind {}", bytes[5]),
+            )),
+        }
+    }
+
+    /// Reads a filter file of any kind.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::load`].
+    pub fn load(path: impl AsRef<Path>) -> Result<AnyFilter> {
+        let path = path.as_ref();
+        let bytes = file::read(path)?;
+        Self::from_bytes(&bytes).map_err(|e| file::locate(e, path))
+    }
+
+    /// Serializes with the kind's `to_bytes`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            AnyFilter::Bloom(f) => f.to_bytes(),
+            AnyFilter::Counting(f) => f.to_bytes(),
+            AnyFilter::Scalable(f) => f.to_bytes(),
+        }
+    }
+
+    /// Writes the filter to `path` atomically.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        file::save_atomic(path.as_ref(), &self.to_bytes())
+    }
+
+    /// `"bloom"`, `"counting"` or `"scalable"`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            AnyFilter::Bloom(_) => "bloom",
+            AnyFilter::Counting(_) => "counting",
+            AnyFilter::Scalable(_) => "scalable",
+        }
+    }
+
+    /// Adds a key; `true` if it was new.
+    pub fn insert(&mut self, key: impl AsRef<[u8]>) -> bool {
+        match self {
+            AnyFilter::Bloom(f) => f.insert(key),
+            AnyFilter::Counting(f) => f.insert(key),
+            AnyFilter::Scalable(f) => f.insert(key),
+        }
+    }
+
+    /// May `key` be present?
+    pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
+        match self {
+            AnyFilter::Bloom(f) => f.contains(key),
+            AnyFilter::Counting(f) => f.contains(key),
+            AnyFilter::Scalable(f) => f.contains(key),
+        }
+    }
+
+    /// The kind's `len`.
+    pub fn len(&self) -> usize {
+        match self {
+            AnyFilter::Bloom(f) => f.len(),
+            AnyFilter::Counting(f) => f.len(),
+            AnyFilter::Scalable(f) => f.len(),
+        }
+    }
+
+    /// True if [`AnyFilter::len`] is 0.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The kind's `capacity` (for a scalable filter, of the stages so far).
+    pub fn capacity(&self) -> usize {
+        match self {
+            AnyFilter::Bloom(f) => f.capacity(),
+            AnyFilter::Counting(f) => f.capacity(),
+            AnyFilter::Scalable(f) => f.capacity(),
+        }
+    }
+
+    /// The kind's `error_rate`.
+    pub fn error_rate(&self) -> f64 {
+        match self {
+            AnyFilter::Bloom(f) => f.error_rate(),
+            AnyFilter::Counting(f) => f.error_rate(),
+            AnyFilter::Scalable(f) => f.error_rate(),
+        }
+    }
+
+    /// Positions: bits (Bloom, scalable: all stages) or counters (counting).
+    pub fn bit_len(&self) -> u64 {
+        match self {
+            AnyFilter::Bloom(f) => f.bit_len(),
+            AnyFilter::Counting(f) => f.bit_len(),
+            AnyFilter::Scalable(f) => f.bit_len(),
+        }
+    }
+
+    /// Probes per key (of the newest stage for a scalable filter).
+    pub fn num_hashes(&self) -> u32 {
+        match self {
+            AnyFilter::Bloom(f) => f.num_hashes(),
+            AnyFilter::Counting(f) => f.num_hashes(),
+            AnyFilter::Scalable(f) => f.stage_filters().last().map_or(0, BloomFilter::num_hashes),
+        }
+    }
+
+    /// Fraction of positions set (non-zero).
+    pub fn fill_ratio(&self) -> f64 {
+        match self {
+            AnyFilter::Bloom(f) => f.fill_ratio(),
+            AnyFilter::Counting(f) => f.fill_ratio(),
+            AnyFilter::Scalable(f) => f.fill_ratio(),
+        }
+    }
+
+    /// The false-positive rate measured from the positions set.
+    pub fn estimated_fpr(&self) -> f64 {
+        match self {
+            AnyFilter::Bloom(f) => f.estimated_fpr(),
+            AnyFilter::Counting(f) => f.estimated_fpr().unwrap_or(1.0),
+            AnyFilter::Scalable(f) => f.estimated_fpr(),
+        }
+    }
+}
