@@ -1,0 +1,211 @@
+//! The wire: pipelining, many clients, AUTH, malformed and oversized input.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use redis::Value;
+
+#[test]
+fn pipeline_of_10k_commands() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let mut p = redis::pipe();
+    for i in 0..10_000 {
+        p.cmd("SET").arg(format!("k{i}")).arg(i).ignore();
+    }
+    p.cmd("DBSIZE");
+    let (n,): (i64,) = p.query(&mut c).unwrap();
+    assert_eq!(n, 10_000);
+    let mut p = redis::pipe();
+    for i in 0..10_000 {
+        p.cmd("GET").arg(format!("k{i}"));
+    }
+    let got: Vec<i64> = p.query(&mut c).unwrap();
+    assert_eq!(got, (0..10_000).collect::<Vec<i64>>());
+    // The same through one raw write: replies come back in order.
+    let mut r = s.raw();
+    let mut req = Vec::new();
+    let mut want = Vec::new();
+    for i in 0..10_000 {
+        req.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n$3\r\nctr\r\n");
+        want.extend_from_slice(format!(":{}\r\n", i + 1).as_bytes());
+    }
+    r.send(&req);
+    assert_eq!(r.read_n(want.len()), want);
+}
+
+#[test]
+fn fifty_concurrent_clients() {
+    let s = TestServer::start();
+    let port = s.port;
+    let threads: Vec<_> = (0..50)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+                for i in 0..100 {
+                    let k = format!("c{t}:{i}");
+                    assert_eq!(ok(&mut c, &["SET", &k, &i.to_string()]), Value::Okay);
+                    assert_eq!(ok(&mut c, &["GET", &k]), bulk(&i.to_string()));
+                    ok(&mut c, &["SADD", "everyone", &k]);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(5001));
+    assert_eq!(ok(&mut c, &["SCARD", "everyone"]), int(5000));
+}
+
+#[test]
+fn auth_is_required_when_a_password_is_set() {
+    let s = TestServer::with(|c| c.requirepass = Some("s3cret".into()));
+    let mut r = s.raw();
+    r.expect(&[b"GET", b"k"], b"-NOAUTH Authentication required.\r\n");
+    r.expect(&[b"PING"], b"-NOAUTH Authentication required.\r\n");
+    r.expect(
+        &[b"AUTH", b"wrong"],
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+    );
+    r.expect(
+        &[b"AUTH", b"admin", b"s3cret"],
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+    );
+    r.expect(&[b"HELLO", b"3"], b"-NOAUTH HELLO must be called");
+    let _ = r.read_until(b"\r\n");
+    r.expect(&[b"AUTH", b"s3cret"], b"+OK\r\n");
+    r.expect(&[b"PING"], b"+PONG\r\n");
+    // HELLO with AUTH authenticates and switches protocol at once.
+    let mut r2 = s.raw();
+    r2.expect(&[b"HELLO", b"3", b"AUTH", b"default", b"s3cret"], b"%7\r\n");
+    // The redis crate with a password in the URL.
+    let mut c = client_at(&format!("redis://:s3cret@127.0.0.1:{}/", s.port));
+    assert_eq!(ok(&mut c, &["SET", "k", "v"]), Value::Okay);
+    let mut c3 = client_at(&format!(
+        "redis://default:s3cret@127.0.0.1:{}/?protocol=resp3",
+        s.port
+    ));
+    assert_eq!(ok(&mut c3, &["GET", "k"]), bulk("v"));
+    // Without a configured password, AUTH says so.
+    let open = TestServer::start();
+    let mut r = open.raw();
+    r.expect(
+        &[b"AUTH", b"x"],
+        b"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n",
+    );
+}
+
+#[test]
+fn malformed_frames_close_only_their_connection() {
+    let s = TestServer::start();
+    let mut bystander = s.client();
+    ok(&mut bystander, &["SET", "k", "v"]);
+    let cases: &[(&[u8], &[u8])] = &[
+        (
+            b"*abc\r\n",
+            b"-ERR Protocol error: invalid multibulk length\r\n",
+        ),
+        (
+            b"*1\r\n$-3\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$999999999999\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n$600000000\r\n",
+            b"-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"*1\r\n:5\r\n",
+            b"-ERR Protocol error: expected '$', got ':'\r\n",
+        ),
+        (
+            b"SET a \"b\r\n",
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+        ),
+        (
+            b"*2\r\n$3\r\nGET\r\n$1\r\nkXX",
+            b"-ERR Protocol error: invalid bulk terminator\r\n",
+        ),
+    ];
+    for (input, want) in cases {
+        let mut r = s.raw();
+        r.send(input);
+        assert_eq!(
+            String::from_utf8_lossy(&r.read_n(want.len())),
+            String::from_utf8_lossy(want)
+        );
+        assert!(r.closed(), "connection left open after {input:?}");
+    }
+    // An over-long inline request and header line.
+    let mut r = s.raw();
+    r.send(&vec![b'a'; 70 * 1024]);
+    let want = b"-ERR Protocol error: too big inline request\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    assert!(r.closed());
+    // A request before the bad one is answered first.
+    let mut r = s.raw();
+    r.send(b"*1\r\n$4\r\nPING\r\n*x\r\n");
+    let want = b"+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    // Inline commands work (telnet style), and quoting.
+    let mut r = s.raw();
+    r.send(b"SET inline \"a b\"\r\nGET inline\r\n\r\n");
+    let want = b"+OK\r\n$3\r\na b\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    // Everyone else is unaffected.
+    assert_eq!(ok(&mut bystander, &["GET", "k"]), bulk("v"));
+}
+
+#[test]
+fn query_buffer_limit_closes_the_client() {
+    let s = TestServer::with(|c| c.client_query_buffer_limit = 1 << 20);
+    let mut r = s.raw();
+    // A declared 4 MiB bulk string: bytes are taken as they come, never reserved ahead.
+    r.send(b"*2\r\n$3\r\nGET\r\n$4194304\r\n");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut sent = 0;
+    while sent < 4 << 20 {
+        use std::io::Write;
+        if r.s.write_all(&chunk).is_err() {
+            break;
+        }
+        sent += chunk.len();
+    }
+    assert!(r.closed());
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["PING"]), status("PONG"));
+}
+
+#[test]
+fn large_values_round_trip() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let big = vec![7u8; 8 << 20];
+    let _: () = redis::cmd("SET")
+        .arg("big")
+        .arg(&big)
+        .query(&mut c)
+        .unwrap();
+    let got: Vec<u8> = redis::cmd("GET").arg("big").query(&mut c).unwrap();
+    assert_eq!(got.len(), big.len());
+    assert!(got == big);
+    let long_key = "k".repeat(70_000);
+    assert!(err(&mut c, &["SET", &long_key, "v"]).starts_with("ERR key longer than"));
+}
+
+#[test]
+fn maxclients_refuses_extra_clients() {
+    let s = TestServer::with(|c| c.maxclients = 2);
+    let _a = s.client();
+    let _b = s.client();
+    let mut r = s.raw();
+    let want = b"-ERR max number of clients reached\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    assert!(r.closed());
+}
