@@ -157,6 +157,37 @@ impl Drop for ClientSlot {
     }
 }
 
+/// Most commands committed together by one group.
+const MAX_GROUP: usize = 256;
+
+/// Write commands run together and committed as one batch.
+struct Group<'a> {
+    guard: crate::store::WriteGuard<'a>,
+    txn: crate::store::Txn<'a>,
+    replies: Vec<Reply>,
+}
+
+/// Commits a group and encodes its replies: each command's own reply if the commit
+/// succeeded, else the commit's error for every command that did not fail by itself.
+fn flush(group: Option<Group<'_>>, proto: u8, out: &mut Vec<u8>) {
+    let Some(Group {
+        guard,
+        txn,
+        replies,
+    }) = group
+    else {
+        return;
+    };
+    let committed = txn.commit();
+    drop(guard);
+    for r in replies {
+        match &committed {
+            Err(e) if !r.is_error() => e.encode(proto, out),
+            _ => r.encode(proto, out),
+        }
+    }
+}
+
 /// True for commands that may block for more than a few microseconds.
 fn is_heavy(c: &Command, always: bool) -> bool {
     matches!(
@@ -167,6 +198,11 @@ fn is_heavy(c: &Command, always: bool) -> bool {
 
 impl Conn {
     /// Runs every request of `batch` in order, appending replies to `out`.
+    ///
+    /// Consecutive plain write commands share one write set and are committed together
+    /// (group commit: one WAL record, and with `appendfsync always` one fsync, for the run);
+    /// their replies go out only after that commit. Any other command first commits the
+    /// group, so it sees every earlier write of the connection.
     fn run_batch(&mut self, batch: &mut Vec<Args>, out: &mut Vec<u8>) -> Flow {
         if batch.is_empty() {
             return Flow::Continue;
@@ -175,14 +211,37 @@ impl Conn {
         let heavy = batch
             .iter()
             .any(|a| cmd::lookup(&a[0]).is_some_and(|c| is_heavy(c, always)));
+        let store = Arc::clone(&self.shared.store);
         let mut run = || {
             let mut flow = Flow::Continue;
+            let mut group: Option<Group<'_>> = None;
             for args in batch.drain(..) {
                 if flow == Flow::Close {
                     continue;
                 }
-                flow = self.execute(args, out);
+                let Some((c, f)) = self.groupable(&args) else {
+                    flush(group.take(), self.proto, out);
+                    flow = self.execute(args, out);
+                    continue;
+                };
+                self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+                let keys = || c.key_positions(args.len()).map(|i| &args[i][..]);
+                if let Some(g) = group.as_mut()
+                    && (g.replies.len() >= MAX_GROUP
+                        || g.txn.len() >= MAX_GROUP * 4
+                        || !g.guard.try_add(keys()))
+                {
+                    flush(group.take(), self.proto, out);
+                }
+                let g = group.get_or_insert_with(|| Group {
+                    guard: store.lock_keys(keys()),
+                    txn: store.txn(),
+                    replies: Vec::new(),
+                });
+                let r = f(&mut g.txn, &args).unwrap_or_else(|e| e);
+                g.replies.push(r);
             }
+            flush(group.take(), self.proto, out);
             flow
         };
         if heavy {
@@ -190,6 +249,22 @@ impl Conn {
         } else {
             run()
         }
+    }
+
+    /// The handler of `args` when it is a plain write command that may join a group:
+    /// authenticated, known, well-formed, outside MULTI.
+    fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
+        if !self.authed || self.multi.is_some() {
+            return None;
+        }
+        let c = cmd::lookup(&args[0])?;
+        let Kind::Write(f) = c.kind else {
+            return None;
+        };
+        let ok = c.arity_ok(args.len())
+            && c.key_positions(args.len())
+                .all(|i| args[i].len() <= MAX_KEY_LEN);
+        ok.then_some((c, f))
     }
 
     /// Runs one request; appends its reply.

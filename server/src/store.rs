@@ -223,10 +223,37 @@ pub struct Store {
     cursors: Mutex<Cursors>,
 }
 
-/// Locks held while one write command runs.
+/// Writer locks held while one write command (or a group of them) runs.
 pub struct WriteGuard<'a> {
+    store: &'a Store,
     _global: RwLockReadGuard<'a, ()>,
-    _stripes: Vec<MutexGuard<'a, ()>>,
+    stripes: Vec<(usize, MutexGuard<'a, ()>)>,
+}
+
+impl<'a> WriteGuard<'a> {
+    /// Also takes the stripes of `keys`, without waiting: `false` (having taken some of them,
+    /// perhaps) if one is held by another writer. Never blocking while holding locks is what
+    /// keeps writers that grow their lock set from deadlocking.
+    pub fn try_add<'k, I>(&mut self, keys: I) -> bool
+    where
+        I: IntoIterator<Item = &'k [u8]>,
+    {
+        for k in keys {
+            let i = stripe(k);
+            if self.stripes.iter().any(|(j, _)| *j == i) {
+                continue;
+            }
+            match self.store.stripes[i].try_lock() {
+                Some(g) => self.stripes.push((i, g)),
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+fn stripe(key: &[u8]) -> usize {
+    (bloomkv::filter::hash_key(key) % STRIPES as u64) as usize
 }
 
 impl Store {
@@ -276,21 +303,22 @@ impl Store {
 
     /// Takes the writer locks of `keys` (their stripes, in ascending order so two commands
     /// never wait on each other) under the shared side of the global lock.
-    pub fn lock_keys<'a, I>(&'a self, keys: I) -> WriteGuard<'a>
+    pub fn lock_keys<'k, I>(&self, keys: I) -> WriteGuard<'_>
     where
-        I: IntoIterator<Item = &'a [u8]>,
+        I: IntoIterator<Item = &'k [u8]>,
     {
         let global = self.global.read();
-        let mut idx: Vec<usize> = keys
-            .into_iter()
-            .map(|k| (bloomkv::filter::hash_key(k) % STRIPES as u64) as usize)
-            .collect();
+        let mut idx: Vec<usize> = keys.into_iter().map(stripe).collect();
         idx.sort_unstable();
         idx.dedup();
-        let stripes = idx.into_iter().map(|i| self.stripes[i].lock()).collect();
+        let stripes = idx
+            .into_iter()
+            .map(|i| (i, self.stripes[i].lock()))
+            .collect();
         WriteGuard {
+            store: self,
             _global: global,
-            _stripes: stripes,
+            stripes,
         }
     }
 
@@ -472,6 +500,11 @@ impl<'a> Txn<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// Number of engine keys written or deleted so far.
+    pub fn len(&self) -> usize {
+        self.writes.len()
     }
 
     /// True when nothing is to be written.
