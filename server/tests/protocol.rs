@@ -209,3 +209,50 @@ fn maxclients_refuses_extra_clients() {
     assert_eq!(r.read_n(want.len()), want);
     assert!(r.closed());
 }
+
+/// This machine's first non-loopback IPv4 address, if it has one.
+fn non_loopback_addr() -> Option<std::net::IpAddr> {
+    // Routing a UDP socket towards a public address picks the outgoing interface; no packet
+    // is sent.
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("192.0.2.1:9").ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn protected_mode_refuses_remote_clients_without_a_password() {
+    let Some(ip) = non_loopback_addr() else {
+        eprintln!("no non-loopback address on this machine; skipping");
+        return;
+    };
+    let open = TestServer::with(|c| c.bind = "0.0.0.0".parse().unwrap());
+    let mut r = Raw {
+        s: std::net::TcpStream::connect((ip, open.port)).unwrap(),
+    };
+    r.s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let got = r.read_until(b"\r\n");
+    assert!(
+        got.starts_with(b"-DENIED Redis is running in protected mode"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(r.closed());
+    // Loopback clients are served.
+    let mut c = open.client();
+    assert_eq!(ok(&mut c, &["PING"]), status("PONG"));
+    // With a password, remote clients are served (after AUTH).
+    let guarded = TestServer::with(|c| {
+        c.bind = "0.0.0.0".parse().unwrap();
+        c.requirepass = Some("pw".into());
+    });
+    let mut r = Raw {
+        s: std::net::TcpStream::connect((ip, guarded.port)).unwrap(),
+    };
+    r.s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    r.expect(&[b"PING"], b"-NOAUTH Authentication required.\r\n");
+    r.expect(&[b"AUTH", b"pw"], b"+OK\r\n");
+    r.expect(&[b"PING"], b"+PONG\r\n");
+}
