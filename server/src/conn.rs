@@ -276,18 +276,18 @@ impl Conn {
     }
 
     fn dispatch(&mut self, args: Args) -> (Reply, Flow) {
-        let c = cmd::lookup(&args[0]);
-        if !self.authed && !c.is_some_and(|c| matches!(c.name, "auth" | "hello" | "quit")) {
-            self.flag_multi();
-            return (Reply::Error(NOAUTH.into()), Flow::Continue);
-        }
-        let Some(c) = c else {
+        // Redis's order of checks: existence, arity, then authentication.
+        let Some(c) = cmd::lookup(&args[0]) else {
             self.flag_multi();
             return (unknown_command(&args), Flow::Continue);
         };
         if !c.arity_ok(args.len()) {
             self.flag_multi();
             return (wrong_arity(c.name), Flow::Continue);
+        }
+        if !self.authed && !matches!(c.name, "auth" | "hello" | "quit") {
+            self.flag_multi();
+            return (Reply::Error(NOAUTH.into()), Flow::Continue);
         }
         if c.key_positions(args.len())
             .any(|i| args[i].len() > MAX_KEY_LEN)
@@ -431,7 +431,8 @@ impl Conn {
 
     fn password_ok(&self, user: &[u8], pass: &[u8]) -> bool {
         let Some(want) = self.shared.config.requirepass.as_deref() else {
-            return false;
+            // Without a password the default user takes any (Redis's `nopass`).
+            return user == b"default";
         };
         // Compare without an early exit, so timing does not tell how much of it matched.
         let want = want.as_bytes();

@@ -66,6 +66,15 @@ fn auth_is_required_when_a_password_is_set() {
     let mut r = s.raw();
     r.expect(&[b"GET", b"k"], b"-NOAUTH Authentication required.\r\n");
     r.expect(&[b"PING"], b"-NOAUTH Authentication required.\r\n");
+    // As in Redis, unknown commands and wrong arities are reported before NOAUTH.
+    r.expect(
+        &[b"NOPE"],
+        b"-ERR unknown command 'NOPE', with args beginning with: \r\n",
+    );
+    r.expect(
+        &[b"GET"],
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+    );
     r.expect(
         &[b"AUTH", b"wrong"],
         b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
@@ -92,6 +101,8 @@ fn auth_is_required_when_a_password_is_set() {
     // Without a configured password, AUTH says so.
     let open = TestServer::start();
     let mut r = open.raw();
+    // The default user without a password takes any password (Redis's `nopass`).
+    r.expect(&[b"AUTH", b"default", b"anything"], b"+OK\r\n");
     r.expect(
         &[b"AUTH", b"x"],
         b"-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n",
