@@ -267,3 +267,42 @@ fn protected_mode_refuses_remote_clients_without_a_password() {
     r.expect(&[b"AUTH", b"pw"], b"+OK\r\n");
     r.expect(&[b"PING"], b"+PONG\r\n");
 }
+
+#[test]
+fn pipelined_writes_commit_together_and_keep_their_own_replies() {
+    let s = TestServer::start();
+    let mut r = s.raw();
+    // One read: writes (grouped into one batch), an error among them, a read of the group's
+    // own writes, more writes.
+    let mut req = Vec::new();
+    for words in [
+        &[&b"SET"[..], b"g1", b"a"][..],
+        &[b"SADD", b"g2", b"m"],
+        &[b"INCR", b"g2"],
+        &[b"APPEND", b"g1", b"b"],
+        &[b"GET", b"g1"],
+        &[b"SADD", b"g2", b"n"],
+        &[b"SCARD", b"g2"],
+    ] {
+        req.extend_from_slice(format!("*{}\r\n", words.len()).as_bytes());
+        for w in words {
+            req.extend_from_slice(format!("${}\r\n", w.len()).as_bytes());
+            req.extend_from_slice(w);
+            req.extend_from_slice(b"\r\n");
+        }
+    }
+    r.send(&req);
+    let want: &[u8] = b"+OK\r\n:1\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:2\r\n$2\r\nab\r\n:1\r\n:2\r\n";
+    assert_eq!(
+        String::from_utf8_lossy(&r.read_n(want.len())),
+        String::from_utf8_lossy(want)
+    );
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(2));
+    // RESP3 INFO is a verbatim string; the crate hands it over as text.
+    let mut c3 = s.client3();
+    match ok(&mut c3, &["INFO", "keyspace"]) {
+        Value::VerbatimString { text, .. } => assert!(text.contains("db0:keys=2"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+}
