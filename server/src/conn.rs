@@ -8,6 +8,7 @@
 //! fsyncs; scans over the whole keyspace or a set; EXEC; FLUSHDB) runs inside
 //! `block_in_place`, so the runtime moves other connections off this worker meanwhile.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -91,8 +92,8 @@ pub async fn serve(
     };
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
-    let mut batch: Vec<Args> = Vec::new();
-    loop {
+    let mut batch: VecDeque<Args> = VecDeque::new();
+    'conn: loop {
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(64 * 1024);
         }
@@ -104,35 +105,41 @@ pub async fn serve(
                 Ok(_) => {}
             },
         }
-        let mut close = false;
+        let mut bad = None;
         loop {
             match parser.next(&mut buf) {
-                Ok(Some(args)) => batch.push(args),
+                Ok(Some(args)) => batch.push_back(args),
                 Ok(None) => break,
                 Err(e) => {
-                    close = true;
-                    // Replies to the requests before the bad one still go out first.
-                    conn.run_batch(&mut batch, &mut out);
-                    Reply::err(&e).encode(conn.proto, &mut out);
+                    bad = Some(e);
                     break;
                 }
             }
         }
-        if !close {
-            close = conn.run_batch(&mut batch, &mut out) == Flow::Close;
-        }
-        if buf.len() > parser.limits().max_query_buffer {
-            // Redis closes a client over client-query-buffer-limit without a reply.
-            close = true;
-        }
-        if !out.is_empty() {
-            if sock.write_all(&out).await.is_err() {
-                break;
+        // Redis closes a client over client-query-buffer-limit without a reply.
+        let mut close = bad.is_some() || buf.len() > parser.limits().max_query_buffer;
+        // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big reads
+        // holds at most about one chunk of replies here (plus one reply) at a time.
+        while !batch.is_empty() {
+            if conn.run_batch(&mut batch, &mut out) == Flow::Close {
+                batch.clear();
+                close = true;
+                bad = None;
             }
-            out.clear();
-            if out.capacity() > 1 << 20 {
-                out.shrink_to(64 * 1024);
+            if !out.is_empty() {
+                if sock.write_all(&out).await.is_err() {
+                    break 'conn;
+                }
+                out.clear();
+                if out.capacity() > 1 << 20 {
+                    out.shrink_to(64 * 1024);
+                }
             }
+        }
+        if let Some(e) = bad {
+            // Replies to the requests before the bad one have gone out first.
+            Reply::err(&e).encode(conn.proto, &mut out);
+            let _ = sock.write_all(&out).await;
         }
         if close {
             break;
@@ -156,6 +163,9 @@ impl Drop for ClientSlot {
         self.0.clients.fetch_sub(1, Ordering::Relaxed);
     }
 }
+
+/// Reply bytes after which a connection writes before running more of its requests.
+const OUT_CHUNK: usize = 4 << 20;
 
 /// Most commands committed together by one group.
 const MAX_GROUP: usize = 256;
@@ -197,13 +207,14 @@ fn is_heavy(c: &Command, always: bool) -> bool {
 }
 
 impl Conn {
-    /// Runs every request of `batch` in order, appending replies to `out`.
+    /// Runs requests off the front of `batch` in order, appending replies to `out`, until
+    /// `out` holds [`OUT_CHUNK`] bytes or `batch` is empty.
     ///
     /// Consecutive plain write commands share one write set and are committed together
     /// (group commit: one WAL record, and with `appendfsync always` one fsync, for the run);
     /// their replies go out only after that commit. Any other command first commits the
     /// group, so it sees every earlier write of the connection.
-    fn run_batch(&mut self, batch: &mut Vec<Args>, out: &mut Vec<u8>) -> Flow {
+    fn run_batch(&mut self, batch: &mut VecDeque<Args>, out: &mut Vec<u8>) -> Flow {
         if batch.is_empty() {
             return Flow::Continue;
         }
@@ -215,9 +226,10 @@ impl Conn {
         let mut run = || {
             let mut flow = Flow::Continue;
             let mut group: Option<Group<'_>> = None;
-            for args in batch.drain(..) {
-                if flow == Flow::Close {
-                    continue;
+            while let Some(args) = batch.pop_front() {
+                if flow == Flow::Close || out.len() >= OUT_CHUNK {
+                    batch.push_front(args);
+                    break;
                 }
                 let Some((c, f)) = self.groupable(&args) else {
                     flush(group.take(), self.proto, out);

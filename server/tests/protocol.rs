@@ -306,3 +306,27 @@ fn pipelined_writes_commit_together_and_keep_their_own_replies() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn replies_to_a_long_pipeline_of_big_reads_are_streamed() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let value = vec![b'v'; 1 << 20];
+    let _: () = redis::cmd("SET")
+        .arg("big")
+        .arg(&value)
+        .query(&mut c)
+        .unwrap();
+    let mut r = s.raw();
+    let n = 40;
+    let mut req = Vec::new();
+    for _ in 0..n {
+        req.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n");
+    }
+    req.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+    r.send(&req);
+    let one = format!("${}\r\n", value.len()).len() + value.len() + 2;
+    let got = r.read_n(n * one + 7);
+    assert_eq!(got.len(), n * one + 7);
+    assert!(got.ends_with(b"vv\r\n+PONG\r\n"));
+}
