@@ -8,6 +8,7 @@
 set -euo pipefail
 RUNS=${RUNS:-3}
 KEYS=${KEYS:-1000000}          # keyspace: 1M keys x 100-byte values, >10x the 8 MiB block cache
+                               # (KEYS=0: redis-benchmark's default single key, no preload)
 N=${N:-200000}                 # requests per unpipelined run
 NP=${NP:-1000000}              # requests per pipelined run
 BKV_PORT=${BKV_PORT:-7101}
@@ -23,21 +24,24 @@ REDIS_PID=$!
 trap 'kill $BKV_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 sleep 1
 
+RANDOM_KEYS=(-r "$KEYS")
+[ "$KEYS" = 0 ] && RANDOM_KEYS=()
 for port in $BKV_PORT $REDIS_PORT; do
+  [ "$KEYS" = 0 ] && break
   # Preload: every key of the keyspace once, 100-byte values.
   redis-benchmark -p "$port" -t set -n "$KEYS" -r "$KEYS" -d 100 -c 50 -P 64 -q > /dev/null
 done
 
 one() { # server port test pipeline n
   local out
-  out=$(redis-benchmark -p "$2" -t "$3" -n "$5" -r "$KEYS" -d 100 -c 50 -P "$4" --csv 2>/dev/null | tail -1)
+  out=$(redis-benchmark -p "$2" -t "$3" -n "$5" "${RANDOM_KEYS[@]}" -d 100 -c 50 -P "$4" --csv 2>/dev/null | tail -1)
   # "SET","123.4","avg","min","p50","p95","p99","max"
   echo "$1,$3,$4,$(echo "$out" | tr -d '"' | awk -F, '{print $2","$5","$7}')"
 }
 custom() { # port pipeline n command...
   local port=$1 p=$2 n=$3; shift 3
   local out
-  out=$(redis-benchmark -p "$port" -n "$n" -r "$KEYS" -c 50 -P "$p" --csv "$@" 2>/dev/null | tail -1)
+  out=$(redis-benchmark -p "$port" -n "$n" -r "${KEYS/#0/1000000}" -c 50 -P "$p" --csv "$@" 2>/dev/null | tail -1)
   echo "bloomkv,$1,$p,$(echo "$out" | tr -d '"' | awk -F, '{print $2","$5","$7}')"
 }
 
