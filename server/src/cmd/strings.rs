@@ -14,6 +14,9 @@ use crate::store::{CHUNK_BYTES, Meta, R, Txn, chunk_key, sub_prefix, tag};
 /// Largest string value: the engine's value limit less the metadata tag.
 pub const MAX_STRING: usize = 256 * 1024 * 1024 - 16;
 
+/// The reply to SET's TTL options: keys never expire here.
+pub const EXPIRY_UNSUPPORTED: &str = "expiry options (EX, PX, EXAT, PXAT, KEEPTTL) are not supported by bloomkv-server: keys do not expire";
+
 /// Largest bit offset (Redis: 2^32 - 1, a 512 MB string).
 const MAX_BIT_OFFSET: u64 = (1 << 32) - 1;
 
@@ -84,7 +87,7 @@ pub fn get(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(Reply::opt_bulk(get_string(txn, &a[1])?))
 }
 
-/// `SET key value [NX | XX] [GET] [KEEPTTL]`; EX, PX, EXAT and PXAT are refused.
+/// `SET key value [NX | XX] [GET]`; the TTL options EX, PX, EXAT, PXAT and KEEPTTL are refused.
 pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let (mut nx, mut xx, mut get) = (false, false, false);
     let mut i = 3;
@@ -94,14 +97,11 @@ pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             b"NX" if !xx => nx = true,
             b"XX" if !nx => xx = true,
             b"GET" => get = true,
-            b"KEEPTTL" => {} // keys never carry a TTL here, so there is nothing to keep
-            b"EX" | b"PX" | b"EXAT" | b"PXAT" => {
-                if i + 1 >= a.len() {
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
+                if opt != b"KEEPTTL" && i + 1 >= a.len() {
                     return Err(Reply::err("syntax error"));
                 }
-                return Err(Reply::err(
-                    "expiry options (EX, PX, EXAT, PXAT) are not supported by bloomkv-server: keys do not expire",
-                ));
+                return Err(Reply::err(EXPIRY_UNSUPPORTED));
             }
             _ => return Err(Reply::err("syntax error")),
         }
