@@ -208,9 +208,13 @@ struct Cursors {
     next: u64,
     map: std::collections::HashMap<u64, Vec<u8>>,
     order: std::collections::VecDeque<u64>,
+    bytes: usize,
 }
 
+/// Most cursors remembered at once, and most bytes of resume keys they may hold (keys can be
+/// 64 KiB long): the oldest are forgotten first.
 const MAX_CURSORS: usize = 16 * 1024;
+const MAX_CURSOR_BYTES: usize = 16 << 20;
 
 /// The engine, the writer locks and the key count.
 #[derive(Debug)]
@@ -336,11 +340,15 @@ impl Store {
             c.next = 1;
         }
         let id = c.next;
+        c.bytes += resume_after.len();
         c.map.insert(id, resume_after);
         c.order.push_back(id);
-        while c.order.len() > MAX_CURSORS {
-            if let Some(old) = c.order.pop_front() {
-                c.map.remove(&old);
+        while c.order.len() > MAX_CURSORS || c.bytes > MAX_CURSOR_BYTES {
+            let Some(old) = c.order.pop_front() else {
+                break;
+            };
+            if let Some(k) = c.map.remove(&old) {
+                c.bytes -= k.len();
             }
         }
         id
@@ -544,6 +552,24 @@ mod tests {
         assert!(!ab.starts_with(&a));
         assert_eq!(prefix_end(b"a\xff\xff"), Some(b"b".to_vec()));
         assert_eq!(prefix_end(b"\xff"), None);
+    }
+
+    #[test]
+    fn cursor_memory_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Arc::new(WalSyncEnv::new());
+        let opts = bloomkv::Options {
+            env: env.clone(),
+            ..Default::default()
+        };
+        let store = Store::new(Db::open(dir.path(), opts).unwrap(), env).unwrap();
+        let first = store.save_cursor(vec![b'k'; 60_000]);
+        assert_eq!(store.cursor(first).map(|k| k.len()), Some(60_000));
+        for _ in 0..400 {
+            store.save_cursor(vec![b'k'; 60_000]);
+        }
+        assert_eq!(store.cursor(first), None, "oldest cursor forgotten");
+        assert!(store.cursors.lock().bytes <= MAX_CURSOR_BYTES);
     }
 
     #[test]
