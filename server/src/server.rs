@@ -99,7 +99,11 @@ impl Server {
     /// [`ServerError::Engine`] if the database cannot be opened (for example it is locked
     /// by another process); [`ServerError::Io`] if the address cannot be bound.
     pub fn start(config: Config) -> Result<Server, ServerError> {
-        let env = Arc::new(WalSyncEnv::new());
+        let env = Arc::new(if config.appendfsync == AppendFsync::Everysec {
+            WalSyncEnv::syncing_on_close()
+        } else {
+            WalSyncEnv::new()
+        });
         let mut opts = config.engine_options();
         opts.env = env.clone();
         let db = bloomkv::Db::open(&config.dir, opts)?;
