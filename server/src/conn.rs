@@ -105,44 +105,61 @@ pub async fn serve(
                 Ok(_) => {}
             },
         }
-        let mut bad = None;
+        // Parse, run and answer until the buffer holds no complete request. A client that
+        // has not authenticated yet gets one request at a time, so the parser applies the
+        // unauthenticated limits only to requests before a successful AUTH.
         loop {
-            match parser.next(&mut buf) {
-                Ok(Some(args)) => batch.push_back(args),
-                Ok(None) => break,
-                Err(e) => {
-                    bad = Some(e);
-                    break;
+            let mut bad = None;
+            loop {
+                parser.set_authenticated(conn.authed);
+                match parser.next(&mut buf) {
+                    Ok(Some(args)) => {
+                        batch.push_back(args);
+                        if !conn.authed {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        bad = Some(e);
+                        break;
+                    }
                 }
             }
-        }
-        // Redis closes a client over client-query-buffer-limit without a reply.
-        let mut close = bad.is_some() || buf.len() > parser.limits().max_query_buffer;
-        // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big reads
-        // holds at most about one chunk of replies here (plus one reply) at a time.
-        while !batch.is_empty() {
-            if conn.run_batch(&mut batch, &mut out) == Flow::Close {
-                batch.clear();
-                close = true;
-                bad = None;
-            }
-            if !out.is_empty() {
-                if sock.write_all(&out).await.is_err() {
+            if batch.is_empty() && bad.is_none() {
+                if buf.len() > parser.limits().max_query_buffer {
+                    // Redis closes a client over client-query-buffer-limit without a reply.
                     break 'conn;
                 }
-                out.clear();
-                if out.capacity() > 1 << 20 {
-                    out.shrink_to(64 * 1024);
+                break;
+            }
+            let mut close = bad.is_some();
+            // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big
+            // reads holds at most about one chunk of replies here (plus one reply) at a time.
+            while !batch.is_empty() {
+                if conn.run_batch(&mut batch, &mut out) == Flow::Close {
+                    batch.clear();
+                    close = true;
+                    bad = None;
+                }
+                if !out.is_empty() {
+                    if sock.write_all(&out).await.is_err() {
+                        break 'conn;
+                    }
+                    out.clear();
+                    if out.capacity() > 1 << 20 {
+                        out.shrink_to(64 * 1024);
+                    }
                 }
             }
-        }
-        if let Some(e) = bad {
-            // Replies to the requests before the bad one have gone out first.
-            Reply::err(&e).encode(conn.proto, &mut out);
-            let _ = sock.write_all(&out).await;
-        }
-        if close {
-            break;
+            if let Some(e) = bad {
+                // Replies to the requests before the bad one have gone out first.
+                Reply::err(&e).encode(conn.proto, &mut out);
+                let _ = sock.write_all(&out).await;
+            }
+            if close {
+                break 'conn;
+            }
         }
     }
     let _ = sock.shutdown().await;

@@ -66,7 +66,16 @@ pub struct Parser {
     args: Args,
     /// Length of the bulk string whose header has been read but whose bytes have not.
     bulk_len: Option<usize>,
+    /// False while the client must still authenticate: requests are then held to 10
+    /// elements and bulks to 16 KiB, as Redis does, so an unauthenticated client cannot make
+    /// the server buffer much.
+    authenticated: bool,
 }
+
+/// Most elements of a request from a client that has not authenticated (Redis: 10).
+pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
+/// Longest bulk string from a client that has not authenticated (Redis: 16 KiB).
+pub const UNAUTH_MAX_BULK: i64 = 16 * 1024;
 
 impl Parser {
     /// A parser enforcing `limits`.
@@ -76,7 +85,14 @@ impl Parser {
             remaining: 0,
             args: Vec::new(),
             bulk_len: None,
+            authenticated: true,
         }
+    }
+
+    /// Tells the parser whether the client has authenticated (takes effect from the next
+    /// request; see [`UNAUTH_MAX_MULTIBULK`] and [`UNAUTH_MAX_BULK`]).
+    pub fn set_authenticated(&mut self, yes: bool) {
+        self.authenticated = yes;
     }
 
     /// The limits in force.
@@ -120,6 +136,9 @@ impl Parser {
                 if n <= 0 {
                     continue;
                 }
+                if !self.authenticated && n > UNAUTH_MAX_MULTIBULK {
+                    return perr("unauthenticated multibulk length");
+                }
                 self.remaining = n as usize;
                 self.args = Vec::with_capacity(self.remaining.min(1024));
             }
@@ -142,6 +161,9 @@ impl Parser {
                             }
                             _ => return perr("invalid bulk length"),
                         };
+                        if !self.authenticated && len as i64 > UNAUTH_MAX_BULK {
+                            return perr("unauthenticated bulk length");
+                        }
                         self.bulk_len = Some(len);
                         len
                     }

@@ -330,3 +330,28 @@ fn replies_to_a_long_pipeline_of_big_reads_are_streamed() {
     assert_eq!(got.len(), n * one + 7);
     assert!(got.ends_with(b"vv\r\n+PONG\r\n"));
 }
+
+#[test]
+fn unauthenticated_clients_are_held_to_small_requests() {
+    let s = TestServer::with(|c| c.requirepass = Some("pw".into()));
+    let mut r = s.raw();
+    r.send(b"*11\r\n");
+    let want = b"-ERR Protocol error: unauthenticated multibulk length\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    assert!(r.closed());
+    let mut r = s.raw();
+    r.send(b"*2\r\n$3\r\nGET\r\n$16385\r\n");
+    let want = b"-ERR Protocol error: unauthenticated bulk length\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+    assert!(r.closed());
+    // AUTH and a big request in one write: the request after AUTH is parsed as authenticated.
+    let mut r = s.raw();
+    let big = vec![b'z'; 100_000];
+    let mut req = b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n".to_vec();
+    req.extend_from_slice(format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", big.len()).as_bytes());
+    req.extend_from_slice(&big);
+    req.extend_from_slice(b"\r\n*2\r\n$6\r\nSTRLEN\r\n$1\r\nk\r\n");
+    r.send(&req);
+    let want = b"+OK\r\n+OK\r\n:100000\r\n";
+    assert_eq!(r.read_n(want.len()), want);
+}

@@ -6,8 +6,9 @@ use bytes::BytesMut;
 /// What parsing a whole input gave: the requests, then the error text if it stopped on one.
 type Outcome = (Vec<Vec<Vec<u8>>>, Option<String>);
 
-fn parse_in_pieces(input: &[u8], piece: usize, limits: Limits) -> Outcome {
+fn parse_in_pieces(input: &[u8], piece: usize, limits: Limits, authed: bool) -> Outcome {
     let mut parser = Parser::new(limits);
+    parser.set_authenticated(authed);
     let mut buf = BytesMut::new();
     let mut requests = Vec::new();
     for chunk in input.chunks(piece.max(1)) {
@@ -45,8 +46,10 @@ pub fn resp_parser(data: &[u8]) {
         max_inline_len: 512,
         max_query_buffer: 1 << 20,
     };
-    let whole = parse_in_pieces(input, input.len(), limits);
-    let pieces = parse_in_pieces(input, usize::from(split % 31) + 1, limits);
+    // The top bit of the first byte picks the unauthenticated limits (10 elements, 16 KiB).
+    let authed = split & 0x80 == 0;
+    let whole = parse_in_pieces(input, input.len(), limits, authed);
+    let pieces = parse_in_pieces(input, usize::from(split % 31) + 1, limits, authed);
     // Splitting may let a limit trip earlier only if the input is still incomplete; with
     // whole input and pieces seeing the same bytes, the outcomes must agree.
     assert_eq!(whole, pieces, "outcome depends on read boundaries");
@@ -59,7 +62,7 @@ pub fn resp_parser(data: &[u8]) {
             encoded.extend_from_slice(b"\r\n");
         }
     }
-    let again = parse_in_pieces(&encoded, encoded.len(), limits);
+    let again = parse_in_pieces(&encoded, encoded.len(), limits, authed);
     assert_eq!(
         again,
         (whole.0.clone(), None),
