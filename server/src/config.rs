@@ -57,6 +57,10 @@ pub struct Config {
     /// Bloom filter bits per key in the engine's SSTables (0 disables them).
     #[arg(long, default_value_t = 10.0)]
     pub bits_per_key: f64,
+    /// Target size of the engine's data blocks in bytes (smaller blocks make a block-cache
+    /// miss cheaper and the index larger).
+    #[arg(long, default_value_t = 4096)]
+    pub block_bytes: usize,
     /// Memtable size in MiB.
     #[arg(long, default_value_t = 4)]
     pub memtable_mb: usize,
@@ -78,6 +82,7 @@ impl Default for Config {
             client_query_buffer_limit: 1024 * 1024 * 1024,
             block_cache_mb: 8,
             bits_per_key: 10.0,
+            block_bytes: 4096,
             memtable_mb: 4,
             threads: 0,
         }
@@ -90,6 +95,7 @@ impl Config {
         bloomkv::Options {
             filter_bits_per_key: self.bits_per_key,
             block_cache_bytes: self.block_cache_mb << 20,
+            block_bytes: self.block_bytes.clamp(256, 1 << 20),
             memtable_bytes: (self.memtable_mb << 20).max(64 << 10),
             sync_writes: self.appendfsync == AppendFsync::Always,
             ..Default::default()

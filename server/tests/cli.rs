@@ -30,6 +30,8 @@ fn flags_parse_with_redis_names_and_defaults() {
         "64",
         "--bits-per-key",
         "12",
+        "--block-bytes",
+        "1024",
     ])
     .unwrap();
     assert_eq!(c.appendfsync, AppendFsync::Always);
@@ -39,6 +41,7 @@ fn flags_parse_with_redis_names_and_defaults() {
     assert!(o.sync_writes);
     assert_eq!(o.block_cache_bytes, 64 << 20);
     assert_eq!(o.filter_bits_per_key, 12.0);
+    assert_eq!(o.block_bytes, 1024);
     for mode in ["no", "everysec"] {
         let c = Config::try_parse_from(["s", "--appendfsync", mode]).unwrap();
         assert!(!c.engine_options().sync_writes);
