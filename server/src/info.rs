@@ -75,8 +75,9 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
         ),
         "persistence" => write!(
             o,
-            "# Persistence\r\naof_enabled:1\r\nappendfsync:{}\r\ndir:{}\r\n",
+            "# Persistence\r\naof_enabled:1\r\nappendfsync:{}\r\nwal_background_syncs:{}\r\ndir:{}\r\n",
             format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
+            shared.store.env().syncs(),
             cfg.dir.display()
         ),
         "keyspace" => {

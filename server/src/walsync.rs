@@ -7,6 +7,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use bloomkv::Result;
@@ -19,6 +20,7 @@ pub struct WalSyncEnv {
     inner: StdEnv,
     logs: Mutex<Vec<Weak<File>>>,
     sync_on_close: bool,
+    syncs: AtomicU64,
 }
 
 impl WalSyncEnv {
@@ -49,12 +51,20 @@ impl WalSyncEnv {
             logs.iter().filter_map(Weak::upgrade).collect()
         };
         let mut first_err = None;
-        for f in files {
+        for f in &files {
             if let Err(e) = f.sync_data() {
                 first_err.get_or_insert(e);
             }
         }
+        if !files.is_empty() {
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// Calls of [`WalSyncEnv::sync_logs`] that synced at least one WAL file.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
     }
 
     fn is_log(path: &Path) -> bool {

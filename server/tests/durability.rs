@@ -163,3 +163,32 @@ fn sigterm_shuts_down_cleanly_and_keeps_data() {
     assert_eq!(ok(&mut c, &["GET", "k999"]), bulk("999"));
     sigterm_and_wait(&mut child);
 }
+
+fn background_syncs(c: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("persistence").query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("wal_background_syncs:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn everysec_syncs_the_wal_in_the_background_and_no_does_not() {
+    let every = TestServer::with(|c| c.appendfsync = bloomkv_server::AppendFsync::Everysec);
+    let never = TestServer::with(|c| c.appendfsync = bloomkv_server::AppendFsync::No);
+    let (mut a, mut b) = (every.client(), never.client());
+    ok(&mut a, &["SET", "k", "v"]);
+    ok(&mut b, &["SET", "k", "v"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while background_syncs(&mut a) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no background WAL sync within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(background_syncs(&mut b), 0);
+}
