@@ -49,6 +49,8 @@ struct Conn {
     lib_ver: Option<Bytes>,
     multi: Option<Vec<Args>>,
     multi_error: bool,
+    /// Bytes of the commands queued since MULTI.
+    multi_bytes: usize,
 }
 
 /// Serves one client until it leaves, sends a malformed request, or the server shuts down.
@@ -89,6 +91,7 @@ pub async fn serve(
         lib_ver: None,
         multi: None,
         multi_error: false,
+        multi_bytes: 0,
     };
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
@@ -330,6 +333,18 @@ impl Conn {
         if self.multi.is_some()
             && !matches!(c.name, "exec" | "discard" | "multi" | "quit" | "reset")
         {
+            // The queue lives in memory until EXEC: bound it like the query buffer.
+            let size: usize = args.iter().map(|a| a.len() + 16).sum();
+            if self.multi_bytes + size > self.shared.config.client_query_buffer_limit {
+                self.flag_multi();
+                return (
+                    Reply::err(
+                        "transaction too large: queued commands exceed client-query-buffer-limit",
+                    ),
+                    Flow::Continue,
+                );
+            }
+            self.multi_bytes += size;
             if let Some(q) = self.multi.as_mut() {
                 q.push(args);
             }
@@ -407,6 +422,7 @@ impl Conn {
                 } else {
                     self.multi = Some(Vec::new());
                     self.multi_error = false;
+                    self.multi_bytes = 0;
                     Reply::Ok
                 }
             }

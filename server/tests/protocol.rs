@@ -355,3 +355,23 @@ fn unauthenticated_clients_are_held_to_small_requests() {
     let want = b"+OK\r\n+OK\r\n:100000\r\n";
     assert_eq!(r.read_n(want.len()), want);
 }
+
+#[test]
+fn a_transaction_queue_is_bounded() {
+    let s = TestServer::with(|c| c.client_query_buffer_limit = 1 << 20);
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["MULTI"]), Value::Okay);
+    let v = "x".repeat(100_000);
+    for i in 0..10 {
+        assert_eq!(ok(&mut c, &["SET", &format!("k{i}"), &v]), status("QUEUED"));
+    }
+    assert_eq!(
+        err(&mut c, &["SET", "k10", &v]),
+        "ERR transaction too large: queued commands exceed client-query-buffer-limit"
+    );
+    assert_eq!(
+        err(&mut c, &["EXEC"]),
+        "EXECABORT Transaction discarded because of previous errors."
+    );
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(0));
+}
