@@ -1,0 +1,111 @@
+//! Keys of any type: DEL, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB.
+
+use bytes::Bytes;
+
+use super::parse_scan_args;
+use crate::resp::Reply;
+use crate::store::{R, Txn, tag};
+
+/// `DEL key [key ...]`: removes each key with all its members or chunks.
+pub fn del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let mut n = 0;
+    for key in &a[1..] {
+        if let Some(m) = txn.meta(key)? {
+            txn.remove_key(key, &m)?;
+            n += 1;
+        }
+    }
+    Ok(Reply::Int(n))
+}
+
+/// `EXISTS key [key ...]`: a key named twice counts twice, as in Redis.
+pub fn exists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let mut n = 0;
+    for key in &a[1..] {
+        if txn.meta(key)?.is_some() {
+            n += 1;
+        }
+    }
+    Ok(Reply::Int(n))
+}
+
+/// TYPE key
+pub fn type_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    Ok(Reply::Status(
+        txn.meta(&a[1])?
+            .map_or("none", |m| m.type_name())
+            .to_string(),
+    ))
+}
+
+/// KEYS pattern
+pub fn keys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let out = txn
+        .scan_prefix(&[tag::META], None, usize::MAX)?
+        .into_iter()
+        .map(|(k, _)| k[1..].to_vec())
+        .filter(|k| crate::glob::matches(&a[1], k))
+        .map(Reply::bulk)
+        .collect();
+    Ok(Reply::Array(out))
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`
+pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let opts = parse_scan_args(&a[1..], true)?;
+    let after = match opts.cursor {
+        0 => None,
+        c => match txn.store().cursor(c) {
+            Some(k) if k.first() == Some(&tag::META) => Some(k),
+            _ => return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])),
+        },
+    };
+    let page = txn.scan_prefix(&[tag::META], after.as_deref(), opts.count)?;
+    let next = match page.last() {
+        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
+        _ => 0,
+    };
+    let mut out = Vec::new();
+    for (k, v) in &page {
+        let key = &k[1..];
+        if let Some(p) = &opts.pattern
+            && !crate::glob::matches(p, key)
+        {
+            continue;
+        }
+        if let Some(t) = &opts.type_name {
+            let m = crate::store::Meta::decode(v)?;
+            if !m.type_name().eq_ignore_ascii_case(t) {
+                continue;
+            }
+        }
+        out.push(Reply::bulk(key.to_vec()));
+    }
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(out),
+    ]))
+}
+
+/// DBSIZE
+pub fn dbsize(txn: &mut Txn<'_>, _a: &[Bytes]) -> R {
+    Ok(Reply::Int(txn.store().dbsize().max(0)))
+}
+
+/// `FLUSHDB [ASYNC | SYNC]`: removes every key (runs with every other writer locked out).
+pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if a.len() > 2 {
+        return Err(Reply::err("syntax error"));
+    }
+    if let Some(mode) = a.get(1) {
+        let m = mode.to_ascii_uppercase();
+        if m != b"ASYNC" && m != b"SYNC" {
+            return Err(Reply::err("syntax error"));
+        }
+    }
+    for (k, v) in txn.scan_prefix(&[tag::META], None, usize::MAX)? {
+        let m = crate::store::Meta::decode(&v)?;
+        txn.remove_key(&k[1..], &m)?;
+    }
+    Ok(Reply::Ok)
+}

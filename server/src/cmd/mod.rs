@@ -1,0 +1,296 @@
+//! The command table: names, arities, flags and key positions (what COMMAND reports and
+//! what the dispatcher checks and locks), and the data commands' handlers.
+
+pub mod keyspace;
+pub mod sets;
+pub mod strings;
+
+use bytes::Bytes;
+
+use crate::bloom;
+use crate::resp::Reply;
+use crate::store::{R, Txn};
+
+/// Redis's type error.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+/// Redis's integer error (without the `ERR ` code).
+pub const NOT_INT: &str = "value is not an integer or out of range";
+
+/// A data command's handler: runs against a write set; the dispatcher commits it.
+pub type Handler = fn(&mut Txn<'_>, &[Bytes]) -> R;
+
+/// How a command runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// Reads only: runs without locks.
+    Read(Handler),
+    /// Writes its keys: runs under their stripe locks.
+    Write(Handler),
+    /// Writes anything: runs with every other writer locked out.
+    Exclusive(Handler),
+    /// Handled by the connection (connection state, server info, transactions).
+    Conn,
+}
+
+/// One command of the table.
+#[derive(Clone, Copy, Debug)]
+pub struct Command {
+    /// Lowercase name.
+    pub name: &'static str,
+    /// Redis arity: `n` exactly `n` arguments (name included), `-n` at least `n`.
+    pub arity: i32,
+    /// How it runs.
+    pub kind: Kind,
+    /// Position of the first key (0: no keys).
+    pub first_key: i32,
+    /// Position of the last key (-1: the last argument).
+    pub last_key: i32,
+    /// Step between keys.
+    pub step: i32,
+    /// Group for COMMAND DOCS.
+    pub group: &'static str,
+    /// One-line summary for COMMAND DOCS.
+    pub summary: &'static str,
+    /// Flags for COMMAND INFO.
+    pub flags: &'static [&'static str],
+}
+
+impl Command {
+    /// True when `argc` arguments (name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        if a >= 0 {
+            argc == a as usize
+        } else {
+            argc >= (-a) as usize
+        }
+    }
+
+    /// Indices of the key arguments in a request of `argc` arguments.
+    pub fn key_positions(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let first = self.first_key.max(0) as usize;
+        let last = if self.last_key < 0 {
+            (argc as i64 + i64::from(self.last_key)).max(0) as usize
+        } else {
+            self.last_key as usize
+        };
+        let step = self.step.max(1) as usize;
+        let n = if first == 0 || first >= argc {
+            0
+        } else {
+            last.min(argc - 1).saturating_sub(first) / step + 1
+        };
+        (0..n).map(move |i| first + i * step)
+    }
+}
+
+const W: &[&str] = &["write"];
+const RO: &[&str] = &["readonly", "fast"];
+const C: &[&str] = &["fast"];
+
+macro_rules! cmd {
+    ($name:expr, $arity:expr, $kind:expr, $f:expr, $l:expr, $s:expr, $group:expr, $flags:expr, $sum:expr) => {
+        Command {
+            name: $name,
+            arity: $arity,
+            kind: $kind,
+            first_key: $f,
+            last_key: $l,
+            step: $s,
+            group: $group,
+            flags: $flags,
+            summary: $sum,
+        }
+    };
+}
+
+use Kind::{Conn, Exclusive, Read, Write};
+
+/// Every command the server knows.
+#[rustfmt::skip]
+pub static COMMANDS: &[Command] = &[
+    // connection and server
+    cmd!("ping", -1, Conn, 0, 0, 0, "connection", C, "Returns the server's liveliness response."),
+    cmd!("echo", 2, Conn, 0, 0, 0, "connection", C, "Returns the given string."),
+    cmd!("hello", -1, Conn, 0, 0, 0, "connection", C, "Handshakes with the server (protocol version, auth, name)."),
+    cmd!("auth", -2, Conn, 0, 0, 0, "connection", C, "Authenticates the connection."),
+    cmd!("select", 2, Conn, 0, 0, 0, "connection", C, "Changes the selected database (only 0 exists)."),
+    cmd!("quit", -1, Conn, 0, 0, 0, "connection", C, "Closes the connection."),
+    cmd!("reset", 1, Conn, 0, 0, 0, "connection", C, "Resets the connection."),
+    cmd!("client", -2, Conn, 0, 0, 0, "connection", C, "CLIENT SETNAME, GETNAME, ID, SETINFO."),
+    cmd!("command", -1, Conn, 0, 0, 0, "server", &["loading", "stale"], "Returns information about commands."),
+    cmd!("config", -2, Conn, 0, 0, 0, "server", &["admin", "loading", "stale"], "CONFIG GET of a few settings (read-only)."),
+    cmd!("info", -1, Conn, 0, 0, 0, "server", &["loading", "stale"], "Returns information and statistics about the server."),
+    cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),
+    cmd!("flushdb", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys."),
+    cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
+    cmd!("exec", 1, Conn, 0, 0, 0, "transactions", C, "Executes the queued commands as one atomic write batch."),
+    cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
+    // strings and bitmaps
+    cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
+    cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET)."),
+    cmd!("setnx", 3, Write(strings::setnx), 1, 1, 1, "string", W, "Sets a key only if it does not exist."),
+    cmd!("getset", 3, Write(strings::getset), 1, 1, 1, "string", W, "Sets a key and returns its previous value."),
+    cmd!("mget", -2, Read(strings::mget), 1, -1, 1, "string", RO, "Returns the values of keys."),
+    cmd!("mset", -3, Write(strings::mset), 1, -1, 2, "string", W, "Sets several keys atomically."),
+    cmd!("incr", 2, Write(strings::incr), 1, 1, 1, "string", W, "Increments an integer value by one."),
+    cmd!("incrby", 3, Write(strings::incrby), 1, 1, 1, "string", W, "Increments an integer value."),
+    cmd!("decr", 2, Write(strings::decr), 1, 1, 1, "string", W, "Decrements an integer value by one."),
+    cmd!("decrby", 3, Write(strings::decrby), 1, 1, 1, "string", W, "Decrements an integer value."),
+    cmd!("append", 3, Write(strings::append), 1, 1, 1, "string", W, "Appends to a string."),
+    cmd!("strlen", 2, Read(strings::strlen), 1, 1, 1, "string", RO, "Returns the length of a string."),
+    cmd!("setbit", 4, Write(strings::setbit), 1, 1, 1, "bitmap", W, "Sets a bit of a string; returns its old value."),
+    cmd!("getbit", 3, Read(strings::getbit), 1, 1, 1, "bitmap", RO, "Returns a bit of a string."),
+    cmd!("bitcount", -2, Read(strings::bitcount), 1, 1, 1, "bitmap", RO, "Counts set bits."),
+    // keyspace
+    cmd!("del", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys with all their members."),
+    cmd!("exists", -2, Read(keyspace::exists), 1, -1, 1, "generic", RO, "Counts existing keys."),
+    cmd!("type", 2, Read(keyspace::type_), 1, 1, 1, "generic", RO, "Returns the type of a key."),
+    cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
+    cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
+    // sets
+    cmd!("sadd", -3, Write(sets::sadd), 1, 1, 1, "set", W, "Adds members to a set."),
+    cmd!("srem", -3, Write(sets::srem), 1, 1, 1, "set", W, "Removes members from a set."),
+    cmd!("sismember", 3, Read(sets::sismember), 1, 1, 1, "set", RO, "Tests set membership."),
+    cmd!("smismember", -3, Read(sets::smismember), 1, 1, 1, "set", RO, "Tests membership of several members."),
+    cmd!("scard", 2, Read(sets::scard), 1, 1, 1, "set", RO, "Returns the number of members."),
+    cmd!("smembers", 2, Read(sets::smembers), 1, 1, 1, "set", &["readonly"], "Returns all members."),
+    cmd!("sscan", -3, Read(sets::sscan), 1, 1, 1, "set", &["readonly"], "Iterates over the members."),
+    // Bloom filters
+    cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
+    cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),
+    cmd!("bf.madd", -3, Write(bloom::bf_madd), 1, 1, 1, "bf", W, "Adds items to a Bloom filter."),
+    cmd!("bf.insert", -4, Write(bloom::bf_insert), 1, 1, 1, "bf", W, "Adds items, creating the filter with options."),
+    cmd!("bf.exists", 3, Read(bloom::bf_exists), 1, 1, 1, "bf", RO, "Tests whether an item may be in a filter."),
+    cmd!("bf.mexists", -3, Read(bloom::bf_mexists), 1, 1, 1, "bf", RO, "Tests several items."),
+    cmd!("bf.info", -2, Read(bloom::bf_info), 1, 1, 1, "bf", RO, "Returns a filter's parameters and counts."),
+    cmd!("bf.card", 2, Read(bloom::bf_card), 1, 1, 1, "bf", RO, "Returns the number of items added."),
+];
+
+/// Looks a command up by name, ignoring case.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    if name.len() > 16 {
+        return None;
+    }
+    let mut lower = [0u8; 16];
+    let lower = &mut lower[..name.len()];
+    for (d, s) in lower.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    COMMANDS.iter().find(|c| c.name.as_bytes() == lower)
+}
+
+/// Parses a decimal `i64` as Redis's `string2ll`: optional '-', digits, no leading zeros, no
+/// '+', no spaces.
+pub fn parse_i64(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    if b == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match b[0] {
+        b'-' => (true, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits[0] == b'0' || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        let d = i64::from(d - b'0');
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub(d)?
+        } else {
+            v.checked_add(d)?
+        };
+    }
+    Some(v)
+}
+
+/// Options of SCAN and SSCAN.
+#[derive(Debug)]
+pub struct ScanArgs {
+    /// The cursor (0 starts).
+    pub cursor: u64,
+    /// MATCH pattern.
+    pub pattern: Option<Vec<u8>>,
+    /// COUNT (default 10).
+    pub count: usize,
+    /// TYPE filter (SCAN only).
+    pub type_name: Option<String>,
+}
+
+/// Parses `cursor [MATCH p] [COUNT n] [TYPE t]` (TYPE only when `with_type`).
+///
+/// # Errors
+/// Redis's errors: `invalid cursor`, integer errors, `syntax error`.
+pub fn parse_scan_args(a: &[Bytes], with_type: bool) -> Result<ScanArgs, Reply> {
+    let cursor = std::str::from_utf8(&a[0])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| Reply::err("invalid cursor"))?;
+    let mut out = ScanArgs {
+        cursor,
+        pattern: None,
+        count: 10,
+        type_name: None,
+    };
+    let mut i = 1;
+    while i < a.len() {
+        let Some(v) = a.get(i + 1) else {
+            return Err(Reply::err("syntax error"));
+        };
+        match a[i].to_ascii_uppercase().as_slice() {
+            b"MATCH" => out.pattern = (v.as_ref() != b"*").then(|| v.to_vec()),
+            b"COUNT" => {
+                let n = parse_i64(v).ok_or_else(|| Reply::err(NOT_INT))?;
+                if n < 1 {
+                    return Err(Reply::err("syntax error"));
+                }
+                out.count = (n as usize).min(1 << 20);
+            }
+            b"TYPE" if with_type => out.type_name = Some(String::from_utf8_lossy(v).into_owned()),
+            _ => return Err(Reply::err("syntax error")),
+        }
+        i += 2;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_parse_like_redis() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"+1",
+            b"01",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"-",
+            b"-0",
+            b"1.5",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn key_positions_follow_the_table() {
+        let mset = lookup(b"MSET").unwrap();
+        assert_eq!(mset.key_positions(5).collect::<Vec<_>>(), vec![1, 3]);
+        let del = lookup(b"del").unwrap();
+        assert_eq!(del.key_positions(4).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(lookup(b"ping").unwrap().key_positions(1).count(), 0);
+        assert!(lookup(b"nope").is_none());
+    }
+}

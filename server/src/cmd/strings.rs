@@ -1,0 +1,453 @@
+//! Strings and bitmaps: GET, SET, SETNX, GETSET, MGET, MSET, INCR/DECR(BY), APPEND, STRLEN,
+//! SETBIT, GETBIT, BITCOUNT.
+//!
+//! A string is held inline in its metadata value until a bit or append operation would make
+//! it longer than one chunk; from then on it is chunked (4 KiB per engine value), so a
+//! SETBIT writes one chunk (and the metadata when the string grows).
+
+use bytes::Bytes;
+
+use super::{NOT_INT, WRONGTYPE, parse_i64};
+use crate::resp::Reply;
+use crate::store::{CHUNK_BYTES, Meta, R, Txn, chunk_key, sub_prefix, tag};
+
+/// Largest string value: the engine's value limit less the metadata tag.
+pub const MAX_STRING: usize = 256 * 1024 * 1024 - 16;
+
+/// The reply to SET's TTL options: keys never expire here.
+pub const EXPIRY_UNSUPPORTED: &str = "expiry options (EX, PX, EXAT, PXAT, KEEPTTL) are not supported by bloomkv-server: keys do not expire";
+
+/// Largest bit offset (Redis: 2^32 - 1, a 512 MB string).
+const MAX_BIT_OFFSET: u64 = (1 << 32) - 1;
+
+fn too_big() -> Reply {
+    Reply::err("string exceeds maximum allowed size (proto-max-bulk-len)")
+}
+
+/// The bytes of a string key (inline or chunked).
+///
+/// # Errors
+/// Engine errors.
+pub fn read_string(txn: &Txn<'_>, key: &[u8], meta: &Meta) -> Result<Vec<u8>, Reply> {
+    match meta {
+        Meta::Str(v) => Ok(v.clone()),
+        Meta::Chunked { len } => {
+            let len = *len as usize;
+            let mut out = vec![0u8; len];
+            let prefix = sub_prefix(tag::CHUNK, key);
+            for (k, v) in txn.scan_prefix(&prefix, None, usize::MAX)? {
+                let idx = chunk_index(&k[prefix.len()..]);
+                let start = idx.saturating_mul(CHUNK_BYTES);
+                if start >= len {
+                    continue;
+                }
+                let n = v.len().min(len - start);
+                out[start..start + n].copy_from_slice(&v[..n]);
+            }
+            Ok(out)
+        }
+        _ => Err(Reply::Error(WRONGTYPE.into())),
+    }
+}
+
+fn chunk_index(suffix: &[u8]) -> usize {
+    suffix
+        .try_into()
+        .map(u64::from_be_bytes)
+        .map_or(usize::MAX, |i| usize::try_from(i).unwrap_or(usize::MAX))
+}
+
+/// The string value of `key`, `None` if missing; WRONGTYPE for other types.
+fn get_string(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
+    match txn.meta(key)? {
+        None => Ok(None),
+        Some(m) => read_string(txn, key, &m).map(Some),
+    }
+}
+
+/// Sets `key` to the inline string `value`, replacing whatever it held (`old`).
+///
+/// # Errors
+/// Engine errors from removing old members or chunks.
+pub fn set_string(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    old: Option<&Meta>,
+    value: Vec<u8>,
+) -> Result<(), Reply> {
+    if let Some(m) = old {
+        txn.remove_subkeys(key, m)?;
+    }
+    txn.put_meta(key, &Meta::Str(value), old.is_some());
+    Ok(())
+}
+
+/// GET key
+pub fn get(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    Ok(Reply::opt_bulk(get_string(txn, &a[1])?))
+}
+
+/// `SET key value [NX | XX] [GET]`; the TTL options EX, PX, EXAT, PXAT and KEEPTTL are refused.
+pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let (mut nx, mut xx, mut get) = (false, false, false);
+    let mut i = 3;
+    while i < a.len() {
+        let opt = a[i].to_ascii_uppercase();
+        match opt.as_slice() {
+            b"NX" if !xx => nx = true,
+            b"XX" if !nx => xx = true,
+            b"GET" => get = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
+                if opt != b"KEEPTTL" && i + 1 >= a.len() {
+                    return Err(Reply::err("syntax error"));
+                }
+                return Err(Reply::err(EXPIRY_UNSUPPORTED));
+            }
+            _ => return Err(Reply::err("syntax error")),
+        }
+        i += 1;
+    }
+    let key = &a[1];
+    if a[2].len() > MAX_STRING {
+        return Err(too_big());
+    }
+    let old = txn.meta(key)?;
+    let old_value = match (&old, get) {
+        (Some(m), true) => Some(read_string(txn, key, m)?),
+        _ => None,
+    };
+    let skip = (nx && old.is_some()) || (xx && old.is_none());
+    if !skip {
+        set_string(txn, key, old.as_ref(), a[2].to_vec())?;
+    }
+    Ok(match (get, skip) {
+        (true, _) => Reply::opt_bulk(old_value),
+        (false, true) => Reply::Nil,
+        (false, false) => Reply::Ok,
+    })
+}
+
+/// SETNX key value
+pub fn setnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if a[2].len() > MAX_STRING {
+        return Err(too_big());
+    }
+    if txn.meta(&a[1])?.is_some() {
+        return Ok(Reply::Int(0));
+    }
+    set_string(txn, &a[1], None, a[2].to_vec())?;
+    Ok(Reply::Int(1))
+}
+
+/// GETSET key value
+pub fn getset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if a[2].len() > MAX_STRING {
+        return Err(too_big());
+    }
+    let old = txn.meta(&a[1])?;
+    let old_value = match &old {
+        Some(m) => Some(read_string(txn, &a[1], m)?),
+        None => None,
+    };
+    set_string(txn, &a[1], old.as_ref(), a[2].to_vec())?;
+    Ok(Reply::opt_bulk(old_value))
+}
+
+/// `MGET key [key ...]`: nil for missing keys and keys of other types.
+pub fn mget(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let mut out = Vec::with_capacity(a.len() - 1);
+    for key in &a[1..] {
+        out.push(match txn.meta(key)? {
+            Some(m @ (Meta::Str(_) | Meta::Chunked { .. })) => {
+                Reply::bulk(read_string(txn, key, &m)?)
+            }
+            _ => Reply::Nil,
+        });
+    }
+    Ok(Reply::Array(out))
+}
+
+/// `MSET key value [key value ...]`
+pub fn mset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if a.len().is_multiple_of(2) {
+        return Err(Reply::err("wrong number of arguments for 'mset' command"));
+    }
+    if a[2..].iter().step_by(2).any(|v| v.len() > MAX_STRING) {
+        return Err(too_big());
+    }
+    for pair in a[1..].chunks(2) {
+        let old = txn.meta(&pair[0])?;
+        set_string(txn, &pair[0], old.as_ref(), pair[1].to_vec())?;
+    }
+    Ok(Reply::Ok)
+}
+
+fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64, decr: bool) -> R {
+    let old = txn.meta(key)?;
+    let current = match &old {
+        None => 0,
+        Some(m) => {
+            let v = read_string(txn, key, m)?;
+            parse_i64(&v).ok_or_else(|| Reply::err(NOT_INT))?
+        }
+    };
+    let new = current.checked_add(by).ok_or_else(|| {
+        Reply::err(if decr {
+            "decrement would overflow"
+        } else {
+            "increment or decrement would overflow"
+        })
+    })?;
+    set_string(txn, key, old.as_ref(), new.to_string().into_bytes())?;
+    Ok(Reply::Int(new))
+}
+
+fn int_arg(b: &[u8]) -> Result<i64, Reply> {
+    parse_i64(b).ok_or_else(|| Reply::err(NOT_INT))
+}
+
+/// INCR key
+pub fn incr(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    incr_by(txn, &a[1], 1, false)
+}
+
+/// DECR key
+pub fn decr(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    incr_by(txn, &a[1], -1, false)
+}
+
+/// INCRBY key increment
+pub fn incrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let by = int_arg(&a[2])?;
+    incr_by(txn, &a[1], by, false)
+}
+
+/// DECRBY key decrement
+pub fn decrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let by = int_arg(&a[2])?;
+    let neg = by
+        .checked_neg()
+        .ok_or_else(|| Reply::err("decrement would overflow"))?;
+    incr_by(txn, &a[1], neg, true)
+}
+
+/// Writes `data` at byte `offset` of the chunked string `key` (of length `len`), touching only
+/// the chunks the range covers; returns the new length.
+fn write_chunked(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    len: u64,
+    offset: u64,
+    data: &[u8],
+) -> Result<u64, Reply> {
+    let mut pos = offset;
+    let mut rest = data;
+    while !rest.is_empty() {
+        let idx = pos / CHUNK_BYTES as u64;
+        let within = (pos % CHUNK_BYTES as u64) as usize;
+        let n = rest.len().min(CHUNK_BYTES - within);
+        let ck = chunk_key(key, idx);
+        let mut chunk = txn.get(&ck)?.unwrap_or_default();
+        if chunk.len() < within + n {
+            chunk.resize(within + n, 0);
+        }
+        chunk[within..within + n].copy_from_slice(&rest[..n]);
+        txn.put(ck, chunk);
+        pos += n as u64;
+        rest = &rest[n..];
+    }
+    let new_len = len.max(offset + data.len() as u64);
+    txn.put_meta(key, &Meta::Chunked { len: new_len }, true);
+    Ok(new_len)
+}
+
+/// Turns the inline string `key` into a chunked one (its metadata is rewritten by the caller).
+fn to_chunked(txn: &mut Txn<'_>, key: &[u8], value: &[u8]) {
+    for (i, c) in value.chunks(CHUNK_BYTES).enumerate() {
+        txn.put(chunk_key(key, i as u64), c.to_vec());
+    }
+    txn.put_meta(
+        key,
+        &Meta::Chunked {
+            len: value.len() as u64,
+        },
+        true,
+    );
+}
+
+/// APPEND key value
+pub fn append(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let data = &a[2];
+    match txn.meta(key)? {
+        None => {
+            if data.len() > MAX_STRING {
+                return Err(too_big());
+            }
+            set_string(txn, key, None, data.to_vec())?;
+            Ok(Reply::Int(data.len() as i64))
+        }
+        Some(Meta::Str(mut v)) => {
+            let new_len = v.len() + data.len();
+            if new_len as u64 > MAX_BIT_OFFSET / 8 + 1 {
+                return Err(too_big());
+            }
+            if new_len <= CHUNK_BYTES {
+                v.extend_from_slice(data);
+                txn.put_meta(key, &Meta::Str(v), true);
+            } else {
+                to_chunked(txn, key, &v);
+                write_chunked(txn, key, v.len() as u64, v.len() as u64, data)?;
+            }
+            Ok(Reply::Int(new_len as i64))
+        }
+        Some(Meta::Chunked { len }) => {
+            if len + data.len() as u64 > MAX_BIT_OFFSET / 8 + 1 {
+                return Err(too_big());
+            }
+            Ok(Reply::Int(write_chunked(txn, key, len, len, data)? as i64))
+        }
+        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
+    }
+}
+
+/// STRLEN key
+pub fn strlen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    match txn.meta(&a[1])? {
+        None => Ok(Reply::Int(0)),
+        Some(Meta::Str(v)) => Ok(Reply::Int(v.len() as i64)),
+        Some(Meta::Chunked { len }) => Ok(Reply::Int(len as i64)),
+        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
+    }
+}
+
+fn bit_offset(b: &[u8]) -> Result<u64, Reply> {
+    match parse_i64(b) {
+        Some(n) if n >= 0 && n as u64 <= MAX_BIT_OFFSET => Ok(n as u64),
+        _ => Err(Reply::err("bit offset is not an integer or out of range")),
+    }
+}
+
+/// SETBIT key offset value: replies with the bit's previous value.
+pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let offset = bit_offset(&a[2])?;
+    let on = match a[3].as_ref() {
+        b"1" => true,
+        b"0" => false,
+        _ => return Err(Reply::err("bit is not an integer or out of range")),
+    };
+    let byte = (offset / 8) as usize;
+    let mask = 0x80u8 >> (offset % 8);
+    let set = |b: &mut u8| -> bool {
+        let was = *b & mask != 0;
+        if on {
+            *b |= mask;
+        } else {
+            *b &= !mask;
+        }
+        was
+    };
+    let meta = txn.meta(key)?;
+    let (len, existed) = match meta {
+        None if byte < CHUNK_BYTES => {
+            let mut v = vec![0u8; byte + 1];
+            set(&mut v[byte]);
+            txn.put_meta(key, &Meta::Str(v), false);
+            return Ok(Reply::Int(0));
+        }
+        None => (0, false),
+        Some(Meta::Str(mut v)) => {
+            if byte.max(v.len().saturating_sub(1)) < CHUNK_BYTES {
+                if v.len() <= byte {
+                    v.resize(byte + 1, 0);
+                }
+                let was = set(&mut v[byte]);
+                txn.put_meta(key, &Meta::Str(v), true);
+                return Ok(Reply::Int(i64::from(was)));
+            }
+            to_chunked(txn, key, &v);
+            (v.len() as u64, true)
+        }
+        Some(Meta::Chunked { len }) => (len, true),
+        Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
+    };
+    let idx = (byte / CHUNK_BYTES) as u64;
+    let within = byte % CHUNK_BYTES;
+    let ck = chunk_key(key, idx);
+    let mut chunk = txn.get(&ck)?.unwrap_or_default();
+    if chunk.len() <= within {
+        chunk.resize(within + 1, 0);
+    }
+    let was = set(&mut chunk[within]);
+    txn.put(ck, chunk);
+    let new_len = len.max(byte as u64 + 1);
+    if new_len != len || !existed {
+        txn.put_meta(key, &Meta::Chunked { len: new_len }, existed);
+    }
+    Ok(Reply::Int(i64::from(was)))
+}
+
+/// GETBIT key offset
+pub fn getbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let offset = bit_offset(&a[2])?;
+    let byte = (offset / 8) as usize;
+    let mask = 0x80u8 >> (offset % 8);
+    let b = match txn.meta(key)? {
+        None => 0,
+        Some(Meta::Str(v)) => v.get(byte).copied().unwrap_or(0),
+        Some(Meta::Chunked { .. }) => txn
+            .get(&chunk_key(key, (byte / CHUNK_BYTES) as u64))?
+            .and_then(|c| c.get(byte % CHUNK_BYTES).copied())
+            .unwrap_or(0),
+        Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
+    };
+    Ok(Reply::Int(i64::from(b & mask != 0)))
+}
+
+/// `BITCOUNT key [start end [BYTE | BIT]]`
+pub fn bitcount(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let range = match a.len() {
+        2 => None,
+        4 | 5 => {
+            let start = int_arg(&a[2])?;
+            let end = int_arg(&a[3])?;
+            let bit = match a.get(4).map(|o| o.to_ascii_uppercase()) {
+                None => false,
+                Some(o) if o == b"BYTE" => false,
+                Some(o) if o == b"BIT" => true,
+                Some(_) => return Err(Reply::err("syntax error")),
+            };
+            Some((start, end, bit))
+        }
+        _ => return Err(Reply::err("syntax error")),
+    };
+    let Some(v) = get_string(txn, &a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    let Some((start, end, bit)) = range else {
+        return Ok(Reply::Int(count_ones(&v)));
+    };
+    let total = if bit {
+        v.len() as i64 * 8
+    } else {
+        v.len() as i64
+    };
+    let norm = |x: i64| if x < 0 { (x + total).max(0) } else { x };
+    let (s, e) = (norm(start), norm(end).min(total - 1));
+    if s > e || total == 0 {
+        return Ok(Reply::Int(0));
+    }
+    if !bit {
+        return Ok(Reply::Int(count_ones(&v[s as usize..=e as usize])));
+    }
+    let n = (s..=e)
+        .filter(|&i| v[(i / 8) as usize] & (0x80 >> (i % 8)) != 0)
+        .count();
+    Ok(Reply::Int(n as i64))
+}
+
+fn count_ones(v: &[u8]) -> i64 {
+    v.iter().map(|b| i64::from(b.count_ones())).sum()
+}

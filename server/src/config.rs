@@ -1,0 +1,104 @@
+//! Command-line flags and the server's configuration.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// When the write-ahead log is forced to stable storage (Redis's `appendfsync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum AppendFsync {
+    /// Every write command's batch is fsynced before it is acknowledged (`sync_writes`).
+    Always,
+    /// A background thread fsyncs the WAL once a second: a power cut loses at most about a
+    /// second of acknowledged writes; a crash of the process alone loses none.
+    #[default]
+    Everysec,
+    /// Never fsync explicitly (the OS writes back when it likes); a process crash loses
+    /// nothing, a power cut may lose recent writes.
+    No,
+}
+
+/// Configuration of a server: every flag of `bloomkv-server`.
+#[derive(Clone, Debug, Parser)]
+#[command(
+    name = "bloomkv-server",
+    version,
+    about = "A Redis-protocol server in front of the bloomkv LSM engine"
+)]
+pub struct Config {
+    /// Database directory (created if missing).
+    #[arg(long, default_value = "./bloomkv-data")]
+    pub dir: PathBuf,
+    /// Address to listen on. Clients from other hosts are refused unless --requirepass is set.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// TCP port (0: any free port).
+    #[arg(long, default_value_t = 6379)]
+    pub port: u16,
+    /// Password for the default user; clients must AUTH before other commands.
+    #[arg(long)]
+    pub requirepass: Option<String>,
+    /// WAL sync policy: always, everysec or no (Redis's meanings).
+    #[arg(long, value_enum, default_value_t = AppendFsync::Everysec)]
+    pub appendfsync: AppendFsync,
+    /// Most clients connected at once.
+    #[arg(long, default_value_t = 10_000)]
+    pub maxclients: usize,
+    /// Longest bulk string accepted from a client, in bytes (Redis's proto-max-bulk-len).
+    #[arg(long, default_value_t = 512 * 1024 * 1024)]
+    pub proto_max_bulk_len: usize,
+    /// Most unparsed input bytes one client may hold (Redis's client-query-buffer-limit).
+    #[arg(long, default_value_t = 1024 * 1024 * 1024)]
+    pub client_query_buffer_limit: usize,
+    /// Block cache size in MiB.
+    #[arg(long, default_value_t = 8)]
+    pub block_cache_mb: usize,
+    /// Bloom filter bits per key in the engine's SSTables (0 disables them).
+    #[arg(long, default_value_t = 10.0)]
+    pub bits_per_key: f64,
+    /// Target size of the engine's data blocks in bytes (smaller blocks make a block-cache
+    /// miss cheaper and the index larger).
+    #[arg(long, default_value_t = 4096)]
+    pub block_bytes: usize,
+    /// Memtable size in MiB.
+    #[arg(long, default_value_t = 4)]
+    pub memtable_mb: usize,
+    /// Worker threads for client I/O (0: one per CPU).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            dir: PathBuf::from("./bloomkv-data"),
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 6379,
+            requirepass: None,
+            appendfsync: AppendFsync::Everysec,
+            maxclients: 10_000,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            block_cache_mb: 8,
+            bits_per_key: 10.0,
+            block_bytes: 4096,
+            memtable_mb: 4,
+            threads: 0,
+        }
+    }
+}
+
+impl Config {
+    /// The engine options these flags ask for (the env is set by the server).
+    pub fn engine_options(&self) -> bloomkv::Options {
+        bloomkv::Options {
+            filter_bits_per_key: self.bits_per_key,
+            block_cache_bytes: self.block_cache_mb << 20,
+            block_bytes: self.block_bytes.clamp(256, 1 << 20),
+            memtable_bytes: (self.memtable_mb << 20).max(64 << 10),
+            sync_writes: self.appendfsync == AppendFsync::Always,
+            ..Default::default()
+        }
+    }
+}

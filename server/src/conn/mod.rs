@@ -1,0 +1,504 @@
+//! One client connection: reads requests, runs them in order, writes the replies.
+//!
+//! Every request a read brings in is parsed first, then the whole group runs and its replies
+//! go out in one write (pipelining costs one read and one write per group, not per command).
+//! Engine calls run on the I/O worker itself: a get served by the memtable or block cache
+//! takes about a microsecond, a page-cache read a few, far less than a hop to another
+//! thread. A group that may block for longer (any write with `appendfsync always`, which
+//! fsyncs; scans over the whole keyspace or a set; EXEC; FLUSHDB) runs inside
+//! `block_in_place`, so the runtime moves other connections off this worker meanwhile.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+mod handshake;
+
+use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
+use crate::config::AppendFsync;
+use crate::resp::{Args, Limits, Parser, Reply};
+use crate::server::Shared;
+use crate::store::MAX_KEY_LEN;
+
+/// Redis's protected-mode refusal, adapted to this server's flags.
+pub const DENIED: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. To accept clients from other hosts, restart bloomkv-server with --requirepass <password> (and connect with AUTH), or connect from the same host.";
+
+const NOAUTH: &str = "NOAUTH Authentication required.";
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// What the connection does after a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Close,
+}
+
+/// Per-connection state.
+struct Conn {
+    shared: Arc<Shared>,
+    id: u64,
+    peer: SocketAddr,
+    proto: u8,
+    authed: bool,
+    name: Option<Bytes>,
+    lib_name: Option<Bytes>,
+    lib_ver: Option<Bytes>,
+    multi: Option<Vec<Args>>,
+    multi_error: bool,
+    /// Bytes of the commands queued since MULTI.
+    multi_bytes: usize,
+}
+
+/// Serves one client until it leaves, sends a malformed request, or the server shuts down.
+pub async fn serve(
+    mut sock: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    shared.total_connections.fetch_add(1, Ordering::Relaxed);
+    if shared.config.requirepass.is_none() && !peer.ip().is_loopback() {
+        let _ = sock.write_all(format!("-{DENIED}\r\n").as_bytes()).await;
+        return;
+    }
+    let _slot = ClientSlot::take(&shared);
+    if shared.clients.load(Ordering::Relaxed) > shared.config.maxclients {
+        shared.rejected_connections.fetch_add(1, Ordering::Relaxed);
+        let _ = sock
+            .write_all(b"-ERR max number of clients reached\r\n")
+            .await;
+        return;
+    }
+    let _ = sock.set_nodelay(true);
+    let limits = Limits {
+        max_bulk_len: shared.config.proto_max_bulk_len,
+        max_query_buffer: shared.config.client_query_buffer_limit,
+        ..Limits::default()
+    };
+    let mut parser = Parser::new(limits);
+    let mut conn = Conn {
+        id: shared.next_client_id.fetch_add(1, Ordering::Relaxed) + 1,
+        authed: shared.config.requirepass.is_none(),
+        shared,
+        peer,
+        proto: 2,
+        name: None,
+        lib_name: None,
+        lib_ver: None,
+        multi: None,
+        multi_error: false,
+        multi_bytes: 0,
+    };
+    let mut buf = BytesMut::with_capacity(16 * 1024);
+    let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut batch: VecDeque<Args> = VecDeque::new();
+    'conn: loop {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(64 * 1024);
+        }
+        tokio::select! {
+            biased;
+            _ = shutdown.changed() => break,
+            r = sock.read_buf(&mut buf) => match r {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            },
+        }
+        // Parse, run and answer until the buffer holds no complete request. A client that
+        // has not authenticated yet gets one request at a time, so the parser applies the
+        // unauthenticated limits only to requests before a successful AUTH.
+        loop {
+            let mut bad = None;
+            loop {
+                parser.set_authenticated(conn.authed);
+                match parser.next(&mut buf) {
+                    Ok(Some(args)) => {
+                        batch.push_back(args);
+                        if !conn.authed {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        bad = Some(e);
+                        break;
+                    }
+                }
+            }
+            if batch.is_empty() && bad.is_none() {
+                if buf.len() > parser.limits().max_query_buffer {
+                    // Redis closes a client over client-query-buffer-limit without a reply.
+                    break 'conn;
+                }
+                break;
+            }
+            let mut close = bad.is_some();
+            // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big
+            // reads holds at most about one chunk of replies here (plus one reply) at a time.
+            while !batch.is_empty() {
+                if conn.run_batch(&mut batch, &mut out) == Flow::Close {
+                    batch.clear();
+                    close = true;
+                    bad = None;
+                }
+                if !out.is_empty() {
+                    if sock.write_all(&out).await.is_err() {
+                        break 'conn;
+                    }
+                    out.clear();
+                    if out.capacity() > 1 << 20 {
+                        out.shrink_to(64 * 1024);
+                    }
+                }
+            }
+            if let Some(e) = bad {
+                // Replies to the requests before the bad one have gone out first.
+                Reply::err(&e).encode(conn.proto, &mut out);
+                let _ = sock.write_all(&out).await;
+            }
+            if close {
+                break 'conn;
+            }
+        }
+    }
+    let _ = sock.shutdown().await;
+}
+
+/// Counts a connected client for as long as it lives.
+struct ClientSlot(Arc<Shared>);
+
+impl ClientSlot {
+    fn take(shared: &Arc<Shared>) -> ClientSlot {
+        shared.clients.fetch_add(1, Ordering::Relaxed);
+        ClientSlot(Arc::clone(shared))
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        self.0.clients.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Reply bytes after which a connection writes before running more of its requests.
+const OUT_CHUNK: usize = 4 << 20;
+
+/// Most commands committed together by one group.
+const MAX_GROUP: usize = 256;
+
+/// Write commands run together and committed as one batch.
+struct Group<'a> {
+    guard: crate::store::WriteGuard<'a>,
+    txn: crate::store::Txn<'a>,
+    replies: Vec<Reply>,
+}
+
+/// Commits a group and encodes its replies: each command's own reply if the commit
+/// succeeded, else the commit's error for every command that did not fail by itself.
+fn flush(group: Option<Group<'_>>, proto: u8, out: &mut Vec<u8>) {
+    let Some(Group {
+        guard,
+        txn,
+        replies,
+    }) = group
+    else {
+        return;
+    };
+    let committed = txn.commit();
+    drop(guard);
+    for r in replies {
+        match &committed {
+            Err(e) if !r.is_error() => e.encode(proto, out),
+            _ => r.encode(proto, out),
+        }
+    }
+}
+
+/// True for commands that may block for more than a few microseconds.
+fn is_heavy(c: &Command, always: bool) -> bool {
+    matches!(
+        c.name,
+        "keys" | "flushdb" | "smembers" | "exec" | "del" | "info" | "scan" | "sscan"
+    ) || (always && matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_)))
+}
+
+impl Conn {
+    /// Runs requests off the front of `batch` in order, appending replies to `out`, until
+    /// `out` holds [`OUT_CHUNK`] bytes or `batch` is empty.
+    ///
+    /// Consecutive plain write commands share one write set and are committed together
+    /// (group commit: one WAL record, and with `appendfsync always` one fsync, for the run);
+    /// their replies go out only after that commit. Any other command first commits the
+    /// group, so it sees every earlier write of the connection.
+    fn run_batch(&mut self, batch: &mut VecDeque<Args>, out: &mut Vec<u8>) -> Flow {
+        if batch.is_empty() {
+            return Flow::Continue;
+        }
+        let always = self.shared.config.appendfsync == AppendFsync::Always;
+        let heavy = batch
+            .iter()
+            .any(|a| cmd::lookup(&a[0]).is_some_and(|c| is_heavy(c, always)));
+        let store = Arc::clone(&self.shared.store);
+        let mut run = || {
+            let mut flow = Flow::Continue;
+            let mut group: Option<Group<'_>> = None;
+            while let Some(args) = batch.pop_front() {
+                if flow == Flow::Close || out.len() >= OUT_CHUNK {
+                    batch.push_front(args);
+                    break;
+                }
+                let Some((c, f)) = self.groupable(&args) else {
+                    flush(group.take(), self.proto, out);
+                    flow = self.execute(args, out);
+                    continue;
+                };
+                self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+                let keys = || c.key_positions(args.len()).map(|i| &args[i][..]);
+                if let Some(g) = group.as_mut()
+                    && (g.replies.len() >= MAX_GROUP
+                        || g.txn.len() >= MAX_GROUP * 4
+                        || !g.guard.try_add(keys()))
+                {
+                    flush(group.take(), self.proto, out);
+                }
+                let g = group.get_or_insert_with(|| Group {
+                    guard: store.lock_keys(keys()),
+                    txn: store.txn(),
+                    replies: Vec::new(),
+                });
+                let r = f(&mut g.txn, &args).unwrap_or_else(|e| e);
+                g.replies.push(r);
+            }
+            flush(group.take(), self.proto, out);
+            flow
+        };
+        if heavy {
+            tokio::task::block_in_place(run)
+        } else {
+            run()
+        }
+    }
+
+    /// The handler of `args` when it is a plain write command that may join a group:
+    /// authenticated, known, well-formed, outside MULTI.
+    fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
+        if !self.authed || self.multi.is_some() {
+            return None;
+        }
+        let c = cmd::lookup(&args[0])?;
+        let Kind::Write(f) = c.kind else {
+            return None;
+        };
+        let ok = c.arity_ok(args.len())
+            && c.key_positions(args.len())
+                .all(|i| args[i].len() <= MAX_KEY_LEN);
+        ok.then_some((c, f))
+    }
+
+    /// Runs one request; appends its reply.
+    fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
+        self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+        let (reply, flow) = self.dispatch(args);
+        reply.encode(self.proto, out);
+        flow
+    }
+
+    fn dispatch(&mut self, args: Args) -> (Reply, Flow) {
+        // Redis's order of checks: existence, arity, then authentication.
+        let Some(c) = cmd::lookup(&args[0]) else {
+            self.flag_multi();
+            return (unknown_command(&args), Flow::Continue);
+        };
+        if !c.arity_ok(args.len()) {
+            self.flag_multi();
+            return (wrong_arity(c.name), Flow::Continue);
+        }
+        if !self.authed && !matches!(c.name, "auth" | "hello" | "quit") {
+            self.flag_multi();
+            return (Reply::Error(NOAUTH.into()), Flow::Continue);
+        }
+        if c.key_positions(args.len())
+            .any(|i| args[i].len() > MAX_KEY_LEN)
+        {
+            self.flag_multi();
+            return (
+                Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")),
+                Flow::Continue,
+            );
+        }
+        if self.multi.is_some()
+            && !matches!(c.name, "exec" | "discard" | "multi" | "quit" | "reset")
+        {
+            // The queue lives in memory until EXEC: bound it like the query buffer.
+            let size: usize = args.iter().map(|a| a.len() + 16).sum();
+            if self.multi_bytes + size > self.shared.config.client_query_buffer_limit {
+                self.flag_multi();
+                return (
+                    Reply::err(
+                        "transaction too large: queued commands exceed client-query-buffer-limit",
+                    ),
+                    Flow::Continue,
+                );
+            }
+            self.multi_bytes += size;
+            if let Some(q) = self.multi.as_mut() {
+                q.push(args);
+            }
+            return (Reply::Status("QUEUED".into()), Flow::Continue);
+        }
+        self.run(c, &args)
+    }
+
+    fn flag_multi(&mut self) {
+        if self.multi.is_some() {
+            self.multi_error = true;
+        }
+    }
+
+    /// Runs a known, checked command outside a transaction.
+    fn run(&mut self, c: &Command, args: &[Bytes]) -> (Reply, Flow) {
+        let store = Arc::clone(&self.shared.store);
+        let reply = match c.kind {
+            Kind::Read(f) => {
+                let mut txn = store.txn();
+                f(&mut txn, args).unwrap_or_else(|e| e)
+            }
+            Kind::Write(f) => {
+                let _g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
+                let mut txn = store.txn();
+                match f(&mut txn, args) {
+                    Ok(r) => txn.commit().map(|()| r).unwrap_or_else(|e| e),
+                    Err(e) => e,
+                }
+            }
+            Kind::Exclusive(f) => {
+                let _g = store.lock_all();
+                let mut txn = store.txn();
+                match f(&mut txn, args) {
+                    Ok(r) => txn.commit().map(|()| r).unwrap_or_else(|e| e),
+                    Err(e) => e,
+                }
+            }
+            Kind::Conn => return self.conn_command(c, args),
+        };
+        (reply, Flow::Continue)
+    }
+
+    fn conn_command(&mut self, c: &Command, a: &[Bytes]) -> (Reply, Flow) {
+        let r = match c.name {
+            "ping" => match a.len() {
+                1 => Reply::Status("PONG".into()),
+                2 => Reply::Bulk(a[1].clone()),
+                _ => wrong_arity("ping"),
+            },
+            "echo" => Reply::Bulk(a[1].clone()),
+            "hello" => self.hello(a),
+            "auth" => self.auth(a),
+            "select" => match parse_i64(&a[1]) {
+                Some(0) => Reply::Ok,
+                Some(_) => Reply::err("DB index is out of range"),
+                None => Reply::err(NOT_INT),
+            },
+            "quit" => return (Reply::Ok, Flow::Close),
+            "reset" => {
+                self.multi = None;
+                self.multi_error = false;
+                self.proto = 2;
+                self.name = None;
+                self.authed = self.shared.config.requirepass.is_none();
+                Reply::Status("RESET".into())
+            }
+            "client" => self.client(a),
+            "command" => handshake::command(a),
+            "config" => self.config(a),
+            "info" => Reply::Verbatim(crate::info::render(&self.shared, &a[1..])),
+            "multi" => {
+                if self.multi.is_some() {
+                    Reply::err("MULTI calls can not be nested")
+                } else {
+                    self.multi = Some(Vec::new());
+                    self.multi_error = false;
+                    self.multi_bytes = 0;
+                    Reply::Ok
+                }
+            }
+            "discard" => {
+                if self.multi.take().is_some() {
+                    self.multi_error = false;
+                    Reply::Ok
+                } else {
+                    Reply::err("DISCARD without MULTI")
+                }
+            }
+            "exec" => self.exec(),
+            _ => unknown_command(a),
+        };
+        (r, Flow::Continue)
+    }
+
+    /// EXEC: every queued command runs against one write set, committed as one atomic
+    /// batch, with every other writer locked out meanwhile.
+    fn exec(&mut self) -> Reply {
+        let Some(queue) = self.multi.take() else {
+            return Reply::err("EXEC without MULTI");
+        };
+        if std::mem::take(&mut self.multi_error) {
+            return Reply::Error(
+                "EXECABORT Transaction discarded because of previous errors.".into(),
+            );
+        }
+        let store = Arc::clone(&self.shared.store);
+        let _g = store.lock_all();
+        let mut txn = store.txn();
+        let mut replies = Vec::with_capacity(queue.len());
+        for args in &queue {
+            let Some(c) = cmd::lookup(&args[0]) else {
+                replies.push(unknown_command(args));
+                continue;
+            };
+            let r = match c.kind {
+                Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => {
+                    f(&mut txn, args).unwrap_or_else(|e| e)
+                }
+                Kind::Conn => self.conn_command(c, args).0,
+            };
+            replies.push(r);
+        }
+        match txn.commit() {
+            Ok(()) => Reply::Array(replies),
+            Err(e) => e,
+        }
+    }
+}
+
+/// Redis's arity error.
+pub fn wrong_arity(name: &str) -> Reply {
+    Reply::err(format!("wrong number of arguments for '{name}' command"))
+}
+
+/// Redis's unknown-command error: the name and the first arguments, up to about 128 bytes.
+pub fn unknown_command(a: &[Bytes]) -> Reply {
+    let name: String = String::from_utf8_lossy(&a[0]).chars().take(128).collect();
+    let mut args = String::new();
+    for arg in &a[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        let text = String::from_utf8_lossy(arg);
+        let mut cut = text.len().min(room);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        args.push_str(&format!("'{}' ", &text[..cut]));
+    }
+    Reply::err(format!(
+        "unknown command '{name}', with args beginning with: {args}"
+    ))
+}

@@ -1,0 +1,43 @@
+//! # bloomkv-server
+//!
+//! A Redis-protocol server in front of the [`bloomkv`] engine: every Redis client, `redis-cli`
+//! and `redis-benchmark` work unchanged, and the data lives in the LSM tree on disk. Speaks
+//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets and
+//! RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), bloomkv_server::ServerError> {
+//! use bloomkv_server::{Config, Server};
+//!
+//! let server = Server::start(Config { dir: "/tmp/kv".into(), port: 0, ..Config::default() })?;
+//! println!("redis-cli -p {}", server.local_addr().port());
+//! server.shutdown()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`run`] is what the `bloomkv-server` binary calls: it serves until SIGINT or SIGTERM.
+//! See `docs/SERVER.md` for the flags, commands, data model and durability.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::dbg_macro,
+    clippy::todo
+)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod bloom;
+pub mod cmd;
+pub mod config;
+mod conn;
+pub mod glob;
+mod info;
+pub mod resp;
+mod server;
+pub mod store;
+pub mod walsync;
+
+pub use config::{AppendFsync, Config};
+pub use server::{Server, ServerError, Shared, run};

@@ -1,0 +1,596 @@
+//! The Redis protocol: an incremental request parser (multibulk and inline requests) with
+//! Redis's limits and error texts, and the reply type with its RESP2 and RESP3 encodings.
+//!
+//! The parser is our own rather than a crate's (see docs/SERVER.md, "Why our own parser"):
+//! it keeps its place between reads, so a 100 MB bulk arriving in 64 KiB pieces or a pipeline of
+//! 10k commands is scanned once, not again from its start on every read; it checks each length
+//! against the limits *before* reserving memory; and it answers with Redis's own
+//! `Protocol error: ...` texts, which clients and tests compare.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+/// One request: the command name followed by its arguments, as sent.
+pub type Args = Vec<Bytes>;
+
+/// Bounds the parser enforces on every client's input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest bulk string accepted (Redis's `proto-max-bulk-len`, 512 MB).
+    pub max_bulk_len: usize,
+    /// Most elements in one request (Redis accepts up to `i32::MAX`; memory is bounded by
+    /// `max_query_buffer` in any case, because elements are never reserved ahead of their bytes).
+    pub max_multibulk_len: usize,
+    /// Longest inline request or header line (Redis: 64 KiB).
+    pub max_inline_len: usize,
+    /// Most bytes of unparsed input a client may hold (Redis's `client-query-buffer-limit`,
+    /// 1 GB); beyond it the connection is closed.
+    pub max_query_buffer: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bulk_len: 512 * 1024 * 1024,
+            max_multibulk_len: i32::MAX as usize,
+            max_inline_len: 64 * 1024,
+            max_query_buffer: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// A request the parser cannot accept. The connection answers `-ERR Protocol error: <text>`
+/// and is closed, as Redis does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl std::fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Protocol error: {}", self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+fn perr<T>(text: impl Into<String>) -> Result<T, ProtocolError> {
+    Err(ProtocolError(text.into()))
+}
+
+/// Incremental request parser. Feed it the connection's buffer after every read; it takes
+/// whole requests off the front and remembers how far into a partial request it got.
+#[derive(Debug)]
+pub struct Parser {
+    limits: Limits,
+    /// Elements still expected by the multibulk request in progress (0: none in progress).
+    remaining: usize,
+    /// Arguments of the multibulk request in progress.
+    args: Args,
+    /// Length of the bulk string whose header has been read but whose bytes have not.
+    bulk_len: Option<usize>,
+    /// False while the client must still authenticate: requests are then held to 10
+    /// elements and bulks to 16 KiB, as Redis does, so an unauthenticated client cannot make
+    /// the server buffer much.
+    authenticated: bool,
+}
+
+/// Most elements of a request from a client that has not authenticated (Redis: 10).
+pub const UNAUTH_MAX_MULTIBULK: i64 = 10;
+/// Longest bulk string from a client that has not authenticated (Redis: 16 KiB).
+pub const UNAUTH_MAX_BULK: i64 = 16 * 1024;
+
+impl Parser {
+    /// A parser enforcing `limits`.
+    pub fn new(limits: Limits) -> Parser {
+        Parser {
+            limits,
+            remaining: 0,
+            args: Vec::new(),
+            bulk_len: None,
+            authenticated: true,
+        }
+    }
+
+    /// Tells the parser whether the client has authenticated (takes effect from the next
+    /// request; see [`UNAUTH_MAX_MULTIBULK`] and [`UNAUTH_MAX_BULK`]).
+    pub fn set_authenticated(&mut self, yes: bool) {
+        self.authenticated = yes;
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Bytes the request in progress still needs before it can complete, when known (the rest
+    /// of a bulk string); lets the caller reserve exactly that much once.
+    pub fn pending_bulk(&self, buf: &BytesMut) -> Option<usize> {
+        self.bulk_len.map(|n| (n + 2).saturating_sub(buf.len()))
+    }
+
+    /// Takes the next complete request off the front of `buf`.
+    ///
+    /// Returns `Ok(None)` when `buf` holds no complete request yet (what it does hold stays
+    /// in `buf` or in the parser). Empty requests (`*0`, `*-1`, blank inline lines) are
+    /// skipped, as Redis skips them.
+    ///
+    /// # Errors
+    /// A [`ProtocolError`] with Redis's text for malformed input or input over the limits.
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Args>, ProtocolError> {
+        loop {
+            if self.remaining == 0 {
+                if buf.is_empty() {
+                    return Ok(None);
+                }
+                if buf[0] != b'*' {
+                    match self.inline(buf)? {
+                        Some(args) if args.is_empty() => continue,
+                        other => return Ok(other),
+                    }
+                }
+                let Some(line) = self.line(buf, true)? else {
+                    return Ok(None);
+                };
+                let n = match parse_len(&line[1..]) {
+                    Some(n) if n <= self.limits.max_multibulk_len as i64 => n,
+                    _ => return perr("invalid multibulk length"),
+                };
+                if n <= 0 {
+                    continue;
+                }
+                if !self.authenticated && n > UNAUTH_MAX_MULTIBULK {
+                    return perr("unauthenticated multibulk length");
+                }
+                self.remaining = n as usize;
+                self.args = Vec::with_capacity(self.remaining.min(1024));
+            }
+            while self.remaining > 0 {
+                let len = match self.bulk_len {
+                    Some(len) => len,
+                    None => {
+                        let Some(line) = self.line(buf, false)? else {
+                            return Ok(None);
+                        };
+                        if line[0] != b'$' {
+                            return perr(format!(
+                                "expected '$', got '{}'",
+                                char::from(line[0]).escape_default()
+                            ));
+                        }
+                        let len = match parse_len(&line[1..]) {
+                            Some(n) if n >= 0 && n as u64 <= self.limits.max_bulk_len as u64 => {
+                                n as usize
+                            }
+                            _ => return perr("invalid bulk length"),
+                        };
+                        if !self.authenticated && len as i64 > UNAUTH_MAX_BULK {
+                            return perr("unauthenticated bulk length");
+                        }
+                        self.bulk_len = Some(len);
+                        len
+                    }
+                };
+                if buf.len() < len + 2 {
+                    return Ok(None);
+                }
+                let arg = buf.split_to(len).freeze();
+                if &buf[..2] != b"\r\n" {
+                    // Redis does not check the terminator; being strict costs nothing and
+                    // catches clients whose lengths are off.
+                    return perr("invalid bulk terminator");
+                }
+                buf.advance(2);
+                self.bulk_len = None;
+                self.args.push(arg);
+                self.remaining -= 1;
+            }
+            return Ok(Some(std::mem::take(&mut self.args)));
+        }
+    }
+
+    /// Takes one `\r\n`-terminated header line (without the terminator) off `buf`;
+    /// `mbulk` says whether it is a request's `*` header or an argument's `$` header.
+    fn line(&self, buf: &mut BytesMut, mbulk: bool) -> Result<Option<BytesMut>, ProtocolError> {
+        let invalid = if mbulk {
+            "invalid multibulk length"
+        } else {
+            "invalid bulk length"
+        };
+        let too_big = if mbulk {
+            "too big mbulk count string"
+        } else {
+            "too big bulk count string"
+        };
+        match memchr(b'\r', buf) {
+            Some(i) if i > self.limits.max_inline_len => perr(too_big),
+            Some(i) if i + 1 < buf.len() => {
+                if buf[i + 1] != b'\n' {
+                    return perr(invalid);
+                }
+                let line = buf.split_to(i);
+                buf.advance(2);
+                if line.len() < 2 {
+                    // A header of only its type byte ("*\r\n", "$\r\n").
+                    return perr(invalid);
+                }
+                Ok(Some(line))
+            }
+            Some(_) => Ok(None),
+            None if buf.len() <= self.limits.max_inline_len => Ok(None),
+            None => perr(too_big),
+        }
+    }
+
+    /// Parses an inline request (a line of space-separated, optionally quoted words).
+    fn inline(&self, buf: &mut BytesMut) -> Result<Option<Args>, ProtocolError> {
+        let Some(nl) = memchr(b'\n', buf) else {
+            if buf.len() > self.limits.max_inline_len {
+                return perr("too big inline request");
+            }
+            return Ok(None);
+        };
+        if nl > self.limits.max_inline_len {
+            return perr("too big inline request");
+        }
+        let mut line = buf.split_to(nl + 1);
+        line.truncate(nl);
+        if line.last() == Some(&b'\r') {
+            line.truncate(nl - 1);
+        }
+        match split_inline(&line) {
+            Some(words) => Ok(Some(words.into_iter().map(Bytes::from).collect())),
+            None => perr("unbalanced quotes in request"),
+        }
+    }
+}
+
+fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == needle)
+}
+
+/// Parses a decimal length as Redis does: optional '-', digits only, no leading '+' or spaces.
+fn parse_len(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        v = v * 10 + i64::from(d - b'0');
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// Splits an inline request into words: runs of non-blank bytes, or "double-quoted" strings
+/// with backslash escapes (`\n`, `\r`, `\t`, `\b`, `\a`, `\xHH`, `\"`, `\\`), or 'single-quoted'
+/// strings (only `\'` escaped). `None` for unbalanced quotes or a closing quote not followed
+/// by a blank.
+pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut words = Vec::new();
+    let mut i = 0;
+    let n = line.len();
+    loop {
+        while i < n && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= n {
+            return Some(words);
+        }
+        let mut word = Vec::new();
+        match line[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    if i >= n {
+                        return None;
+                    }
+                    match line[i] {
+                        b'\\'
+                            if i + 3 < n
+                                && line[i + 1] == b'x'
+                                && line[i + 2].is_ascii_hexdigit()
+                                && line[i + 3].is_ascii_hexdigit() =>
+                        {
+                            word.push(hex(line[i + 2]) * 16 + hex(line[i + 3]));
+                            i += 4;
+                        }
+                        b'\\' if i + 1 < n => {
+                            word.push(match line[i + 1] {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                b'b' => 8,
+                                b'a' => 7,
+                                c => c,
+                            });
+                            i += 2;
+                        }
+                        b'"' => {
+                            i += 1;
+                            if i < n && !line[i].is_ascii_whitespace() {
+                                return None;
+                            }
+                            break;
+                        }
+                        c => {
+                            word.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            b'\'' => {
+                i += 1;
+                loop {
+                    if i >= n {
+                        return None;
+                    }
+                    match line[i] {
+                        b'\\' if i + 1 < n && line[i + 1] == b'\'' => {
+                            word.push(b'\'');
+                            i += 2;
+                        }
+                        b'\'' => {
+                            i += 1;
+                            if i < n && !line[i].is_ascii_whitespace() {
+                                return None;
+                            }
+                            break;
+                        }
+                        c => {
+                            word.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                while i < n && !line[i].is_ascii_whitespace() {
+                    word.push(line[i]);
+                    i += 1;
+                }
+            }
+        }
+        words.push(word);
+    }
+}
+
+fn hex(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c.to_ascii_lowercase().wrapping_sub(b'a').wrapping_add(10) & 15,
+    }
+}
+
+/// A reply, independent of the protocol version; [`Reply::encode`] writes it as RESP2 or RESP3.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// `+OK`.
+    Ok,
+    /// `+QUEUED` and other status replies.
+    Status(String),
+    /// An error; the text starts with its code (`ERR`, `WRONGTYPE`, `NOAUTH`, ...).
+    Error(String),
+    /// An integer.
+    Int(i64),
+    /// A bulk string.
+    Bulk(Bytes),
+    /// The null reply (RESP2 `$-1`, RESP3 `_`).
+    Nil,
+    /// The null array (RESP2 `*-1`, RESP3 `_`).
+    NilArray,
+    /// An array.
+    Array(Vec<Reply>),
+    /// A map (RESP3 `%`; RESP2 a flat array of keys and values).
+    Map(Vec<(Reply, Reply)>),
+    /// A set (RESP3 `~`; RESP2 an array).
+    Set(Vec<Reply>),
+    /// A double (RESP3 `,`; RESP2 a bulk string).
+    Double(f64),
+    /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
+    Verbatim(String),
+}
+
+impl Reply {
+    /// An error reply with `ERR ` in front of `text`.
+    pub fn err(text: impl std::fmt::Display) -> Reply {
+        Reply::Error(format!("ERR {text}"))
+    }
+
+    /// A bulk string reply from anything byte-like.
+    pub fn bulk(b: impl Into<Bytes>) -> Reply {
+        Reply::Bulk(b.into())
+    }
+
+    /// A bulk string reply or nil.
+    pub fn opt_bulk(b: Option<Vec<u8>>) -> Reply {
+        b.map_or(Reply::Nil, |v| Reply::Bulk(Bytes::from(v)))
+    }
+
+    /// True for error replies.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+
+    /// Appends the encoding of this reply in protocol version `proto` (2 or 3) to `out`.
+    pub fn encode(&self, proto: u8, out: &mut Vec<u8>) {
+        let resp3 = proto >= 3;
+        match self {
+            Reply::Ok => out.extend_from_slice(b"+OK\r\n"),
+            Reply::Status(s) => {
+                out.push(b'+');
+                push_clean(out, s.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Error(s) => {
+                out.push(b'-');
+                push_clean(out, s.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Int(i) => header(out, b':', *i),
+            Reply::Bulk(b) => bulk(out, b),
+            Reply::Nil if resp3 => out.extend_from_slice(b"_\r\n"),
+            Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::NilArray if resp3 => out.extend_from_slice(b"_\r\n"),
+            Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Array(items) => {
+                header(out, b'*', items.len() as i64);
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
+            Reply::Set(items) => {
+                header(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
+            Reply::Map(pairs) => {
+                if resp3 {
+                    header(out, b'%', pairs.len() as i64);
+                } else {
+                    header(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (k, v) in pairs {
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Double(d) => {
+                let text = format_double(*d);
+                if resp3 {
+                    out.push(b',');
+                    out.extend_from_slice(text.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                } else {
+                    bulk(out, text.as_bytes());
+                }
+            }
+            Reply::Verbatim(s) => {
+                if resp3 {
+                    header(out, b'=', s.len() as i64 + 4);
+                    out.extend_from_slice(b"txt:");
+                    out.extend_from_slice(s.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                } else {
+                    bulk(out, s.as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// A status or error line may not hold CR or LF: Redis replaces them with spaces.
+fn push_clean(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend(
+        s.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+    );
+}
+
+fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
+    out.push(kind);
+    let mut buf = itoa_buf(n);
+    out.append(&mut buf);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn bulk(out: &mut Vec<u8>, b: &[u8]) {
+    header(out, b'$', b.len() as i64);
+    out.extend_from_slice(b);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn itoa_buf(n: i64) -> Vec<u8> {
+    n.to_string().into_bytes()
+}
+
+/// Formats a double as Redis does for replies (`inf`, `-inf`, `nan`, else the shortest
+/// round-trip text).
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        "nan".into()
+    } else if d.is_infinite() {
+        if d > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{d}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
+        let mut p = Parser::new(Limits::default());
+        let mut buf = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(a) = p.next(&mut buf)? {
+            out.push(a.iter().map(|b| b.to_vec()).collect());
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn multibulk_and_inline() {
+        let got = parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\nset a \"b c\"\r\n").unwrap();
+        assert_eq!(
+            got,
+            vec![
+                vec![b"GET".to_vec(), b"k".to_vec()],
+                vec![b"PING".to_vec()],
+                vec![b"set".to_vec(), b"a".to_vec(), b"b c".to_vec()],
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_at_a_time_gives_the_same_requests() {
+        let input = b"*3\r\n$3\r\nSET\r\n$5\r\nhello\r\n$0\r\n\r\n*0\r\n*1\r\n$4\r\nPING\r\n";
+        let mut p = Parser::new(Limits::default());
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for &b in input.iter() {
+            buf.extend_from_slice(&[b]);
+            while let Some(a) = p.next(&mut buf).unwrap() {
+                out.push(a);
+            }
+        }
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0][2].len(), 0);
+        assert_eq!(&out[1][0][..], b"PING");
+    }
+
+    #[test]
+    fn errors_have_redis_texts() {
+        let e = |i: &[u8]| parse_all(i).unwrap_err().0;
+        assert_eq!(e(b"*x\r\n"), "invalid multibulk length");
+        assert_eq!(e(b"*1\r\n$-5\r\n"), "invalid bulk length");
+        assert_eq!(e(b"*1\r\n$600000000\r\n"), "invalid bulk length");
+        assert_eq!(e(b"*1\r\n+foo\r\n"), "expected '$', got '+'");
+        assert_eq!(e(b"set a \"b\r\n"), "unbalanced quotes in request");
+        let long = vec![b'a'; 70 * 1024];
+        assert_eq!(e(&long), "too big inline request");
+        let mut long = b"*".to_vec();
+        long.extend(vec![b'1'; 70 * 1024]);
+        assert_eq!(e(&long), "too big mbulk count string");
+    }
+
+    #[test]
+    fn resp2_and_resp3_encodings() {
+        let r = Reply::Map(vec![(Reply::bulk("proto"), Reply::Int(3))]);
+        let mut o = Vec::new();
+        r.encode(3, &mut o);
+        assert_eq!(o, b"%1\r\n$5\r\nproto\r\n:3\r\n");
+        o.clear();
+        r.encode(2, &mut o);
+        assert_eq!(o, b"*2\r\n$5\r\nproto\r\n:3\r\n");
+        o.clear();
+        Reply::Nil.encode(2, &mut o);
+        Reply::Nil.encode(3, &mut o);
+        Reply::Error("ERR a\r\nb".into()).encode(2, &mut o);
+        assert_eq!(o, b"$-1\r\n_\r\n-ERR a  b\r\n");
+    }
+}

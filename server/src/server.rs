@@ -1,0 +1,297 @@
+//! Starting, running and stopping a server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::config::{AppendFsync, Config};
+use crate::store::Store;
+use crate::walsync::WalSyncEnv;
+
+/// Why a server could not start or stopped with an error.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The database could not be opened or failed.
+    Engine(bloomkv::Error),
+    /// A socket, runtime or thread error.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerError::Engine(e) => write!(f, "database: {e}"),
+            ServerError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+impl From<bloomkv::Error> for ServerError {
+    fn from(e: bloomkv::Error) -> Self {
+        ServerError::Engine(e)
+    }
+}
+
+impl From<std::io::Error> for ServerError {
+    fn from(e: std::io::Error) -> Self {
+        ServerError::Io(e)
+    }
+}
+
+/// State every connection shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// The keyspace.
+    pub store: Arc<Store>,
+    /// The configuration.
+    pub config: Config,
+    /// The port actually bound.
+    pub port: u16,
+    /// When the server started.
+    pub started: Instant,
+    /// Clients connected now.
+    pub clients: AtomicUsize,
+    /// Last client id handed out.
+    pub next_client_id: AtomicU64,
+    /// Connections accepted since start.
+    pub total_connections: AtomicU64,
+    /// Connections refused for `maxclients`.
+    pub rejected_connections: AtomicU64,
+    /// Commands run since start.
+    pub total_commands: AtomicU64,
+}
+
+/// A running server: its address, and the means to stop it.
+///
+/// ```no_run
+/// # fn main() -> Result<(), bloomkv_server::ServerError> {
+/// let config = bloomkv_server::Config { port: 0, dir: "/tmp/db".into(), ..Default::default() };
+/// let server = bloomkv_server::Server::start(config)?;
+/// println!("listening on {}", server.local_addr());
+/// server.shutdown()?; // stop accepting, finish in-flight commands, sync the WAL, close
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    thread: Option<JoinHandle<Result<(), ServerError>>>,
+}
+
+/// Grace period for connections to finish their in-flight commands at shutdown.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Server {
+    /// Opens the database, binds the listener and starts serving on background threads.
+    ///
+    /// # Errors
+    /// [`ServerError::Engine`] if the database cannot be opened (for example it is locked
+    /// by another process); [`ServerError::Io`] if the address cannot be bound.
+    pub fn start(config: Config) -> Result<Server, ServerError> {
+        let env = Arc::new(if config.appendfsync == AppendFsync::Everysec {
+            WalSyncEnv::syncing_on_close()
+        } else {
+            WalSyncEnv::new()
+        });
+        let mut opts = config.engine_options();
+        opts.env = env.clone();
+        let db = bloomkv::Db::open(&config.dir, opts)?;
+        let store = Arc::new(Store::new(db, env)?);
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        rt.enable_all().thread_name("bloomkv-io");
+        if config.threads > 0 {
+            rt.worker_threads(config.threads);
+        }
+        let rt = rt.build()?;
+        let listener = rt.block_on(TcpListener::bind((config.bind, config.port)))?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            store: Arc::clone(&store),
+            port: addr.port(),
+            config,
+            started: Instant::now(),
+            clients: AtomicUsize::new(0),
+            next_client_id: AtomicU64::new(0),
+            total_connections: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
+            total_commands: AtomicU64::new(0),
+        });
+        let (stop, stop_rx) = watch::channel(false);
+        let thread = std::thread::Builder::new()
+            .name("bloomkv-server".into())
+            .spawn(move || {
+                let syncer = Syncer::start(&shared);
+                rt.block_on(accept_loop(listener, Arc::clone(&shared), stop_rx));
+                // Every connection has finished (or was cut off after the grace period):
+                // dropping the runtime drops their tasks and their handles on the store.
+                drop(rt);
+                if let Some(s) = syncer {
+                    s.stop();
+                }
+                let store = Arc::clone(&shared.store);
+                drop(shared);
+                store.sync_wal()?;
+                drop(store); // the last handle: the database closes here
+                Ok(())
+            })?;
+        Ok(Server {
+            addr,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address the server listens on (with the actual port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the server: no new connections, in-flight commands finish (for up to 5 s),
+    /// the WAL is synced and the database closed. Returns when all of that is done.
+    ///
+    /// # Errors
+    /// The WAL sync error, if any.
+    pub fn shutdown(mut self) -> Result<(), ServerError> {
+        let _ = self.stop.send(true);
+        self.join()
+    }
+
+    /// Waits until the server stops (after [`Server::shutdown`] from another handle of the
+    /// stop signal; see [`Server::stopper`]).
+    ///
+    /// # Errors
+    /// As for [`Server::shutdown`].
+    pub fn wait(mut self) -> Result<(), ServerError> {
+        self.join()
+    }
+
+    /// A function that asks the server to stop, usable from another thread (a signal
+    /// handler's task, for example).
+    pub fn stopper(&self) -> impl Fn() + Send + Sync + 'static {
+        let tx = self.stop.clone();
+        move || {
+            let _ = tx.send(true);
+        }
+    }
+
+    fn join(&mut self) -> Result<(), ServerError> {
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| ServerError::Io(std::io::Error::other("server thread panicked")))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        let _ = self.join();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            r = listener.accept() => match r {
+                Ok((sock, peer)) => {
+                    conns.spawn(crate::conn::serve(sock, peer, Arc::clone(&shared), stop.clone()));
+                }
+                Err(_) => {
+                    // Out of file descriptors or similar: back off instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        conns.abort_all();
+    }
+}
+
+/// The `appendfsync everysec` thread: syncs the WAL once a second until stopped.
+struct Syncer {
+    state: Arc<(Mutex<bool>, Condvar)>,
+    thread: JoinHandle<()>,
+}
+
+impl Syncer {
+    fn start(shared: &Shared) -> Option<Syncer> {
+        if shared.config.appendfsync != AppendFsync::Everysec {
+            return None;
+        }
+        let state = Arc::new((Mutex::new(false), Condvar::new()));
+        let st = Arc::clone(&state);
+        let store = Arc::clone(&shared.store);
+        let thread = std::thread::Builder::new()
+            .name("bloomkv-fsync".into())
+            .spawn(move || {
+                let (lock, cv) = &*st;
+                let mut stopped = lock.lock();
+                while !*stopped {
+                    cv.wait_for(&mut stopped, Duration::from_secs(1));
+                    if let Err(e) = store.sync_wal() {
+                        eprintln!("bloomkv-server: WAL sync failed: {e}");
+                    }
+                }
+            })
+            .ok()?;
+        Some(Syncer { state, thread })
+    }
+
+    fn stop(self) {
+        *self.state.0.lock() = true;
+        self.state.1.notify_all();
+        let _ = self.thread.join();
+    }
+}
+
+/// Runs a server until SIGINT or SIGTERM, then shuts it down cleanly.
+///
+/// # Errors
+/// As for [`Server::start`] and [`Server::shutdown`].
+pub fn run(config: Config) -> Result<(), ServerError> {
+    let server = Server::start(config)?;
+    eprintln!("bloomkv-server: listening on {}", server.local_addr());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = signal(SignalKind::terminate())?;
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await?;
+        Ok::<(), std::io::Error>(())
+    })?;
+    eprintln!("bloomkv-server: shutting down");
+    server.shutdown()?;
+    eprintln!("bloomkv-server: stopped");
+    Ok(())
+}

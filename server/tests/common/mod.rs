@@ -1,0 +1,197 @@
+//! Shared helpers: an in-process server on an ephemeral loopback port, `redis` crate clients,
+//! a raw RESP client for exact bytes, and the built binary for kill -9 tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use bloomkv_server::{Config, Server};
+use redis::{RedisResult, Value};
+
+/// A server in a temporary directory, stopped (cleanly) on drop.
+pub struct TestServer {
+    pub server: Option<Server>,
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl TestServer {
+    /// A server with default settings.
+    pub fn start() -> TestServer {
+        TestServer::with(|_| {})
+    }
+
+    /// A server whose config `tweak` adjusts.
+    pub fn with(tweak: impl FnOnce(&mut Config)) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            dir: dir.path().join("db"),
+            port: 0,
+            threads: 2,
+            ..Config::default()
+        };
+        tweak(&mut config);
+        let server = Server::start(config).unwrap();
+        let port = server.local_addr().port();
+        TestServer {
+            server: Some(server),
+            dir,
+            port,
+        }
+    }
+
+    /// A RESP2 client connection.
+    pub fn client(&self) -> redis::Connection {
+        client_at(&format!("redis://127.0.0.1:{}/", self.port))
+    }
+
+    /// A RESP3 client connection (the crate sends HELLO 3 on connect).
+    pub fn client3(&self) -> redis::Connection {
+        client_at(&format!("redis://127.0.0.1:{}/?protocol=resp3", self.port))
+    }
+
+    /// A raw TCP connection.
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+
+    /// Stops the server cleanly (keeps the directory).
+    pub fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.shutdown().unwrap();
+        }
+    }
+}
+
+pub fn client_at(url: &str) -> redis::Connection {
+    let c = redis::Client::open(url).unwrap();
+    let con = c.get_connection().unwrap();
+    con.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    con
+}
+
+/// Runs a command given as words; the raw result.
+pub fn q(con: &mut redis::Connection, words: &[&str]) -> RedisResult<Value> {
+    let mut c = redis::cmd(words[0]);
+    for w in &words[1..] {
+        c.arg(*w);
+    }
+    c.query(con)
+}
+
+/// Runs a command and returns its reply, panicking on an error reply.
+pub fn ok(con: &mut redis::Connection, words: &[&str]) -> Value {
+    q(con, words).unwrap_or_else(|e| panic!("{words:?} failed: {e}"))
+}
+
+/// Runs a command that must fail; returns the error line as the server sent it ("CODE detail").
+pub fn err(con: &mut redis::Connection, words: &[&str]) -> String {
+    match q(con, words) {
+        Ok(v) => panic!("{words:?} should fail, got {v:?}"),
+        Err(e) => match (e.code(), e.detail()) {
+            (Some(code), Some(detail)) => format!("{code} {detail}"),
+            (Some(code), None) => code.to_string(),
+            _ => e.to_string(),
+        },
+    }
+}
+
+pub fn bulk(s: &str) -> Value {
+    Value::BulkString(s.as_bytes().to_vec())
+}
+
+pub fn int(i: i64) -> Value {
+    Value::Int(i)
+}
+
+pub fn status(s: &str) -> Value {
+    Value::SimpleString(s.to_string())
+}
+
+pub fn ints(v: &[i64]) -> Value {
+    Value::Array(v.iter().map(|&i| Value::Int(i)).collect())
+}
+
+/// A raw RESP connection for exact bytes and malformed input.
+pub struct Raw {
+    pub s: TcpStream,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Raw { s }
+    }
+
+    pub fn send(&mut self, b: &[u8]) {
+        self.s.write_all(b).unwrap();
+    }
+
+    /// Encodes and sends one command.
+    pub fn cmd(&mut self, words: &[&[u8]]) {
+        let mut o = format!("*{}\r\n", words.len()).into_bytes();
+        for w in words {
+            o.extend_from_slice(format!("${}\r\n", w.len()).as_bytes());
+            o.extend_from_slice(w);
+            o.extend_from_slice(b"\r\n");
+        }
+        self.send(&o);
+    }
+
+    /// Reads until `n` bytes have arrived or the peer closes; returns what arrived.
+    pub fn read_n(&mut self, n: usize) -> Vec<u8> {
+        let mut out = vec![0u8; n];
+        let mut got = 0;
+        while got < n {
+            match self.s.read(&mut out[got..]) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => got += k,
+            }
+        }
+        out.truncate(got);
+        out
+    }
+
+    /// Reads until what arrived ends with `suffix` (or the peer closes).
+    pub fn read_until(&mut self, suffix: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut b = [0u8; 1];
+        while !out.ends_with(suffix) {
+            match self.s.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => out.push(b[0]),
+            }
+        }
+        out
+    }
+
+    /// Sends a command and expects exactly `want` back.
+    pub fn expect(&mut self, words: &[&[u8]], want: &[u8]) {
+        self.cmd(words);
+        let got = self.read_n(want.len());
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(want),
+            "reply to {:?}",
+            words
+                .iter()
+                .map(|w| String::from_utf8_lossy(w))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    /// True when the server has closed the connection (reads EOF within the timeout).
+    pub fn closed(&mut self) -> bool {
+        let mut b = [0u8; 64];
+        loop {
+            match self.s.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+}

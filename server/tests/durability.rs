@@ -1,0 +1,194 @@
+//! Data survives restarts, clean shutdowns and kill -9 (with `--appendfsync always`, no
+//! acknowledged write is lost).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bloomkv_server::{Config, Server};
+use common::*;
+use redis::Value;
+
+#[test]
+fn data_survives_a_clean_restart() {
+    let mut s = TestServer::start();
+    {
+        let mut c = s.client();
+        ok(&mut c, &["SET", "a", "1"]);
+        ok(&mut c, &["SADD", "s", "x", "y"]);
+        ok(&mut c, &["SETBIT", "b", "100000", "1"]);
+        ok(&mut c, &["BF.ADD", "bf", "url"]);
+    }
+    s.stop();
+    let server = Server::start(Config {
+        dir: s.dir.path().join("db"),
+        port: 0,
+        ..Config::default()
+    })
+    .unwrap();
+    let mut c = client_at(&format!(
+        "redis://127.0.0.1:{}/",
+        server.local_addr().port()
+    ));
+    assert_eq!(ok(&mut c, &["GET", "a"]), bulk("1"));
+    assert_eq!(ok(&mut c, &["SCARD", "s"]), int(2));
+    assert_eq!(ok(&mut c, &["GETBIT", "b", "100000"]), int(1));
+    assert_eq!(ok(&mut c, &["BF.EXISTS", "bf", "url"]), int(1));
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(4));
+    server.shutdown().unwrap();
+}
+
+#[allow(clippy::zombie_processes)] // every caller waits for the child
+fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkv-server"))
+        .arg("--dir")
+        .arg(dir)
+        .args(["--port", "0"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server prints "listening on 127.0.0.1:PORT" to stderr once bound.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "server did not start");
+        let line = lines.next().unwrap().unwrap();
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            let port = addr.rsplit(':').next().unwrap().trim().parse().unwrap();
+            // Keep draining stderr so the child never blocks on a full pipe.
+            std::thread::spawn(move || for _ in lines {});
+            return (child, port);
+        }
+    }
+}
+
+#[test]
+fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let acked = acked.clone();
+            std::thread::spawn(move || {
+                let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+                let mut done = Vec::new();
+                for i in 0.. {
+                    let k = format!("w{t}:{i}");
+                    let r: redis::RedisResult<Value> =
+                        redis::cmd("SET").arg(&k).arg(i).query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    let r: redis::RedisResult<Value> = redis::cmd("SADD")
+                        .arg(format!("set{t}"))
+                        .arg(&k)
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    done.push(k);
+                    acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                done
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 400 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done: Vec<Vec<String>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let total: usize = done.iter().map(Vec::len).sum();
+    assert!(total >= 400, "only {total} writes acknowledged");
+
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+    for (t, keys) in done.iter().enumerate() {
+        for k in keys {
+            let v: Option<i64> = redis::cmd("GET").arg(k).query(&mut c).unwrap();
+            assert!(v.is_some(), "acknowledged write {k} lost");
+            let m: i64 = redis::cmd("SISMEMBER")
+                .arg(format!("set{t}"))
+                .arg(k)
+                .query(&mut c)
+                .unwrap();
+            assert_eq!(m, 1, "acknowledged SADD of {k} lost");
+        }
+    }
+    sigterm_and_wait(&mut child);
+}
+
+fn sigterm_and_wait(child: &mut Child) {
+    let pid = child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            assert!(st.success(), "server exited with {st}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly_and_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (mut child, port) = spawn(&db, &["--appendfsync", "everysec"]);
+    {
+        let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+        let mut p = redis::pipe();
+        for i in 0..1000 {
+            p.cmd("SET").arg(format!("k{i}")).arg(i).ignore();
+        }
+        let () = p.query(&mut c).unwrap();
+        // Keep this client connected across the shutdown: it must not hold the server up.
+        sigterm_and_wait(&mut child);
+    }
+    let (mut child, port) = spawn(&db, &[]);
+    let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(1000));
+    assert_eq!(ok(&mut c, &["GET", "k999"]), bulk("999"));
+    sigterm_and_wait(&mut child);
+}
+
+fn background_syncs(c: &mut redis::Connection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("persistence").query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("wal_background_syncs:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn everysec_syncs_the_wal_in_the_background_and_no_does_not() {
+    let every = TestServer::with(|c| c.appendfsync = bloomkv_server::AppendFsync::Everysec);
+    let never = TestServer::with(|c| c.appendfsync = bloomkv_server::AppendFsync::No);
+    let (mut a, mut b) = (every.client(), never.client());
+    ok(&mut a, &["SET", "k", "v"]);
+    ok(&mut b, &["SET", "k", "v"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while background_syncs(&mut a) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no background WAL sync within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(background_syncs(&mut b), 0);
+}
