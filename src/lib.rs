@@ -79,8 +79,9 @@ pub mod version;
 pub mod wal;
 
 pub use batch::WriteBatch;
-pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
+pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
+pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;
 pub use options::{FilterAllocation, Options};
 pub use repair::{RepairReport, repair};

@@ -507,6 +507,73 @@ impl BlockIter {
     }
 }
 
+/// Backward movement. A block stores each key as a suffix of its predecessor, so stepping back
+/// means restarting at the closest restart point before the current entry and decoding forward
+/// to the entry just before it (at most one restart interval of entries).
+impl BlockIter {
+    /// Index of the last restart point whose offset is `< at` (0 when none is).
+    fn restart_before(&self, at: usize) -> usize {
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.block.restart(mid) < at {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+
+    /// Decodes forward from restart point `r` until the entry whose successor starts at
+    /// `stop` (or, with `stop == restarts_at`, the block's last entry).
+    fn walk_to_before(&mut self, r: usize, stop: usize) -> Result<()> {
+        self.key.clear();
+        self.load(self.block.restart(r), true)?;
+        while self.next_entry < stop {
+            self.step()?;
+        }
+        if self.next_entry != stop {
+            self.valid = false;
+            return Err(Error::corrupt_bytes(
+                self.current as u64,
+                "entries do not line up while stepping back",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Positions at the last entry.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn seek_to_last(&mut self) -> Result<()> {
+        if self.block.is_empty() {
+            self.valid = false;
+            self.current = self.block.restarts_at;
+            return Ok(());
+        }
+        let end = self.block.restarts_at;
+        self.walk_to_before(self.block.num_restarts - 1, end)
+    }
+
+    /// Moves to the entry before the current one; becomes invalid before the first entry.
+    /// REQUIRES: `valid()`.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn prev(&mut self) -> Result<()> {
+        let at = self.current;
+        if !self.valid || at == 0 {
+            self.valid = false;
+            self.current = self.block.restarts_at;
+            return Ok(());
+        }
+        let r = self.restart_before(at);
+        self.walk_to_before(r, at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,5 +675,38 @@ mod tests {
         }
         let none = block.verify_and_find(bytewise, None).unwrap();
         assert!(none.entry.is_none() && none.previous_key.is_none());
+    }
+
+    #[test]
+    fn backward_matches_forward() {
+        let keys: Vec<Vec<u8>> = (0..50u32)
+            .map(|i| format!("key{:04}", i * 2).into())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        for interval in [1, 3, 16, 1000] {
+            let block = build(&refs, interval);
+            let mut it = BlockIter::new(block.clone(), bytewise);
+            it.seek_to_last().unwrap();
+            let mut n = keys.len();
+            while it.valid() {
+                n -= 1;
+                assert_eq!(it.key(), &keys[n][..]);
+                assert_eq!(it.value(), &[keys[n].len() as u8]);
+                it.prev().unwrap();
+            }
+            assert_eq!(n, 0);
+            // Direction changes: forward after back, back after forward.
+            it.seek(b"key0050").unwrap();
+            it.prev().unwrap();
+            assert_eq!(it.key(), b"key0048");
+            it.advance().unwrap();
+            assert_eq!(it.key(), b"key0050");
+            it.advance().unwrap();
+            it.prev().unwrap();
+            assert_eq!(it.key(), b"key0050");
+        }
+        let mut empty = BlockIter::new(build(&[], 16), bytewise);
+        empty.seek_to_last().unwrap();
+        assert!(!empty.valid());
     }
 }
