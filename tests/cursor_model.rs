@@ -93,7 +93,11 @@ fn check(c: &Cursor, view: &[(Vec<u8>, Vec<u8>)], pos: Option<usize>, what: &str
     c.status().unwrap();
     match pos {
         Some(i) => {
-            assert!(c.valid(), "{what}: expected {:?}", String::from_utf8_lossy(&view[i].0));
+            assert!(
+                c.valid(),
+                "{what}: expected {:?}",
+                String::from_utf8_lossy(&view[i].0)
+            );
             assert_eq!(c.key(), view[i].0.as_slice(), "{what}");
             assert_eq!(c.value(), view[i].1.as_slice(), "{what}");
         }
@@ -186,7 +190,9 @@ fn run(ops: Vec<Op>) {
                 let view: Vec<(Vec<u8>, Vec<u8>)> = if bounds.is_some_and(|(a, b)| a > b) {
                     Vec::new()
                 } else {
-                    m.range(range).map(|(k, v)| (k.clone(), v.clone())).collect()
+                    m.range(range)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
                 };
                 let mut c = db.cursor(&opts);
                 let late = steps.len() as u8;
@@ -204,8 +210,15 @@ fn run(ops: Vec<Op>) {
                     .collect();
                 let mut it = it;
                 let (mut front, mut back) = (Vec::new(), Vec::new());
-                for &from_front in pattern.iter().chain(std::iter::repeat_n(&true, want.len() + 1)) {
-                    let got = if from_front { it.next() } else { it.next_back() };
+                for &from_front in pattern
+                    .iter()
+                    .chain(std::iter::repeat_n(&true, want.len() + 1))
+                {
+                    let got = if from_front {
+                        it.next()
+                    } else {
+                        it.next_back()
+                    };
                     match got {
                         Some(kv) if from_front => front.push(kv.unwrap()),
                         Some(kv) => back.push(kv.unwrap()),
@@ -232,7 +245,11 @@ fn run(ops: Vec<Op>) {
     }
     // The whole view, backward.
     let got: Vec<_> = db.iter().rev().map(|kv| kv.unwrap()).collect();
-    let want: Vec<_> = model.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let want: Vec<_> = model
+        .iter()
+        .rev()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     assert_eq!(got, want);
 }
 

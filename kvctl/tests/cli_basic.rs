@@ -131,7 +131,10 @@ fn scan_reverse() {
     assert_eq!(keys(&["--prefix", "zz"]), Vec::<String>::new());
     // The same after the entries moved into a table.
     t.ok(&["compact"]);
-    assert_eq!(keys(&["--start", "a", "--end", "c"]), ["b3", "b2", "b1", "a"]);
+    assert_eq!(
+        keys(&["--start", "a", "--end", "c"]),
+        ["b3", "b2", "b1", "a"]
+    );
 }
 
 #[test]

@@ -70,8 +70,12 @@ impl<'a> ReadOptions<'a> {
 
     fn bounds(&self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
         (
-            self.lower_bound.clone().map_or(Bound::Unbounded, Bound::Included),
-            self.upper_bound.clone().map_or(Bound::Unbounded, Bound::Excluded),
+            self.lower_bound
+                .clone()
+                .map_or(Bound::Unbounded, Bound::Included),
+            self.upper_bound
+                .clone()
+                .map_or(Bound::Unbounded, Bound::Excluded),
         )
     }
 }

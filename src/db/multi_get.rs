@@ -141,7 +141,10 @@ impl Db {
             Some(p) if !Arc::ptr_eq(p, &inner.opts.filter_policy) => Some(Arc::clone(p)),
             _ => None,
         };
-        let lookups: Vec<&[u8]> = batch.iter().map(|&i| pending[i].lookup.as_slice()).collect();
+        let lookups: Vec<&[u8]> = batch
+            .iter()
+            .map(|&i| pending[i].lookup.as_slice())
+            .collect();
         let hashes: Vec<u64> = batch
             .iter()
             .map(|&i| match &own_policy {

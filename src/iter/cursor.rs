@@ -172,8 +172,7 @@ impl Cursor {
             if !c.above_lower(target) {
                 return c.first();
             }
-            c.inner
-                .seek(&key::encode(target, c.snapshot, KIND_SEEK))?;
+            c.inner.seek(&key::encode(target, c.snapshot, KIND_SEEK))?;
             c.find_next(false)
         })
     }
@@ -189,7 +188,8 @@ impl Cursor {
                 return c.last();
             }
             // Sequence 0 with the lowest kind sorts after every entry of `target`.
-            c.inner.seek_for_prev(&key::encode(target, 0, Kind::Delete))?;
+            c.inner
+                .seek_for_prev(&key::encode(target, 0, Kind::Delete))?;
             c.find_prev()
         })
     }
@@ -199,6 +199,11 @@ impl Cursor {
     ///
     /// # Errors
     /// As for [`Cursor::seek_to_first`].
+    #[expect(
+        clippy::should_implement_trait,
+        reason = "the LevelDB/RocksDB cursor contract: next moves, key/value read; \
+                  Db::iter is the std Iterator"
+    )]
     pub fn next(&mut self) -> Result<()> {
         if !self.valid {
             return Ok(());

@@ -154,7 +154,10 @@ impl MergingIterator {
     }
 
     /// Steps the top child with `step` and restores the heap.
-    fn step_top(&mut self, step: impl FnOnce(&mut dyn InternalIterator) -> Result<()>) -> Result<()> {
+    fn step_top(
+        &mut self,
+        step: impl FnOnce(&mut dyn InternalIterator) -> Result<()>,
+    ) -> Result<()> {
         let Some(&top) = self.heap.first() else {
             return Ok(());
         };
