@@ -1,0 +1,166 @@
+//! Read benchmarks for docs/BENCH.md ("Reads: seek, reverse, multi_get"): W1 keys and values,
+//! then seekrandom (seek + 10 nexts), a forward and a reverse full scan, and multi_get of 100
+//! random present keys against 100 single gets. Prints the median of `--runs` runs.
+//!
+//! `cargo run --release --example reads -- [--keys N] [--runs R]`
+
+use std::time::Instant;
+
+use bloomkv::{Db, Options, ReadOptions};
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!(
+        "{:016x}",
+        mix(i.wrapping_add(42u64.wrapping_mul(0x9e3779b97f4a7c15)))
+    )
+    .into_bytes()
+}
+
+fn value(i: u64) -> Vec<u8> {
+    (0..100u64).map(|j| mix(i * 131 + j) as u8).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> bloomkv::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str, default: u64| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let n = flag("--keys", 200_000);
+    let runs = flag("--runs", 3) as usize;
+    let dir = tempfile::tempdir()?;
+    let db = Db::open(
+        dir.path(),
+        Options {
+            block_cache_bytes: 32 << 20,
+            ..Options::default()
+        },
+    )?;
+    for i in 0..n {
+        db.put(key(i), value(i))?;
+    }
+    db.flush()?;
+    db.wait_for_compactions()?;
+    let mut rng = 7u64;
+    let mut next_key = || {
+        rng = mix(rng);
+        key(rng % n)
+    };
+
+    let (mut seek, mut fwd, mut rev, mut cfwd, mut crev, mut mget, mut gets) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    for _ in 0..runs {
+        // seekrandom: one cursor, seek to a random present key, read it and 10 more.
+        let ops = 20_000;
+        let mut c = db.cursor(&ReadOptions::default());
+        let t = Instant::now();
+        let mut bytes = 0usize;
+        for _ in 0..ops {
+            c.seek(next_key())?;
+            for _ in 0..10 {
+                if !c.valid() {
+                    break;
+                }
+                bytes += c.key().len() + c.value().len();
+                c.next()?;
+            }
+        }
+        seek.push(ops as f64 / t.elapsed().as_secs_f64());
+        assert!(bytes > 0);
+
+        let t = Instant::now();
+        let count = db.iter().try_fold(0u64, |n, kv| kv.map(|_| n + 1))?;
+        fwd.push(count as f64 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let count = db.iter().rev().try_fold(0u64, |n, kv| kv.map(|_| n + 1))?;
+        rev.push(count as f64 / t.elapsed().as_secs_f64());
+        assert_eq!(count, n);
+
+        let mut c = db.cursor(&ReadOptions::default());
+        let t = Instant::now();
+        c.seek_to_first()?;
+        let mut count = 0u64;
+        while c.valid() {
+            count += 1;
+            c.next()?;
+        }
+        cfwd.push(count as f64 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        c.seek_to_last()?;
+        let mut count = 0u64;
+        while c.valid() {
+            count += 1;
+            c.prev()?;
+        }
+        crev.push(count as f64 / t.elapsed().as_secs_f64());
+
+        let batches = 1_000;
+        let sets: Vec<Vec<Vec<u8>>> = (0..batches)
+            .map(|_| (0..100).map(|_| next_key()).collect())
+            .collect();
+        let t = Instant::now();
+        for s in &sets {
+            let got = db.multi_get(s)?;
+            assert!(got.iter().all(Option::is_some));
+        }
+        mget.push((batches * 100) as f64 / t.elapsed().as_secs_f64());
+        let sets: Vec<Vec<Vec<u8>>> = (0..batches)
+            .map(|_| (0..100).map(|_| next_key()).collect())
+            .collect();
+        let t = Instant::now();
+        for s in &sets {
+            for k in s {
+                assert!(db.get(k)?.is_some());
+            }
+        }
+        gets.push((batches * 100) as f64 / t.elapsed().as_secs_f64());
+    }
+    let s = db.stats();
+    println!(
+        "keys {n}, runs {runs} (medians); levels: {:?}",
+        s.levels.iter().map(|l| l.files).collect::<Vec<_>>()
+    );
+    println!(
+        "seekrandom (seek + 10 next), cursor   {:>12.0} seeks/s",
+        median(seek)
+    );
+    println!(
+        "full scan forward,  DbIter            {:>12.0} keys/s",
+        median(fwd)
+    );
+    println!(
+        "full scan reverse,  DbIter::rev       {:>12.0} keys/s",
+        median(rev)
+    );
+    println!(
+        "full scan forward,  cursor next       {:>12.0} keys/s",
+        median(cfwd)
+    );
+    println!(
+        "full scan reverse,  cursor prev       {:>12.0} keys/s",
+        median(crev)
+    );
+    println!(
+        "multi_get (100 present keys)          {:>12.0} keys/s",
+        median(mget)
+    );
+    println!(
+        "get x 100 (present keys)              {:>12.0} keys/s",
+        median(gets)
+    );
+    Ok(())
+}
