@@ -42,6 +42,8 @@ fn main() -> bloomkv::Result<()> {
     };
     let n = flag("--keys", 200_000);
     let runs = flag("--runs", 3) as usize;
+    // 1: multi_get only, 2: gets only (for profiling); 0: everything.
+    let only = flag("--only", 0);
     let dir = tempfile::tempdir()?;
     let db = Db::open(
         dir.path(),
@@ -64,6 +66,24 @@ fn main() -> bloomkv::Result<()> {
     let (mut seek, mut fwd, mut rev, mut cfwd, mut crev, mut mget, mut gets) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..runs {
+        if only != 0 {
+            let sets: Vec<Vec<Vec<u8>>> = (0..5_000)
+                .map(|_| (0..100).map(|_| next_key()).collect())
+                .collect();
+            let t = Instant::now();
+            for s in &sets {
+                if only == 3 {
+                } else if only == 1 {
+                    db.multi_get(s)?;
+                } else {
+                    for k in s {
+                        db.get(k)?;
+                    }
+                }
+            }
+            mget.push(500_000.0 / t.elapsed().as_secs_f64());
+            continue;
+        }
         // seekrandom: one cursor, seek to a random present key, read it and 10 more.
         let ops = 20_000;
         let mut c = db.cursor(&ReadOptions::default());
@@ -128,6 +148,10 @@ fn main() -> bloomkv::Result<()> {
             }
         }
         gets.push((batches * 100) as f64 / t.elapsed().as_secs_f64());
+    }
+    if only != 0 {
+        println!("only {only}: {:.0} keys/s", median(mget));
+        return Ok(());
     }
     let s = db.stats();
     println!(

@@ -94,19 +94,40 @@ impl Db {
             p.lookup = key::encode(p.user_key, seq.min(key::MAX_SEQ), KIND_SEEK);
         }
 
+        let mut batch = Vec::with_capacity(pending.len());
         for (level, files) in view.version.levels().iter().enumerate() {
             if pending.iter().all(|p| p.answer.is_some()) {
                 break;
             }
+            if level == 0 {
+                // Level-0 tables overlap: each one is matched against every open key, newest
+                // table first.
+                for file in files {
+                    batch.clear();
+                    batch.extend((0..pending.len()).filter(|&i| {
+                        pending[i].answer.is_none() && file.covers(pending[i].user_key)
+                    }));
+                    if !batch.is_empty() {
+                        self.probe_table(level, file, &mut pending, &batch)?;
+                    }
+                }
+                continue;
+            }
+            // Deeper levels are sorted and disjoint, like the keys: one merge-like pass.
+            let mut at = 0;
             for file in files {
-                // Level 0 tables overlap (newest first); deeper levels are disjoint, so a
-                // key meets at most one table per level either way.
-                let batch: Vec<usize> = (0..pending.len())
-                    .filter(|&i| pending[i].answer.is_none() && file.covers(pending[i].user_key))
-                    .collect();
+                if at == pending.len() {
+                    break;
+                }
+                at += pending[at..].partition_point(|p| p.user_key < file.smallest_user_key());
+                let end = at
+                    + pending[at..].partition_point(|p| p.user_key <= file.largest_user_key());
+                batch.clear();
+                batch.extend((at..end).filter(|&i| pending[i].answer.is_none()));
                 if !batch.is_empty() {
                     self.probe_table(level, file, &mut pending, &batch)?;
                 }
+                at = end;
             }
         }
         // Each answer moves out to the last copy of its key and is cloned for earlier ones.
