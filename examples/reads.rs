@@ -73,6 +73,15 @@ fn main() -> bloomkv::Result<()> {
             let t = Instant::now();
             for s in &sets {
                 if only == 3 {
+                } else if only == 4 {
+                    if !std::ptr::eq(s, &sets[0]) {
+                        continue;
+                    }
+                    let mut c = db.cursor(&ReadOptions::default());
+                    c.seek_to_last()?;
+                    while c.valid() {
+                        c.prev()?;
+                    }
                 } else if only == 1 {
                     db.multi_get(s)?;
                 } else {

@@ -120,8 +120,8 @@ impl Db {
                     break;
                 }
                 at += pending[at..].partition_point(|p| p.user_key < file.smallest_user_key());
-                let end = at
-                    + pending[at..].partition_point(|p| p.user_key <= file.largest_user_key());
+                let end =
+                    at + pending[at..].partition_point(|p| p.user_key <= file.largest_user_key());
                 batch.clear();
                 batch.extend((at..end).filter(|&i| pending[i].answer.is_none()));
                 if !batch.is_empty() {

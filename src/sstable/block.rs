@@ -311,6 +311,8 @@ pub struct BlockIter {
     prev_key: Vec<u8>,
     value: (usize, usize),
     valid: bool,
+    /// Entries decoded by the last backward step, see [`BackwardCache`].
+    back: BackwardCache,
 }
 
 impl BlockIter {
@@ -326,6 +328,7 @@ impl BlockIter {
             prev_key: Vec::new(),
             value: (0, 0),
             valid: false,
+            back: BackwardCache::default(),
         }
     }
 
@@ -526,15 +529,20 @@ impl BlockIter {
     }
 
     /// Decodes forward from restart point `r` until the entry whose successor starts at
-    /// `stop` (or, with `stop == restarts_at`, the block's last entry).
+    /// `stop` (or, with `stop == restarts_at`, the block's last entry), remembering every
+    /// entry passed so that the following `prev` calls pop them instead of decoding again.
     fn walk_to_before(&mut self, r: usize, stop: usize) -> Result<()> {
+        self.back.clear();
         self.key.clear();
         self.load(self.block.restart(r), true)?;
         while self.next_entry < stop {
+            self.back
+                .push(&self.key, self.current, self.next_entry, self.value);
             self.step()?;
         }
         if self.next_entry != stop {
             self.valid = false;
+            self.back.clear();
             return Err(Error::corrupt_bytes(
                 self.current as u64,
                 "entries do not line up while stepping back",
@@ -569,8 +577,66 @@ impl BlockIter {
             self.current = self.block.restarts_at;
             return Ok(());
         }
+        if self
+            .back
+            .pop_before(at, &mut self.key, &mut self.value, &mut self.current)
+        {
+            self.next_entry = at;
+            self.valid = true;
+            return Ok(());
+        }
         let r = self.restart_before(at);
         self.walk_to_before(r, at)
+    }
+}
+
+/// The entries of one restart interval decoded by a backward step, in block order: a walk
+/// backward decodes an interval once and then pops from it, instead of decoding from the
+/// restart point again for every entry. Entries are recognised by their offsets (the block is
+/// immutable), so forward moves and seeks need not clear it.
+#[derive(Debug, Default)]
+struct BackwardCache {
+    /// Per entry: its offset, the offset of the entry after it, its value's range, and where
+    /// its key ends in `keys`.
+    entries: Vec<(usize, usize, (usize, usize), usize)>,
+    keys: Vec<u8>,
+}
+
+impl BackwardCache {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.keys.clear();
+    }
+
+    fn push(&mut self, key: &[u8], offset: usize, next: usize, value: (usize, usize)) {
+        self.keys.extend_from_slice(key);
+        self.entries.push((offset, next, value, self.keys.len()));
+    }
+
+    /// Pops the entry just before offset `at` into the iterator's fields, if it is cached.
+    fn pop_before(
+        &mut self,
+        at: usize,
+        key: &mut Vec<u8>,
+        value: &mut (usize, usize),
+        current: &mut usize,
+    ) -> bool {
+        match self.entries.last() {
+            Some(&(offset, next, v, key_end)) if next == at => {
+                self.entries.pop();
+                let key_start = self.entries.last().map_or(0, |e| e.3);
+                key.clear();
+                key.extend_from_slice(&self.keys[key_start..key_end]);
+                self.keys.truncate(key_start);
+                *value = v;
+                *current = offset;
+                true
+            }
+            _ => {
+                self.clear();
+                false
+            }
+        }
     }
 }
 
