@@ -57,6 +57,9 @@ fn main() -> bloomkv::Result<()> {
     }
     db.flush()?;
     db.wait_for_compactions()?;
+    let mut sorted: Vec<Vec<u8>> = (0..n).map(key).collect();
+    sorted.sort();
+    let (mut mget_near, mut gets_near) = (vec![], vec![]);
     let mut rng = 7u64;
     let mut next_key = || {
         rng = mix(rng);
@@ -137,26 +140,53 @@ fn main() -> bloomkv::Result<()> {
         }
         crev.push(count as f64 / t.elapsed().as_secs_f64());
 
-        let batches = 1_000;
+        // Interleaved batch by batch, on the same keys, so that load from other processes
+        // on this shared machine falls on both sides alike.
+        let batches = 2_000;
         let sets: Vec<Vec<Vec<u8>>> = (0..batches)
             .map(|_| (0..100).map(|_| next_key()).collect())
             .collect();
-        let t = Instant::now();
-        for s in &sets {
-            let got = db.multi_get(s)?;
-            assert!(got.iter().all(Option::is_some));
-        }
-        mget.push((batches * 100) as f64 / t.elapsed().as_secs_f64());
-        let sets: Vec<Vec<Vec<u8>>> = (0..batches)
-            .map(|_| (0..100).map(|_| next_key()).collect())
-            .collect();
-        let t = Instant::now();
-        for s in &sets {
-            for k in s {
-                assert!(db.get(k)?.is_some());
+        let (mut t_multi, mut t_single) = (0.0, 0.0);
+        for (i, s) in sets.iter().enumerate() {
+            for pass in 0..2 {
+                let t = Instant::now();
+                if (i + pass) % 2 == 0 {
+                    let got = db.multi_get(s)?;
+                    assert!(got.iter().all(Option::is_some));
+                    t_multi += t.elapsed().as_secs_f64();
+                } else {
+                    for k in s {
+                        assert!(db.get(k)?.is_some());
+                    }
+                    t_single += t.elapsed().as_secs_f64();
+                }
             }
         }
-        gets.push((batches * 100) as f64 / t.elapsed().as_secs_f64());
+        mget.push((batches * 100) as f64 / t_multi);
+        gets.push((batches * 100) as f64 / t_single);
+
+        // The same with 100 neighbouring keys (a window of the sorted key space): they share
+        // data blocks.
+        let (mut t_multi, mut t_single) = (0.0, 0.0);
+        for i in 0..batches {
+            let start = (mix(i as u64 + 99) % (n - 100)) as usize;
+            let s = &sorted[start..start + 100];
+            for pass in 0..2 {
+                let t = Instant::now();
+                if (i + pass) % 2 == 0 {
+                    let got = db.multi_get(s)?;
+                    assert!(got.iter().all(Option::is_some));
+                    t_multi += t.elapsed().as_secs_f64();
+                } else {
+                    for k in s {
+                        assert!(db.get(k)?.is_some());
+                    }
+                    t_single += t.elapsed().as_secs_f64();
+                }
+            }
+        }
+        mget_near.push((batches * 100) as f64 / t_multi);
+        gets_near.push((batches * 100) as f64 / t_single);
     }
     if only != 0 {
         println!("only {only}: {:.0} keys/s", median(mget));
@@ -194,6 +224,14 @@ fn main() -> bloomkv::Result<()> {
     println!(
         "get x 100 (present keys)              {:>12.0} keys/s",
         median(gets)
+    );
+    println!(
+        "multi_get (100 neighbouring keys)     {:>12.0} keys/s",
+        median(mget_near)
+    );
+    println!(
+        "get x 100 (neighbouring keys)         {:>12.0} keys/s",
+        median(gets_near)
     );
     Ok(())
 }

@@ -55,14 +55,31 @@ impl Table {
                 continue;
             };
             let locate = |e: crate::Error| e.located(self.path(), entry.handle.offset);
-            let it = match &mut open {
-                Some((at, it)) if *at == pos => it,
+            match &mut open {
+                Some((at, it)) if *at == pos && it.valid() => {
+                    // The iterator is on the first entry >= the previous (smaller) lookup, so
+                    // every entry before it is smaller than this one too: walking on from there
+                    // finds the answer. Neighbouring keys take a step or two instead of a seek.
+                    let mut steps = 0;
+                    while it.valid() && key::compare(it.key(), lookup).is_lt() {
+                        if steps == 16 {
+                            it.seek(lookup).map_err(locate)?;
+                            break;
+                        }
+                        it.advance().map_err(locate)?;
+                        steps += 1;
+                    }
+                }
                 _ => {
                     let (block, _): (Arc<Block>, bool) = self.data_block(entry.handle)?;
-                    &mut open.insert((pos, BlockIter::new(block, key::compare))).1
+                    let it = &mut open.insert((pos, BlockIter::new(block, key::compare))).1;
+                    it.seek(lookup).map_err(locate)?;
                 }
+            }
+            let Some((_, it)) = &open else {
+                out.push(probe);
+                continue;
             };
-            it.seek(lookup).map_err(locate)?;
             if it.valid() {
                 let p = key::parse(it.key()).map_err(locate)?;
                 if p.user_key == key::user_key(lookup) {
