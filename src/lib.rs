@@ -140,8 +140,9 @@ mod fuzz_regressions;
 mod test_util;
 
 pub use batch::WriteBatch;
-pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
+pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
+pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;
 pub use options::{FilterAllocation, MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 pub use repair::{RepairReport, repair};

@@ -255,6 +255,23 @@ impl MemTableIter {
             cur = e.next();
         }
     }
+
+    /// Replaces the buffer with up to [`CHUNK`] entries ending at `bound` (the last entry
+    /// `<= bound`, or `< bound` when excluded), positioned at the last of them.
+    fn fill_back(&mut self, bound: Bound<&MemEntry>) {
+        let last = self.mem.map.upper_bound(bound);
+        self.buf.clear();
+        let mut cur = last;
+        while let Some(e) = cur {
+            self.buf.push(e.key().clone());
+            if self.buf.len() >= CHUNK {
+                break;
+            }
+            cur = e.prev();
+        }
+        self.buf.reverse();
+        self.pos = self.buf.len().saturating_sub(1);
+    }
 }
 
 impl InternalIterator for MemTableIter {
@@ -274,6 +291,26 @@ impl InternalIterator for MemTableIter {
             self.pos += 1;
         } else if let Some(last) = self.buf.last().cloned() {
             self.fill(Bound::Excluded(&last));
+        }
+        Ok(())
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.fill_back(Bound::Unbounded);
+        Ok(())
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        let t = MemEntry::target(target);
+        self.fill_back(Bound::Included(&t));
+        Ok(())
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        if self.pos > 0 && self.pos < self.buf.len() {
+            self.pos -= 1;
+        } else if let Some(first) = self.buf.first().cloned() {
+            self.fill_back(Bound::Excluded(&first));
         }
         Ok(())
     }

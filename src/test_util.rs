@@ -470,6 +470,19 @@ pub(crate) mod iter {
             self.note();
             Ok(())
         }
+        fn seek_to_last(&mut self) -> Result<()> {
+            self.call()?;
+            self.pos = self.entries.len().checked_sub(1).unwrap_or(usize::MAX);
+            self.note();
+            Ok(())
+        }
+        fn prev(&mut self) -> Result<()> {
+            assert!(self.valid(), "prev on an invalid iterator");
+            self.call()?;
+            self.pos = self.pos.checked_sub(1).unwrap_or(usize::MAX);
+            self.note();
+            Ok(())
+        }
         fn valid(&self) -> bool {
             self.pos < self.entries.len()
         }

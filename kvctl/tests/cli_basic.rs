@@ -108,6 +108,36 @@ fn scan_start_end_prefix_limit() {
 }
 
 #[test]
+fn scan_reverse() {
+    let t = TestDb::new();
+    for k in ["a", "b1", "b2", "b3", "c", "d"] {
+        t.ok(&["put", k, &format!("v{k}")]);
+    }
+    t.ok(&["delete", "c"]);
+    let keys = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["scan", "--reverse"];
+        all.extend_from_slice(args);
+        t.ok(&all)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys(&[]), ["d", "b3", "b2", "b1", "a"]);
+    assert_eq!(t.ok(&["scan", "-r", "--limit", "1"]), "d\tvd\n");
+    assert_eq!(keys(&["--start", "b2"]), ["d", "b3", "b2"]);
+    assert_eq!(keys(&["--end", "b2"]), ["b1", "a"]);
+    assert_eq!(keys(&["--prefix", "b"]), ["b3", "b2", "b1"]);
+    assert_eq!(keys(&["--prefix", "b", "--limit", "2"]), ["b3", "b2"]);
+    assert_eq!(keys(&["--prefix", "zz"]), Vec::<String>::new());
+    // The same after the entries moved into a table.
+    t.ok(&["compact"]);
+    assert_eq!(
+        keys(&["--start", "a", "--end", "c"]),
+        ["b3", "b2", "b1", "a"]
+    );
+}
+
+#[test]
 fn db_defaults_to_env_var_then_kvdb() {
     let t = TestDb::new();
     kvctl()

@@ -2,6 +2,8 @@
 
 mod background;
 mod core;
+mod cursor;
+mod multi_get;
 mod read;
 mod recover;
 mod write;
@@ -15,6 +17,7 @@ use std::thread::JoinHandle;
 use parking_lot::Mutex;
 
 use self::core::DbInner;
+pub use self::cursor::ReadOptions;
 pub use self::read::{GetExplain, TableProbe};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};

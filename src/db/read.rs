@@ -149,6 +149,13 @@ impl DbInner {
     }
 
     pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
+        let (merged, view) = self.internal_iter();
+        DbIter::new(Box::new(merged), seq, start, end).with_keep_alive(Box::new(view))
+    }
+
+    /// One iterator over both memtables and every level of the current view (newest source
+    /// first), and the view it reads, which must outlive it.
+    pub(crate) fn internal_iter(&self) -> (MergingIterator, Arc<super::core::ReadView>) {
         let view = self.read_view();
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
         if let Some(imm) = &view.imm {
@@ -169,8 +176,7 @@ impl DbInner {
         {
             children.push(Box::new(LevelIter::new(files.clone())));
         }
-        let merged = MergingIterator::new(children);
-        DbIter::new(Box::new(merged), seq, start, end).with_keep_alive(Box::new(view))
+        (MergingIterator::new(children), view)
     }
 
     pub(crate) fn level_counter_values(&self, level: usize) -> (u64, u64, u64) {

@@ -1,4 +1,5 @@
-//! The user-facing scan: turns a stream of internal entries into the user's view at a snapshot.
+//! The user-facing scan: turns a stream of internal entries into the user's view at a snapshot,
+//! from either end.
 
 use std::any::Any;
 use std::iter::FusedIterator;
@@ -6,28 +7,36 @@ use std::ops::Bound;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, SeqNo};
+use crate::iter::cursor::Cursor;
+use crate::key::SeqNo;
 
-/// Ascending `(key, value)` pairs of every user key in a range whose newest version at a
-/// snapshot is a put.
+/// The `(key, value)` pairs of every user key in a range whose newest version at a snapshot
+/// is a put, ascending from the front and descending from the back.
 ///
-/// Returned by [`Db::scan`](crate::Db::scan) and [`Snapshot::scan`](crate::Snapshot::scan).
-/// It reads a merged stream of every memtable's and table's entries and hides versions newer than the snapshot, older versions of a
-/// key it already decided on, and deleted keys. It positions lazily on the first `next` and
-/// reads at most one entry past the end bound. After yielding an error it ends (it is fused).
+/// Built on an [`InternalIterator`] (usually a [`crate::iter::merge::MergingIterator`] over
+/// every memtable and table) through a [`Cursor`]. It hides versions newer than the snapshot,
+/// older versions of a key it already decided on, and deleted keys. It positions lazily on the
+/// first `next` (or `next_back`) and reads at most one entry past the end bound going forward.
+///
+/// It is a [`DoubleEndedIterator`]: `.rev()` walks the range backward, and `next` and
+/// `next_back` may be mixed; the two ends meet in the middle without yielding a key twice.
+/// Switching between the ends re-seeks the one cursor it holds. After yielding an error it
+/// ends (it is fused).
 pub struct DbIter {
-    // Field order matters: `inner` drops before `keep_alive`, which may own what `inner`
-    // reads from (e.g. a version reference keeping table files alive).
-    inner: Box<dyn InternalIterator>,
-    snapshot: SeqNo,
-    start: Bound<Vec<u8>>,
-    end: Bound<Vec<u8>>,
-    started: bool,
+    cursor: Cursor,
+    /// Which end the cursor sits at: the key it is on was the last one yielded from there.
+    at: Option<End>,
+    /// The last key yielded from the front, recorded when the cursor leaves the front.
+    front: Option<Vec<u8>>,
+    /// The last key yielded from the back, recorded when the cursor leaves the back.
+    back: Option<Vec<u8>>,
     done: bool,
-    /// A user key whose remaining entries are to be skipped: the key last yielded or found
-    /// deleted, or an excluded start key.
-    skip: Option<Vec<u8>>,
-    keep_alive: Option<Box<dyn Any + Send>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Front,
+    Back,
 }
 
 impl DbIter {
@@ -40,14 +49,11 @@ impl DbIter {
             end: Bound<Vec<u8>>,
         ) -> DbIter {
             DbIter {
-                inner,
-                snapshot: snapshot.min(key::MAX_SEQ),
-                start,
-                end,
-                started: false,
+                cursor: Cursor::new(inner, snapshot, start, end),
+                at: None,
+                front: None,
+                back: None,
                 done: false,
-                skip: None,
-                keep_alive: None,
             }
         }
     }
@@ -56,65 +62,61 @@ impl DbIter {
         /// Keeps `guard` alive until this iterator is dropped (after the inner iterator).
         #[must_use]
         fn with_keep_alive(mut self, guard: Box<dyn Any + Send>) -> DbIter {
-            self.keep_alive = Some(guard);
+            self.cursor = self.cursor.with_keep_alive(guard);
             self
         }
     }
 
-    /// Positions the inner iterator at the first entry that may be in range.
-    fn position(&mut self) -> Result<()> {
-        match &self.start {
-            Bound::Included(k) => self.inner.seek(&key::encode(k, self.snapshot, KIND_SEEK)),
-            Bound::Excluded(k) => {
-                // Sequence 0 with the lowest kind is the last possible entry of `k`; at most
-                // that one entry of `k` follows, and `skip` drops it.
-                let target = key::encode(k, 0, Kind::Delete);
-                self.skip = Some(k.clone());
-                self.inner.seek(&target)
+    /// Moves the cursor to the next pair from `end`, re-seeking if it sits at the other end.
+    fn position(&mut self, end: End) -> Result<()> {
+        if self.at == Some(end) {
+            return match end {
+                End::Front => self.cursor.next(),
+                End::Back => self.cursor.prev(),
+            };
+        }
+        // Record where the other end stopped: the cursor is on its last key.
+        if self.cursor.valid() {
+            let other = match end {
+                End::Front => &mut self.back,
+                End::Back => &mut self.front,
+            };
+            *other = Some(self.cursor.key().to_vec());
+        }
+        self.at = Some(end);
+        match (end, &self.front, &self.back) {
+            (End::Front, Some(f), _) => {
+                let f = f.clone();
+                self.cursor.seek_after(&f)
             }
-            Bound::Unbounded => self.inner.seek_to_first(),
+            (End::Front, None, _) => self.cursor.seek_to_first(),
+            (End::Back, _, Some(b)) => {
+                let b = b.clone();
+                self.cursor.seek_before(&b)
+            }
+            (End::Back, _, None) => self.cursor.seek_to_last(),
         }
     }
 
-    fn past_end(&self, user_key: &[u8]) -> bool {
-        match &self.end {
-            Bound::Included(e) => user_key > e.as_slice(),
-            Bound::Excluded(e) => user_key >= e.as_slice(),
-            Bound::Unbounded => false,
+    fn step(&mut self, end: End) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if self.done {
+            return None;
         }
-    }
-
-    /// The next visible pair, `None` at the end.
-    fn step(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-        if !self.started {
-            self.started = true;
-            self.position()?;
+        if let Err(e) = self.position(end) {
+            self.done = true;
+            return Some(Err(e));
         }
-        while self.inner.valid() {
-            let parsed = key::parse(self.inner.key())?;
-            // The end check comes first so that nothing past the first out-of-range entry
-            // is read.
-            if self.past_end(parsed.user_key) {
-                return Ok(None);
-            }
-            if self.skip.as_deref() == Some(parsed.user_key) || parsed.seq > self.snapshot {
-                self.inner.next()?;
-                continue;
-            }
-            // Entries of a user key come newest first, so this is the newest visible version.
-            let skip = self.skip.get_or_insert_with(Vec::new);
-            skip.clear();
-            skip.extend_from_slice(parsed.user_key);
-            match parsed.kind {
-                Kind::Put => {
-                    // Leave `inner` on this entry: the next call skips the rest of this key,
-                    // so no entry past the end bound is read before the caller asks.
-                    return Ok(Some((skip.clone(), self.inner.value().to_vec())));
-                }
-                Kind::Delete => self.inner.next()?,
-            }
+        let key = self.cursor.key();
+        let met = !self.cursor.valid()
+            || match end {
+                End::Front => self.back.as_deref().is_some_and(|b| key >= b),
+                End::Back => self.front.as_deref().is_some_and(|f| key <= f),
+            };
+        if met {
+            self.done = true;
+            return None;
         }
-        Ok(None)
+        Some(Ok((key.to_vec(), self.cursor.value().to_vec())))
     }
 }
 
@@ -122,20 +124,13 @@ impl Iterator for DbIter {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.step() {
-            Ok(Some(pair)) => Some(Ok(pair)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        self.step(End::Front)
+    }
+}
+
+impl DoubleEndedIterator for DbIter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.step(End::Back)
     }
 }
 
@@ -144,8 +139,8 @@ impl FusedIterator for DbIter {}
 impl std::fmt::Debug for DbIter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbIter")
-            .field("snapshot", &self.snapshot)
-            .field("started", &self.started)
+            .field("snapshot", &self.cursor.sequence())
+            .field("at", &self.at)
             .field("done", &self.done)
             .finish_non_exhaustive()
     }

@@ -45,6 +45,21 @@ impl LevelIter {
         }
         Ok(())
     }
+
+    /// Moves back past exhausted tables until positioned at an entry or before the first.
+    fn skip_empty_tables_back(&mut self) -> Result<()> {
+        while self.current.as_ref().is_some_and(|it| !it.valid()) {
+            if self.index == 0 {
+                self.current = None;
+                return Ok(());
+            }
+            self.open(self.index - 1)?;
+            if let Some(it) = self.current.as_mut() {
+                it.seek_to_last()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl InternalIterator for LevelIter {
@@ -72,6 +87,41 @@ impl InternalIterator for LevelIter {
             it.next()?;
         }
         self.skip_empty_tables()
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        let Some(last) = self.files.len().checked_sub(1) else {
+            self.current = None;
+            return Ok(());
+        };
+        self.open(last)?;
+        if let Some(it) = self.current.as_mut() {
+            it.seek_to_last()?;
+        }
+        self.skip_empty_tables_back()
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        // The first table whose largest key is >= target holds the answer unless all of its
+        // keys are above the target; then the one before it does.
+        let i = self
+            .files
+            .partition_point(|f| key::compare(&f.meta.largest, target) == Ordering::Less);
+        if i == self.files.len() {
+            return self.seek_to_last();
+        }
+        self.open(i)?;
+        if let Some(it) = self.current.as_mut() {
+            it.seek_for_prev(target)?;
+        }
+        self.skip_empty_tables_back()
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        if let Some(it) = self.current.as_mut() {
+            it.prev()?;
+        }
+        self.skip_empty_tables_back()
     }
 
     fn valid(&self) -> bool {
@@ -112,6 +162,15 @@ impl InternalIterator for ErrorIter {
         self.fail()
     }
     fn next(&mut self) -> Result<()> {
+        self.fail()
+    }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.fail()
+    }
+    fn seek_for_prev(&mut self, _target: &[u8]) -> Result<()> {
+        self.fail()
+    }
+    fn prev(&mut self) -> Result<()> {
         self.fail()
     }
     fn valid(&self) -> bool {

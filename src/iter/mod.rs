@@ -20,8 +20,43 @@ pub trait InternalIterator: Send {
     fn key(&self) -> &[u8];
     /// The current value. REQUIRES: `valid()`.
     fn value(&self) -> &[u8];
+
+    /// Positions at the last entry.
+    ///
+    /// Reverse iteration is optional for implementors: the default reports
+    /// [`crate::Error::InvalidArgument`], so forward-only iterators keep compiling.
+    fn seek_to_last(&mut self) -> Result<()> {
+        Err(reverse_unsupported())
+    }
+
+    /// Moves to the previous entry (the iterator becomes invalid before the first one).
+    /// REQUIRES: `valid()`. The default reports [`crate::Error::InvalidArgument`].
+    fn prev(&mut self) -> Result<()> {
+        Err(reverse_unsupported())
+    }
+
+    /// Positions at the last entry whose internal key is `<= target`.
+    ///
+    /// The default seeks forward and steps back once (or goes to the last entry), which is
+    /// right for any iterator that implements [`InternalIterator::prev`] and
+    /// [`InternalIterator::seek_to_last`].
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.seek(target)?;
+        if !self.valid() {
+            return self.seek_to_last();
+        }
+        if crate::key::compare(self.key(), target) == std::cmp::Ordering::Greater {
+            self.prev()?;
+        }
+        Ok(())
+    }
 }
 
+fn reverse_unsupported() -> crate::Error {
+    crate::Error::InvalidArgument("this iterator does not support reverse iteration".into())
+}
+
+pub mod cursor;
 pub mod db_iter;
 pub mod level;
 pub mod merge;

@@ -311,6 +311,8 @@ pub struct BlockIter {
     prev_key: Vec<u8>,
     value: (usize, usize),
     valid: bool,
+    /// Entries decoded by the last backward step, see [`BackwardCache`].
+    back: BackwardCache,
 }
 
 impl BlockIter {
@@ -326,6 +328,7 @@ impl BlockIter {
             prev_key: Vec::new(),
             value: (0, 0),
             valid: false,
+            back: BackwardCache::default(),
         }
     }
 
@@ -507,6 +510,136 @@ impl BlockIter {
     }
 }
 
+/// Backward movement. A block stores each key as a suffix of its predecessor, so stepping back
+/// means restarting at the closest restart point before the current entry and decoding forward
+/// to the entry just before it (at most one restart interval of entries).
+impl BlockIter {
+    /// Index of the last restart point whose offset is `< at` (0 when none is).
+    fn restart_before(&self, at: usize) -> usize {
+        let (mut lo, mut hi) = (0usize, self.block.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.block.restart(mid) < at {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+
+    /// Decodes forward from restart point `r` until the entry whose successor starts at
+    /// `stop` (or, with `stop == restarts_at`, the block's last entry), remembering every
+    /// entry passed so that the following `prev` calls pop them instead of decoding again.
+    fn walk_to_before(&mut self, r: usize, stop: usize) -> Result<()> {
+        self.back.clear();
+        self.key.clear();
+        self.load(self.block.restart(r), true)?;
+        while self.next_entry < stop {
+            self.back
+                .push(&self.key, self.current, self.next_entry, self.value);
+            self.step()?;
+        }
+        if self.next_entry != stop {
+            self.valid = false;
+            self.back.clear();
+            return Err(Error::corrupt_bytes(
+                self.current as u64,
+                "entries do not line up while stepping back",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Positions at the last entry.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn seek_to_last(&mut self) -> Result<()> {
+        if self.block.is_empty() {
+            self.valid = false;
+            self.current = self.block.restarts_at;
+            return Ok(());
+        }
+        let end = self.block.restarts_at;
+        self.walk_to_before(self.block.num_restarts - 1, end)
+    }
+
+    /// Moves to the entry before the current one; becomes invalid before the first entry.
+    /// REQUIRES: `valid()`.
+    ///
+    /// # Errors
+    /// Block-relative `Corruption` on a bad entry or keys out of order.
+    pub fn prev(&mut self) -> Result<()> {
+        let at = self.current;
+        if !self.valid || at == 0 {
+            self.valid = false;
+            self.current = self.block.restarts_at;
+            return Ok(());
+        }
+        if self
+            .back
+            .pop_before(at, &mut self.key, &mut self.value, &mut self.current)
+        {
+            self.next_entry = at;
+            self.valid = true;
+            return Ok(());
+        }
+        let r = self.restart_before(at);
+        self.walk_to_before(r, at)
+    }
+}
+
+/// The entries of one restart interval decoded by a backward step, in block order: a walk
+/// backward decodes an interval once and then pops from it, instead of decoding from the
+/// restart point again for every entry. Entries are recognised by their offsets (the block is
+/// immutable), so forward moves and seeks need not clear it.
+#[derive(Debug, Default)]
+struct BackwardCache {
+    /// Per entry: its offset, the offset of the entry after it, its value's range, and where
+    /// its key ends in `keys`.
+    entries: Vec<(usize, usize, (usize, usize), usize)>,
+    keys: Vec<u8>,
+}
+
+impl BackwardCache {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.keys.clear();
+    }
+
+    fn push(&mut self, key: &[u8], offset: usize, next: usize, value: (usize, usize)) {
+        self.keys.extend_from_slice(key);
+        self.entries.push((offset, next, value, self.keys.len()));
+    }
+
+    /// Pops the entry just before offset `at` into the iterator's fields, if it is cached.
+    fn pop_before(
+        &mut self,
+        at: usize,
+        key: &mut Vec<u8>,
+        value: &mut (usize, usize),
+        current: &mut usize,
+    ) -> bool {
+        match self.entries.last() {
+            Some(&(offset, next, v, key_end)) if next == at => {
+                self.entries.pop();
+                let key_start = self.entries.last().map_or(0, |e| e.3);
+                key.clear();
+                key.extend_from_slice(&self.keys[key_start..key_end]);
+                self.keys.truncate(key_start);
+                *value = v;
+                *current = offset;
+                true
+            }
+            _ => {
+                self.clear();
+                false
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,5 +741,38 @@ mod tests {
         }
         let none = block.verify_and_find(bytewise, None).unwrap();
         assert!(none.entry.is_none() && none.previous_key.is_none());
+    }
+
+    #[test]
+    fn backward_matches_forward() {
+        let keys: Vec<Vec<u8>> = (0..50u32)
+            .map(|i| format!("key{:04}", i * 2).into())
+            .collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        for interval in [1, 3, 16, 1000] {
+            let block = build(&refs, interval);
+            let mut it = BlockIter::new(block.clone(), bytewise);
+            it.seek_to_last().unwrap();
+            let mut n = keys.len();
+            while it.valid() {
+                n -= 1;
+                assert_eq!(it.key(), &keys[n][..]);
+                assert_eq!(it.value(), &[keys[n].len() as u8]);
+                it.prev().unwrap();
+            }
+            assert_eq!(n, 0);
+            // Direction changes: forward after back, back after forward.
+            it.seek(b"key0050").unwrap();
+            it.prev().unwrap();
+            assert_eq!(it.key(), b"key0048");
+            it.advance().unwrap();
+            assert_eq!(it.key(), b"key0050");
+            it.advance().unwrap();
+            it.prev().unwrap();
+            assert_eq!(it.key(), b"key0050");
+        }
+        let mut empty = BlockIter::new(build(&[], 16), bytewise);
+        empty.seek_to_last().unwrap();
+        assert!(!empty.valid());
     }
 }

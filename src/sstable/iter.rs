@@ -76,6 +76,22 @@ impl TableIter {
         Ok(())
     }
 
+    /// While the current block is exhausted backwards, moves to the end of the previous one.
+    fn skip_exhausted_blocks_back(&mut self) -> Result<()> {
+        while self.data.as_ref().is_some_and(|d| !d.valid()) {
+            if self.block_pos == 0 {
+                self.data = None;
+                return Ok(());
+            }
+            self.block_pos -= 1;
+            self.open_block()?;
+            if let Some(d) = &mut self.data {
+                d.seek_to_last()?;
+            }
+        }
+        Ok(())
+    }
+
     fn guarded(&mut self, f: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         match f(self) {
             Ok(()) => Ok(()),
@@ -125,6 +141,35 @@ impl InternalIterator for TableIter {
                 it.boundary_key.extend_from_slice(d.last_key_seen());
             }
             it.skip_exhausted_blocks()
+        })
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.guarded(|it| {
+            it.boundary_key.clear();
+            let Some(last) = it.table.index.len().checked_sub(1) else {
+                it.data = None;
+                return Ok(());
+            };
+            it.block_pos = last;
+            it.open_block()?;
+            if let Some(d) = &mut it.data {
+                d.seek_to_last()?;
+            }
+            it.skip_exhausted_blocks_back()
+        })
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        self.guarded(|it| {
+            // Cross-block order is checked going forward only; a block's own order is checked
+            // whichever way it is walked.
+            it.boundary_key.clear();
+            let Some(d) = &mut it.data else {
+                return Ok(());
+            };
+            d.prev()?;
+            it.skip_exhausted_blocks_back()
         })
     }
 

@@ -10,6 +10,7 @@ pub mod block;
 mod builder;
 pub mod format;
 mod iter;
+mod multi_get;
 mod properties;
 mod separator;
 mod table;

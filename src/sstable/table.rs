@@ -516,4 +516,20 @@ impl Table {
         }
         Ok(out)
     }
+
+    /// The filter's answer for a key hashed by this table's policy, without reading anything:
+    /// `None` when the table has no usable filter. With `count`, the check (and, when the
+    /// caller later reports it, the false positive) goes into the table's own counters.
+    pub(crate) fn filter_may_contain(&self, hash: u64, count: bool) -> Option<bool> {
+        let (policy, bytes) = self.filter.as_ref()?;
+        if count {
+            self.filter_checks.fetch_add(1, Relaxed);
+        }
+        Some(policy.may_contain_hash(bytes, hash))
+    }
+
+    /// Records a false positive found by a caller of [`Table::filter_may_contain`].
+    pub(crate) fn note_false_positive(&self) {
+        self.filter_false_positives.fetch_add(1, Relaxed);
+    }
 }

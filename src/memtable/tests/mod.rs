@@ -41,3 +41,33 @@ fn duplicate_internal_key_replaces() {
     assert_eq!(mem.len(), 1);
     assert_eq!(mem.get(b"a", 3), Some((Kind::Put, b"2".to_vec())));
 }
+
+#[test]
+fn backward_crosses_chunk_boundaries() {
+    let mem = Arc::new(MemTable::new());
+    let n = CHUNK * 3 + 5;
+    for i in 0..n {
+        mem.add(i as u64 + 1, Kind::Put, format!("k{i:05}").as_bytes(), b"v");
+    }
+    let mut it = mem.iter();
+    it.seek_to_last().unwrap();
+    let mut left = n;
+    while it.valid() {
+        left -= 1;
+        assert_eq!(key::user_key(it.key()), format!("k{left:05}").as_bytes());
+        it.prev().unwrap();
+    }
+    assert_eq!(left, 0);
+    let target = key::encode(b"k00100", 0, Kind::Delete);
+    it.seek_for_prev(&target).unwrap();
+    assert_eq!(key::user_key(it.key()), b"k00100");
+    for _ in 0..CHUNK + 3 {
+        it.next().unwrap();
+    }
+    for _ in 0..CHUNK + 3 {
+        it.prev().unwrap();
+    }
+    assert_eq!(key::user_key(it.key()), b"k00100");
+    it.seek_for_prev(b"a\0\0\0\0\0\0\0\0").unwrap();
+    assert!(!it.valid());
+}

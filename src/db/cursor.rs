@@ -1,0 +1,192 @@
+//! Seekable and double-ended reads: [`ReadOptions`], [`Db::cursor`], [`Db::iter`],
+//! [`Db::range`] and their [`Snapshot`] counterparts.
+
+use std::ops::Bound;
+
+use super::{Db, KeyRange, Snapshot};
+use crate::iter::cursor::Cursor;
+use crate::iter::db_iter::DbIter;
+use crate::key::SeqNo;
+
+/// Options of a read through a cursor ([`Db::cursor`]).
+///
+/// The default reads the latest state of the whole key space.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # let dir = tempfile::tempdir()?;
+/// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+/// use bloomkv::ReadOptions;
+///
+/// db.put("a", "1")?;
+/// let snap = db.snapshot();
+/// db.put("a", "2")?;
+/// let opts = ReadOptions { snapshot: Some(&snap), ..ReadOptions::default() };
+/// let mut c = db.cursor(&opts);
+/// c.seek_to_first()?;
+/// assert_eq!(c.value(), b"1");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions<'a> {
+    /// Read the state as of this snapshot (of the same database); `None` reads the state as
+    /// of the call that makes the cursor.
+    pub snapshot: Option<&'a Snapshot>,
+    /// The cursor shows only keys `>=` this one (RocksDB's `iterate_lower_bound`).
+    pub lower_bound: Option<Vec<u8>>,
+    /// The cursor shows only keys `<` this one (RocksDB's `iterate_upper_bound`): a forward
+    /// walk stops at the first entry at or past it instead of reading on.
+    pub upper_bound: Option<Vec<u8>>,
+}
+
+impl<'a> ReadOptions<'a> {
+    /// The default options: latest state, no bounds.
+    pub fn new() -> ReadOptions<'a> {
+        ReadOptions::default()
+    }
+
+    /// Reads as of `snapshot`.
+    #[must_use]
+    pub fn with_snapshot(mut self, snapshot: &'a Snapshot) -> ReadOptions<'a> {
+        self.snapshot = Some(snapshot);
+        self
+    }
+
+    /// Shows only keys `>= key`.
+    #[must_use]
+    pub fn with_lower_bound(mut self, key: impl AsRef<[u8]>) -> ReadOptions<'a> {
+        self.lower_bound = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// Shows only keys `< key`.
+    #[must_use]
+    pub fn with_upper_bound(mut self, key: impl AsRef<[u8]>) -> ReadOptions<'a> {
+        self.upper_bound = Some(key.as_ref().to_vec());
+        self
+    }
+
+    fn bounds(&self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        (
+            self.lower_bound
+                .clone()
+                .map_or(Bound::Unbounded, Bound::Included),
+            self.upper_bound
+                .clone()
+                .map_or(Bound::Unbounded, Bound::Excluded),
+        )
+    }
+}
+
+impl Db {
+    fn cursor_at(&self, seq: SeqNo, (lower, upper): (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> Cursor {
+        let (merged, view) = self.inner().internal_iter();
+        Cursor::new(Box::new(merged), seq, lower, upper).with_keep_alive(Box::new(view))
+    }
+
+    /// A [`Cursor`] over the live keys: seek to a key, walk forward and backward.
+    ///
+    /// It reads the version of the database current at this call (memtables and tables),
+    /// at `opts.snapshot` if given, else at the latest write; later writes are invisible to
+    /// it. It starts unpositioned: call a seek first.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// use bloomkv::ReadOptions;
+    ///
+    /// for k in ["apple", "banana", "cherry"] { db.put(k, "fruit")?; }
+    /// let mut c = db.cursor(&ReadOptions::default());
+    /// let mut backward = Vec::new();
+    /// c.seek_to_last()?;
+    /// while c.valid() {
+    ///     backward.push(c.key().to_vec());
+    ///     c.prev()?;
+    /// }
+    /// assert_eq!(backward, [b"cherry".to_vec(), b"banana".to_vec(), b"apple".to_vec()]);
+    /// c.status()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cursor(&self, opts: &ReadOptions<'_>) -> Cursor {
+        match opts.snapshot {
+            Some(snap) => snap.db.cursor_at(snap.seq, opts.bounds()),
+            None => self.cursor_at(self.inner().visible_seq(), opts.bounds()),
+        }
+    }
+
+    /// Every live entry, ascending; `.rev()` for descending. Same as `db.scan(..)`.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// for k in ["a", "b", "c"] { db.put(k, "v")?; }
+    /// let keys: Vec<Vec<u8>> = db.iter().rev().map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn iter(&self) -> DbIter {
+        self.scan(..)
+    }
+
+    /// The live entries in `range`; the same as [`Db::scan`]. The iterator is double-ended:
+    /// `.rev()` walks the range from its end, and `next`/`next_back` may be mixed.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// for k in ["a", "b", "c", "d"] { db.put(k, "v")?; }
+    /// let mut it = db.range("a"..="c");
+    /// assert_eq!(it.next().transpose()?.map(|(k, _)| k), Some(b"a".to_vec()));
+    /// assert_eq!(it.next_back().transpose()?.map(|(k, _)| k), Some(b"c".to_vec()));
+    /// assert_eq!(it.next().transpose()?.map(|(k, _)| k), Some(b"b".to_vec()));
+    /// assert!(it.next_back().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn range(&self, range: impl KeyRange) -> DbIter {
+        self.scan(range)
+    }
+}
+
+impl Snapshot {
+    /// A [`Cursor`] over the keys as they were when the snapshot was taken.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// db.put("k", "old")?;
+    /// let snap = db.snapshot();
+    /// db.delete("k")?;
+    /// let mut c = snap.cursor();
+    /// c.seek("k")?;
+    /// assert_eq!(c.value(), b"old");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn cursor(&self) -> Cursor {
+        self.db
+            .cursor_at(self.seq, (Bound::Unbounded, Bound::Unbounded))
+    }
+
+    /// Every entry as of the snapshot, ascending (double-ended, like [`Db::iter`]).
+    pub fn iter(&self) -> DbIter {
+        self.scan(..)
+    }
+
+    /// The entries in `range` as of the snapshot (double-ended, like [`Db::range`]).
+    pub fn range(&self, range: impl KeyRange) -> DbIter {
+        self.scan(range)
+    }
+}
