@@ -82,6 +82,6 @@ pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIter;
-pub use options::{FilterAllocation, Options};
+pub use options::{Compression, FilterAllocation, Options};
 pub use repair::{RepairReport, repair};
 pub use stats::{LevelStats, Stats, TableStats};

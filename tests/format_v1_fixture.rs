@@ -44,11 +44,7 @@ fn copy_fixture(to: &Path) {
 fn check_all(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>) {
     for i in 0..3100u32 {
         let k = format!("key{i:05}").into_bytes();
-        assert_eq!(
-            db.get(&k).unwrap().as_ref(),
-            model.get(&k),
-            "key{i:05}"
-        );
+        assert_eq!(db.get(&k).unwrap().as_ref(), model.get(&k), "key{i:05}");
     }
     let scanned: BTreeMap<Vec<u8>, Vec<u8>> = db.scan(..).map(|kv| kv.unwrap()).collect();
     assert_eq!(&scanned, model);

@@ -10,7 +10,7 @@ use bloomkv::error::Error;
 use bloomkv::filter::{FilterPolicy, hash_key};
 use bloomkv::iter::InternalIterator;
 use bloomkv::key::{self, InternalKey, KIND_SEEK, Kind, MAX_SEQ};
-use bloomkv::sstable::{FilterVerdict, Table, TableBuildOptions};
+use bloomkv::sstable::{Compression, FilterVerdict, Table, TableBuildOptions};
 use sstable_support::*;
 
 /// 100k entries of mixed shapes, keyed by internal key. User keys are `k` + even numbers (odd
@@ -193,14 +193,23 @@ fn versions_and_snapshots() {
             seq += 1;
         }
     }
+    // Each shape once per codec, in turn (tiny blocks stay raw, bigger ones compress).
+    let codecs = [
+        Compression::None,
+        Compression::Lz4,
+        Compression::Zstd { level: 3 },
+    ];
+    let mut turn = 0;
     for restart in [1, 2, 16] {
         for block_bytes in [1, 60, 200, 4096] {
+            turn += 1;
             let (bytes, _) = build(
                 entries.iter().map(|(k, v)| (k.0.clone(), v.clone())),
                 TableBuildOptions {
                     block_bytes,
                     restart_interval: restart,
                     filter: policy(),
+                    compression: codecs[turn % 3],
                 },
             );
             let opts = read_opts(policy(), None);

@@ -7,6 +7,7 @@
 
 pub mod block;
 mod builder;
+pub mod compression;
 pub mod format;
 mod iter;
 mod properties;
@@ -16,6 +17,7 @@ mod table;
 pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
+pub use compression::Compression;
 pub use iter::TableIter;
 pub use properties::TableProperties;
 pub use table::{FilterVerdict, Table, TableGet, TableReadOptions};

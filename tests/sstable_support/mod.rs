@@ -188,10 +188,12 @@ pub fn layout(bytes: &[u8]) -> Layout {
     use bloomkv::sstable::format::FOOTER_LEN;
     let footer_at = bytes.len() - FOOTER_LEN;
     let footer = Footer::decode(&bytes[footer_at..]).unwrap();
+    // Index blocks may be compressed (format version 2): decode through the public codec.
     let block = |h: BlockHandle| {
-        Arc::new(
-            Block::new(bytes[h.offset as usize..(h.offset + h.size) as usize].to_vec()).unwrap(),
-        )
+        let (s, e) = (h.offset as usize, (h.offset + h.size) as usize);
+        let raw = bloomkv::sstable::compression::decompress_block(bytes[e], bytes[s..e].to_vec())
+            .unwrap();
+        Arc::new(Block::new(raw).unwrap())
     };
     let mut filter = None;
     let mut properties = None;
@@ -226,7 +228,7 @@ pub fn layout(bytes: &[u8]) -> Layout {
 /// Rewrites the trailer crc of the block at `h` after its contents were modified in place.
 pub fn fix_crc(bytes: &mut [u8], h: BlockHandle) {
     let (s, e) = (h.offset as usize, (h.offset + h.size) as usize);
-    let t = block_trailer(&bytes[s..e]);
+    let t = block_trailer(&bytes[s..e], bytes[e]);
     bytes[e..e + 5].copy_from_slice(&t);
 }
 
@@ -243,7 +245,7 @@ pub fn assemble(blocks: &[RawBlock], props: &TableProperties) -> Vec<u8> {
             size: contents.len() as u64,
         };
         out.extend_from_slice(contents);
-        out.extend_from_slice(&block_trailer(contents));
+        out.extend_from_slice(&block_trailer(contents, 0));
         h
     };
     let mut index = BlockBuilder::new(1);
