@@ -71,7 +71,8 @@ fn version_1_database_opens_and_reads_every_key() {
 
 #[test]
 fn fixture_tables_really_are_version_1() {
-    assert!(FORMAT_VERSION >= 1);
+    // This build writes a newer version than the fixture holds: the fixture tests upgrading.
+    assert_ne!(FORMAT_VERSION, 1);
     let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1-db");
     let mut tables = 0;
     for entry in std::fs::read_dir(from).unwrap() {

@@ -57,10 +57,13 @@ impl Workload {
     }
 }
 
+/// The function behind [`Progress`]: `(phase, done, total)`.
+pub type ProgressFn = dyn Fn(&str, u64, u64) + Send + Sync;
+
 /// A progress callback: `(phase, done, total)`, called when a phase starts (`done` 0), every
 /// few thousand operations, and when it ends.
 #[derive(Clone)]
-pub struct Progress(pub Arc<dyn Fn(&str, u64, u64) + Send + Sync>);
+pub struct Progress(pub Arc<ProgressFn>);
 
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,7 +158,7 @@ impl W1Config {
 
     fn tick(&self, phase: &str, done: u64, total: u64) {
         if let Some(p) = &self.progress
-            && (done % PROGRESS_EVERY == 0 || done == total)
+            && (done.is_multiple_of(PROGRESS_EVERY) || done == total)
         {
             (p.0)(phase, done, total);
         }
