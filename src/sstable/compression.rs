@@ -50,7 +50,8 @@ pub enum Compression {
     /// Zstandard at `level` (1..=22; 3 is zstd's default), through the `zstd` crate (codec
     /// byte 2): smaller than LZ4, slower to write.
     Zstd {
-        /// The zstd compression level; levels outside 1..=22 are clamped by zstd.
+        /// The zstd compression level: 1..=22, or negative for zstd's faster modes; zstd
+        /// clamps values out of its range.
         level: i32,
     },
 }

@@ -378,7 +378,8 @@ pub struct W1Report {
     pub tables: u64,
     /// Time writers were stalled by the engine during fill, flush and overwrite, in µs.
     pub stall_micros: u64,
-    /// The slowest single put of the fill and the overwrites, in ns.
+    /// The slowest single put of the fill and the overwrites, in ns (latencies saturate at
+    /// `u32::MAX` ns, about 4.3 s).
     pub longest_put_ns: u64,
     /// The absent-key detail.
     pub absent: AbsentReport,

@@ -85,7 +85,12 @@ impl fmt::Display for W1Report {
             self.space_amplification,
             self.device_write_amplification,
             self.stall_micros as f64 / 1e6,
-            fmt_ns(Some(self.longest_put_ns)),
+            // Latencies are kept as u32 nanoseconds: the largest means "at least that".
+            if self.longest_put_ns >= u64::from(u32::MAX) {
+                format!(">= {}", fmt_ns(Some(self.longest_put_ns)))
+            } else {
+                fmt_ns(Some(self.longest_put_ns))
+            },
         );
         let _ = writeln!(
             out,
