@@ -48,13 +48,16 @@ struct Current {
 }
 
 impl<'a> TableWriter<'a> {
-    /// A writer of tables in `dir` with `opts`' block settings and `filter` (`None`: no
-    /// filter), each numbered by `next_number`, cut at `target_bytes` (`u64::MAX`: one table).
+    /// A writer of tables for `level` in `dir` with `opts`' block settings, the level's
+    /// compression and `filter` (`None`: no filter), each numbered by `next_number`, cut at
+    /// `target_bytes` (`u64::MAX`: one table).
+    #[expect(clippy::too_many_arguments, reason = "each caller names every one")]
     pub fn new(
         env: &'a dyn Env,
         dir: &'a Path,
         cache: &'a TableCache,
         opts: &Options,
+        level: usize,
         filter: Option<Arc<dyn FilterPolicy>>,
         target_bytes: u64,
         next_number: &'a mut dyn FnMut() -> u64,
@@ -67,6 +70,7 @@ impl<'a> TableWriter<'a> {
                 block_bytes: opts.block_bytes,
                 restart_interval: opts.block_restart_interval,
                 filter,
+                compression: opts.compression_for_level(level),
             },
             target_bytes,
             next_number,
@@ -260,6 +264,7 @@ mod tests {
             dir.path(),
             &cache,
             &opts,
+            1,
             opts.filter_with_bits(10.0),
             4096,
             &mut numbers,
@@ -296,6 +301,7 @@ mod tests {
             dir.path(),
             &cache,
             &opts,
+            1,
             None,
             1024,
             &mut numbers,

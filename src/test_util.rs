@@ -305,11 +305,13 @@ pub(crate) mod sstable {
         use crate::sstable::format::FOOTER_LEN;
         let footer_at = bytes.len() - FOOTER_LEN;
         let footer = Footer::decode(&bytes[footer_at..]).unwrap();
+        // Index blocks may be compressed (format version 2): decode through the codec.
         let block = |h: BlockHandle| {
-            Arc::new(
-                Block::new(bytes[h.offset as usize..(h.offset + h.size) as usize].to_vec())
-                    .unwrap(),
-            )
+            let (s, e) = (h.offset as usize, (h.offset + h.size) as usize);
+            let raw =
+                crate::sstable::compression::decompress_block(bytes[e], bytes[s..e].to_vec())
+                    .unwrap();
+            Arc::new(Block::new(raw).unwrap())
         };
         let mut filter = None;
         let mut properties = None;
@@ -344,7 +346,7 @@ pub(crate) mod sstable {
     /// Rewrites the trailer crc of the block at `h` after its contents were modified in place.
     pub fn fix_crc(bytes: &mut [u8], h: BlockHandle) {
         let (s, e) = (h.offset as usize, (h.offset + h.size) as usize);
-        let t = block_trailer(&bytes[s..e]);
+        let t = block_trailer(&bytes[s..e], bytes[e]);
         bytes[e..e + 5].copy_from_slice(&t);
     }
 
@@ -361,7 +363,7 @@ pub(crate) mod sstable {
                 size: contents.len() as u64,
             };
             out.extend_from_slice(contents);
-            out.extend_from_slice(&block_trailer(contents));
+            out.extend_from_slice(&block_trailer(contents, 0));
             h
         };
         let mut index = BlockBuilder::new(1);

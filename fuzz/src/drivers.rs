@@ -164,6 +164,12 @@ pub fn table_open_iterate(data: &[u8]) {
             block_bytes: 32 + usize::from(mode) * 4,
             restart_interval: 1 + usize::from(mode % 8),
             filter: Some(Arc::new(BloomPolicy::new(10.0))),
+            // Raw, LZ4 and zstd blocks in turn, so damage reaches the decompressors too.
+            compression: [
+                bloomkv::Compression::None,
+                bloomkv::Compression::Lz4,
+                bloomkv::Compression::Zstd { level: 1 },
+            ][usize::from(mode % 3)],
         },
     );
     for (k, v) in &entries {

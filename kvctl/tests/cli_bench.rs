@@ -236,3 +236,39 @@ fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
         .code(0)
         .stdout(predicate::str::contains("never touches --db"));
 }
+
+#[test]
+fn workload_w2_runs_once_with_its_compression_and_json_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = stdout_of(
+        &[
+            &TINY[..],
+            &["--workload", "w2", "--compression", "zstd:1", "--json"],
+        ]
+        .concat(),
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["workload"], "W2", "{text}");
+    assert_eq!(v["compression"], "zstd:1");
+    assert_eq!(v["keys"], 20000);
+    assert_eq!(v["block_cache_bytes"], 64 << 20);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), PHASES.len());
+    for (p, name) in phases.iter().zip(PHASES) {
+        assert_eq!(p["name"], name);
+    }
+    assert!(v["bytes_on_disk"].as_u64().unwrap() > 0);
+    // The temporary database is gone.
+    assert!(entries(tmp.path()).iter().all(|p| {
+        !p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("kvctl-bench-")
+    }));
+    kvctl().args(["bench", "--workload", "w3"]).assert().code(2);
+    kvctl()
+        .args(["bench", "--compression", "gzip"])
+        .assert()
+        .code(2);
+}

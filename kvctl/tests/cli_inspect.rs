@@ -140,8 +140,9 @@ fn sst_dump_shows_footer_properties_filter_blocks_and_entries() {
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     for needle in [
         "footer",
-        "format version 1",
+        "format version 2",
         "properties",
+        "compression  none: data blocks",
         "499 entries",
         "filter",
         "bloomkv.BloomFilter",
@@ -229,4 +230,53 @@ fn sst_dump_of_a_corrupt_table_is_exit_3_naming_file_and_offset() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("shorter than a table footer"));
+}
+
+#[test]
+fn sst_dump_shows_the_codec_and_ratio_of_a_compressed_table() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in [
+        bloomkv::Compression::Lz4,
+        bloomkv::Compression::Zstd { level: 3 },
+    ] {
+        let db_dir = dir.path().join(c.name());
+        let db = bloomkv::Db::open(
+            &db_dir,
+            bloomkv::Options {
+                compression: c,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for i in 0..2000u32 {
+            db.put(format!("key{i:06}"), format!("value {i} ").repeat(8))
+                .unwrap();
+        }
+        db.flush().unwrap();
+        let table = db.live_files()[0];
+        drop(db);
+        let path = db_dir.join(bloomkv::sstable::table_file_name(table));
+        let out = kvctl()
+            .args(["sst", "dump", path.to_str().unwrap()])
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("compression  "))
+            .unwrap_or_else(|| panic!("no compression line in:\n{text}"));
+        assert!(
+            line.starts_with(&format!("compression  {}: ", c.name())),
+            "{line}"
+        );
+        let ratio: f64 = line
+            .rsplit("(ratio ")
+            .next()
+            .unwrap()
+            .trim_end_matches(')')
+            .parse()
+            .unwrap();
+        assert!(ratio > 2.0, "{line}");
+        assert!(text.contains(" blocks compressed; "), "{text}");
+    }
 }

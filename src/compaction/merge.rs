@@ -127,7 +127,11 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     input.seek_to_first()?;
 
     let mut next_number = || ctx.host.new_file_number();
-    let mut writer = ctx.writer(ctx.opts.filter_with_bits(filter_bits), &mut next_number);
+    let mut writer = ctx.writer(
+        out_level,
+        ctx.opts.filter_with_bits(filter_bits),
+        &mut next_number,
+    );
     let mut merger = KeyMerger {
         snapshots: ctx.snapshots,
         version,

@@ -58,9 +58,10 @@ impl<'a> Context<'a> {
         Arc::clone(self.env)
     }
 
-    /// A writer of output tables with `filter`, cut at the target file size.
+    /// A writer of output tables for `level` with `filter`, cut at the target file size.
     fn writer<'b>(
         &'b self,
+        level: usize,
         filter: Option<Arc<dyn FilterPolicy>>,
         next_number: &'b mut dyn FnMut() -> u64,
     ) -> TableWriter<'b>
@@ -72,6 +73,7 @@ impl<'a> Context<'a> {
             self.dir,
             self.cache,
             self.opts,
+            level,
             filter,
             self.opts.target_file_bytes,
             next_number,

@@ -112,6 +112,7 @@ impl DbInner {
                 &self.dir,
                 &self.table_cache,
                 &self.opts,
+                0,
                 self.opts.filter_with_bits(bits),
                 u64::MAX,
                 &mut numbers,

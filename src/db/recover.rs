@@ -383,6 +383,7 @@ fn replay_logs(
                     dir,
                     cache,
                     opts,
+                    0,
                     opts.filter_with_bits(opts.bits_per_key_for_level(0)),
                     u64::MAX,
                     &mut numbers,

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind};
 use crate::sstable::block::BlockBuilder;
+use crate::sstable::compression::{CODEC_NONE, Compression, compress_block};
 use crate::sstable::format::{
     BLOCK_TRAILER_LEN, BlockHandle, FORMAT_VERSION, Footer, block_trailer,
 };
@@ -32,6 +33,9 @@ pub struct TableBuildOptions {
     pub restart_interval: usize,
     /// The filter to build over the table's user keys; `None` (default) writes no filter.
     pub filter: Option<Arc<dyn FilterPolicy>>,
+    /// How data blocks and the index block are compressed (default
+    /// [`Compression::None`]); a block that would not shrink by an eighth is stored raw.
+    pub compression: Compression,
 }
 
 impl Default for TableBuildOptions {
@@ -40,6 +44,7 @@ impl Default for TableBuildOptions {
             block_bytes: 4096,
             restart_interval: 16,
             filter: None,
+            compression: Compression::None,
         }
     }
 }
@@ -61,6 +66,8 @@ pub struct TableBuilder {
     props: TableProperties,
     /// Set when a write failed: the file is then in an unknown state and must not be finished.
     failed: Option<String>,
+    /// Scratch space for a compressed block.
+    compressed: Vec<u8>,
 }
 
 impl std::fmt::Debug for TableBuilder {
@@ -77,6 +84,7 @@ impl TableBuilder {
     /// Starts a table written to `file`; `path` is used in error messages only.
     pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableBuildOptions) -> Self {
         let offset = file.len();
+        let compression = opts.compression.name().to_string();
         TableBuilder {
             file,
             path,
@@ -100,8 +108,12 @@ impl TableBuilder {
                 filter_bits_per_key: 0.0,
                 filter_bytes: 0,
                 file_size: 0,
+                compression,
+                data_raw_bytes: 0,
+                data_bytes: 0,
             },
             failed: None,
+            compressed: Vec::new(),
         }
     }
 
@@ -183,21 +195,34 @@ impl TableBuilder {
         self.offset + self.data.size_estimate() as u64
     }
 
-    /// Writes `contents` and its trailer; returns its handle.
-    fn write_block(&mut self, contents: &[u8]) -> Result<BlockHandle> {
+    /// Writes `contents` and its trailer, compressed with the table's codec when `compress`
+    /// is set and it saves enough; returns its handle (which names the stored bytes).
+    fn write_block(&mut self, contents: &[u8], compress: bool) -> Result<BlockHandle> {
+        let mut compressed = std::mem::take(&mut self.compressed);
+        let codec = if compress {
+            compress_block(self.opts.compression, contents, &mut compressed)
+        } else {
+            CODEC_NONE
+        };
+        let stored = if codec == CODEC_NONE {
+            contents
+        } else {
+            &compressed[..]
+        };
         let handle = BlockHandle {
             offset: self.offset,
-            size: contents.len() as u64,
+            size: stored.len() as u64,
         };
         let res = self
             .file
-            .append(contents)
-            .and_then(|()| self.file.append(&block_trailer(contents)));
+            .append(stored)
+            .and_then(|()| self.file.append(&block_trailer(stored, codec)));
+        self.compressed = compressed;
         if let Err(e) = res {
             self.failed = Some(e.to_string());
             return Err(e.located(&self.path, handle.offset));
         }
-        self.offset += (contents.len() + BLOCK_TRAILER_LEN) as u64;
+        self.offset += handle.size + BLOCK_TRAILER_LEN as u64;
         Ok(handle)
     }
 
@@ -206,8 +231,10 @@ impl TableBuilder {
             return Ok(());
         }
         let contents = self.data.finish();
-        let handle = self.write_block(&contents)?;
+        let handle = self.write_block(&contents, true)?;
         self.props.data_blocks += 1;
+        self.props.data_raw_bytes += contents.len() as u64;
+        self.props.data_bytes += handle.size;
         self.pending_index = Some(handle);
         Ok(())
     }
@@ -229,7 +256,7 @@ impl TableBuilder {
         let mut meta = BlockBuilder::new(1);
         if let Some(policy) = self.opts.filter.clone() {
             let filter = policy.create_filter_from_hashes(&self.user_key_hashes);
-            let handle = self.write_block(&filter)?;
+            let handle = self.write_block(&filter, false)?;
             self.props.filter_policy = policy.name().to_string();
             self.props.filter_bits_per_key = policy.bits_per_key();
             self.props.filter_bytes = filter.len() as u64;
@@ -239,12 +266,12 @@ impl TableBuilder {
             );
         }
         let props_block = self.props.encode_block();
-        let props_handle = self.write_block(&props_block)?;
+        let props_handle = self.write_block(&props_block, false)?;
         meta.add(PROPERTIES_BLOCK_NAME.as_bytes(), &props_handle.encode());
         let meta_block = meta.finish();
-        let metaindex = self.write_block(&meta_block)?;
+        let metaindex = self.write_block(&meta_block, false)?;
         let index_block = self.index.finish();
-        let index = self.write_block(&index_block)?;
+        let index = self.write_block(&index_block, true)?;
         let footer = Footer {
             metaindex,
             index,

@@ -6,18 +6,22 @@ use std::path::Path;
 use crate::coding::{Decoder, put_varint64};
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
+use crate::sstable::compression::{CODEC_NONE, decompress_block};
 
-/// The table format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The table format version this build writes and the newest it reads. Version 2 added block
+/// compression (the trailer's codec byte); version 1 tables hold raw blocks only and stay
+/// readable.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Identifies a bloomkv table; the last 8 bytes of every `.sst` file (little-endian).
 pub const TABLE_MAGIC: u64 = 0x626c_6f6f_6d6b_7631; // "bloomkv1" read as a big-endian number
 
-/// Bytes after every block: 1 type byte + 4 bytes crc32.
+/// Bytes after every block: 1 codec byte + 4 bytes crc32.
 pub const BLOCK_TRAILER_LEN: usize = 5;
 
-/// Block type byte for an uncompressed block (the only type version 1 knows).
-pub const BLOCK_TYPE_RAW: u8 = 0;
+/// Codec byte of an uncompressed block (the only one version 1 writes); the others are in
+/// [`crate::sstable::compression`].
+pub const BLOCK_TYPE_RAW: u8 = CODEC_NONE;
 
 /// Width the two footer handles are zero-padded to (2 x 20 bytes, the longest two varints).
 const FOOTER_HANDLES_LEN: usize = 2 * BlockHandle::MAX_ENCODED_LEN;
@@ -85,7 +89,7 @@ impl BlockHandle {
     }
 }
 
-/// The block checksum: crc32 over the block contents followed by the type byte.
+/// The block checksum: crc32 over the stored block contents followed by the codec byte.
 pub fn block_crc(contents: &[u8], block_type: u8) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(contents);
@@ -93,21 +97,23 @@ pub fn block_crc(contents: &[u8], block_type: u8) -> u32 {
     h.finalize()
 }
 
-/// The 5-byte trailer written after `contents`.
-pub fn block_trailer(contents: &[u8]) -> [u8; BLOCK_TRAILER_LEN] {
-    let crc = block_crc(contents, BLOCK_TYPE_RAW);
+/// The 5-byte trailer written after `stored`, the block's bytes as stored with `codec`.
+pub fn block_trailer(stored: &[u8], codec: u8) -> [u8; BLOCK_TRAILER_LEN] {
+    let crc = block_crc(stored, codec);
     let c = crc.to_le_bytes();
-    [BLOCK_TYPE_RAW, c[0], c[1], c[2], c[3]]
+    [codec, c[0], c[1], c[2], c[3]]
 }
 
-/// Reads the block at `handle`, verifies its trailer and returns its contents.
+/// Reads the block at `handle`, verifies its trailer and returns its contents, decompressed
+/// if it was stored compressed.
 ///
 /// `limit` is the offset where blocks end (the footer's start): a handle reaching past it is
 /// rejected before anything is allocated, so a corrupt size can never cause a large allocation.
 ///
 /// # Errors
 /// `Corruption` naming the file and the block's absolute offset on a bad handle, checksum
-/// mismatch or unknown block type; `Io` if the read fails.
+/// mismatch, unknown codec byte or a compressed block that does not decompress to its stated
+/// size (see [`decompress_block`]); `Io` if the read fails.
 pub fn read_block(
     file: &dyn RandomAccessFile,
     path: &Path,
@@ -128,6 +134,21 @@ pub(crate) fn read_block_reusing(
     limit: u64,
     spare: Vec<u8>,
 ) -> Result<Vec<u8>> {
+    read_block_with_codec(file, path, handle, limit, spare).map(|(block, _)| block)
+}
+
+/// [`read_block_reusing`], also returning the block's codec byte (see
+/// [`located_in_block`]).
+///
+/// # Errors
+/// As [`read_block`].
+pub(crate) fn read_block_with_codec(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    handle: BlockHandle,
+    limit: u64,
+    spare: Vec<u8>,
+) -> Result<(Vec<u8>, u8)> {
     let end = handle.end_with_trailer();
     if end.is_none_or(|end| end > limit) {
         return Err(Error::corruption(
@@ -162,15 +183,29 @@ pub(crate) fn read_block_reusing(
             ),
         ));
     }
-    if block_type != BLOCK_TYPE_RAW {
-        return Err(Error::corruption(
-            path,
-            handle.offset + handle.size,
-            format!("unknown block type {block_type}"),
-        ));
-    }
     buf.truncate(len);
-    Ok(buf)
+    decompress_block(block_type, buf)
+        .map(|block| (block, block_type))
+        .map_err(|e| e.located(path, handle.offset))
+}
+
+/// Locates a block-relative error about the contents of the block at `handle`, stored with
+/// `codec`. In a raw block the offset is the file's; offsets in a decompressed block are not,
+/// so the error then names the block's first byte and gives the offset within the
+/// decompressed contents in its message.
+pub(crate) fn located_in_block(e: Error, path: &Path, handle: BlockHandle, codec: u8) -> Error {
+    match e {
+        Error::Corruption { file, offset, why }
+            if codec != CODEC_NONE && file.as_os_str().is_empty() =>
+        {
+            Error::corruption(
+                path,
+                handle.offset,
+                format!("{why} (byte {offset} of the block decompressed)"),
+            )
+        }
+        e => e.located(path, handle.offset),
+    }
 }
 
 /// The fixed-size record at the end of every table.
@@ -284,7 +319,7 @@ mod tests {
 
     #[test]
     fn trailer_covers_type_byte() {
-        let t = block_trailer(b"abc");
+        let t = block_trailer(b"abc", BLOCK_TYPE_RAW);
         assert_eq!(t[0], BLOCK_TYPE_RAW);
         assert_ne!(block_crc(b"abc", 0), block_crc(b"abc", 1));
     }
@@ -298,7 +333,7 @@ mod tests {
         let path = dir.path().join("blocks");
         let data = vec![7u8; 3000];
         let mut file = data.clone();
-        file.extend_from_slice(&block_trailer(&data));
+        file.extend_from_slice(&block_trailer(&data, BLOCK_TYPE_RAW));
         std::fs::write(&path, &file).unwrap();
         let f = StdEnv.open_random_access(&path).unwrap();
         let handle = BlockHandle {

@@ -8,6 +8,7 @@
 
 pub mod block;
 mod builder;
+pub mod compression;
 pub mod format;
 mod iter;
 mod multi_get;
@@ -19,6 +20,7 @@ pub use crate::cache::BlockCache;
 pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
+pub use compression::Compression;
 pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
 #[cfg(test)]

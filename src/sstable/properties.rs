@@ -39,9 +39,33 @@ pub struct TableProperties {
     pub filter_bytes: u64,
     /// Size of the whole file in bytes.
     pub file_size: u64,
+    /// Name of the codec the table was built with (`none`, `lz4`, `zstd`; see
+    /// [`crate::Compression::name`]); `none` for a format-version-1 table. Individual blocks
+    /// may still be raw.
+    pub compression: String,
+    /// Sum of the data blocks' sizes before compression (trailers excluded). Version-1 tables
+    /// do not store it; their reader fills it in from the index (equal to `data_bytes`).
+    pub data_raw_bytes: u64,
+    /// Sum of the data blocks' sizes as stored (trailers excluded).
+    pub data_bytes: u64,
 }
 
+impl TableProperties {
+    /// How much smaller the data blocks are stored: `data_raw_bytes / data_bytes`
+    /// (1.0 for raw blocks or an empty table).
+    pub fn compression_ratio(&self) -> f64 {
+        if self.data_bytes == 0 {
+            1.0
+        } else {
+            self.data_raw_bytes as f64 / self.data_bytes as f64
+        }
+    }
+}
+
+const COMPRESSION: &str = "compression";
 const DATA_BLOCKS: &str = "data_blocks";
+const DATA_BYTES: &str = "data_bytes";
+const DATA_RAW_BYTES: &str = "data_raw_bytes";
 const DELETIONS: &str = "deletions";
 const ENTRIES: &str = "entries";
 const FILTER_BITS: &str = "filter.bits_per_key";
@@ -63,7 +87,10 @@ impl TableProperties {
     /// The properties block contents (without trailer).
     pub fn encode_block(&self) -> Vec<u8> {
         let mut fields: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+        fields.insert(COMPRESSION, self.compression.as_bytes().to_vec());
         fields.insert(DATA_BLOCKS, varint(self.data_blocks));
+        fields.insert(DATA_BYTES, varint(self.data_bytes));
+        fields.insert(DATA_RAW_BYTES, varint(self.data_raw_bytes));
         fields.insert(DELETIONS, varint(self.deletions));
         fields.insert(ENTRIES, varint(self.entries));
         fields.insert(FILTER_BITS, self.filter_bits_per_key.to_le_bytes().to_vec());
@@ -81,7 +108,9 @@ impl TableProperties {
         b.finish()
     }
 
-    /// Decodes a properties block; `file_size` is filled in by the caller.
+    /// Decodes a properties block; `file_size` is filled in by the caller. `compression`,
+    /// `data_bytes` and `data_raw_bytes` (format version 2) may be missing: they are then
+    /// `none`, 0 and 0.
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad block, a missing field or a malformed value.
@@ -124,6 +153,16 @@ impl TableProperties {
                 Error::corrupt_bytes(*at as u64, "property \"filter.policy\" is not UTF-8")
             })?
         };
+        let optional_num = |name: &str| match fields.contains_key(name.as_bytes()) {
+            true => num(name),
+            false => Ok(0),
+        };
+        let compression = match fields.get(COMPRESSION.as_bytes()) {
+            None => "none".to_string(),
+            Some((at, v)) => String::from_utf8(v.clone()).map_err(|_| {
+                Error::corrupt_bytes(*at as u64, "property \"compression\" is not UTF-8")
+            })?,
+        };
         let version = num(FORMAT_VERSION)?;
         let props = TableProperties {
             format_version: u32::try_from(version).map_err(|_| {
@@ -143,6 +182,9 @@ impl TableProperties {
             filter_bits_per_key: bits,
             filter_bytes: num(FILTER_BYTES)?,
             file_size: 0,
+            compression,
+            data_raw_bytes: optional_num(DATA_RAW_BYTES)?,
+            data_bytes: optional_num(DATA_BYTES)?,
         };
         Ok(props)
     }
@@ -167,6 +209,9 @@ mod tests {
             filter_bits_per_key: 10.0,
             filter_bytes: 17,
             file_size: 0,
+            compression: "lz4".into(),
+            data_raw_bytes: 12_000,
+            data_bytes: 6_000,
         };
         assert_eq!(TableProperties::decode_block(p.encode_block()).unwrap(), p);
     }

@@ -14,8 +14,10 @@ use crate::key::{self, Kind, SeqNo};
 use crate::metrics::ReadCounters;
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
+use crate::sstable::compression::CODEC_NONE;
 use crate::sstable::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, read_block, read_block_reusing,
+    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, read_block,
+    read_block_with_codec,
 };
 use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
@@ -198,6 +200,11 @@ impl Table {
             ));
         }
 
+        if props.format_version < 2 {
+            // Version 1 stored every block raw and recorded no data sizes.
+            props.data_bytes = index.iter().map(|e| e.handle.size).sum();
+            props.data_raw_bytes = props.data_bytes;
+        }
         let filter = Self::load_filter(&*file, &path, &opts, &props, &filter_handles, blocks_end);
         Ok(Table {
             path,
@@ -222,14 +229,19 @@ impl Table {
         handle: BlockHandle,
         blocks_end: u64,
     ) -> Result<Vec<IndexEntry>> {
-        let locate = |e: Error| e.located(path, handle.offset);
-        let block = Block::new(read_block(file, path, handle, blocks_end)?).map_err(locate)?;
+        let (raw, codec) = read_block_with_codec(file, path, handle, blocks_end, Vec::new())?;
+        let locate = |e: Error| located_in_block(e, path, handle, codec);
+        let block = Block::new(raw).map_err(locate)?;
         let mut it = BlockIter::new(Arc::new(block), key::compare);
         let mut out = Vec::new();
         let mut next_free = 0u64;
         it.seek_to_first().map_err(locate)?;
         while it.valid() {
-            let at = handle.offset + it.entry_offset() as u64;
+            // Entry offsets are the file's only in a raw block.
+            let at = match codec {
+                CODEC_NONE => handle.offset + it.entry_offset() as u64,
+                _ => handle.offset,
+            };
             let h = BlockHandle::decode_exact(it.value()).map_err(|e| e.located(path, at))?;
             check_handle(h, handle.offset, path, at, "data block")?;
             if h.offset < next_free || it.key().len() < key::TRAILER_LEN {
@@ -358,10 +370,11 @@ impl Table {
             .as_ref()
             .map(|c| c.spare_buffer(self.file_number, handle.offset))
             .unwrap_or_default();
-        let data = read_block_reusing(&*self.file, &self.path, handle, self.blocks_end, spare)?;
+        let (data, codec) =
+            read_block_with_codec(&*self.file, &self.path, handle, self.blocks_end, spare)?;
         self.counters
             .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
-        let locate = |e: Error| e.located(&self.path, handle.offset);
+        let locate = |e: Error| located_in_block(e, &self.path, handle, codec);
         let block = Arc::new(Block::new(data).map_err(locate)?);
         let found = block
             .verify_and_find(key::compare, target)

@@ -52,6 +52,15 @@ impl KeySpace {
             chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
     }
+
+    /// W2's value: the first half of `out` as [`KeySpace::value`] fills it, the second half
+    /// a copy of the first (an odd middle byte stays random), so values compress about 2:1.
+    pub fn half_repeated_value(&self, i: u64, version: u64, out: &mut [u8]) {
+        self.value(i, version, out);
+        let half = out.len() / 2;
+        let (a, b) = out.split_at_mut(out.len() - half);
+        b.copy_from_slice(&a[..half]);
+    }
 }
 
 /// The SplitMix64 generator, for the phases' random choices.
@@ -116,6 +125,17 @@ mod tests {
         let mut again = [0u8; 100];
         ks.value(3, 0, &mut again);
         assert_eq!(a, again);
+    }
+
+    #[test]
+    fn half_repeated_values_repeat_their_first_half() {
+        let ks = KeySpace::new(42);
+        let mut v = [0u8; 100];
+        ks.half_repeated_value(7, 0, &mut v);
+        assert_eq!(v[..50], v[50..]);
+        let mut w = [0u8; 100];
+        ks.value(7, 0, &mut w);
+        assert_eq!(v[..50], w[..50]);
     }
 
     #[test]

@@ -1,9 +1,10 @@
-//! The W1 workload (`docs/BENCH.md`, `../shared/WORKLOAD.md`): fill a fresh database with N
-//! random-order keys, settle it, reopen it cold, then time point lookups of present and
+//! The W1 and W2 workloads (`docs/WORKLOAD.md`, `docs/BENCH.md`): fill a fresh database with
+//! N random-order keys, settle it, reopen it cold, then time point lookups of present and
 //! absent keys, a range scan and overwrites, recording per phase the throughput, latency
-//! percentiles, the engine's read counters and the process's read syscalls.
+//! percentiles, the engine's read counters and the process's I/O counters.
 //!
-//! [`run_w1`] is what `kvctl bench`, the `w1` example and the peer comparison run.
+//! [`run_w1`] runs either ([`W1Config::new`] or [`W1Config::w2`]); it is what `kvctl bench`,
+//! the `w1` example and the peer comparison run.
 
 mod driver;
 mod evict;
@@ -14,6 +15,7 @@ mod report;
 mod svg;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
@@ -28,15 +30,62 @@ use bloomkv::Db;
 use bloomkv::Stats;
 use bloomkv::filter::monkey::{self, LevelShape};
 use bloomkv::sstable::FilterVerdict;
-use bloomkv::{Error, Result};
+use bloomkv::{Compression, Error, Result, Stats};
 use bloomkv::{FilterAllocation, NUM_LEVELS, Options};
 
 /// Key length of W1: 16 hex digits.
 pub const KEY_BYTES: usize = 16;
 
+/// Which standard workload a run is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Workload {
+    /// W1: 1M keys, random values, everything fits in the page cache.
+    #[default]
+    W1,
+    /// W2: 50M keys, values that compress about 2:1, page cache evicted before the reopen,
+    /// 64 MiB block cache, 1M-key scan and 1M overwrites.
+    W2,
+}
+
+impl Workload {
+    /// "W1" or "W2".
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::W1 => "W1",
+            Workload::W2 => "W2",
+        }
+    }
+}
+
+/// The function behind [`Progress`]: `(phase, done, total)`.
+pub type ProgressFn = dyn Fn(&str, u64, u64) + Send + Sync;
+
+/// A progress callback: `(phase, done, total)`, called when a phase starts (`done` 0), every
+/// few thousand operations, and when it ends.
+#[derive(Clone)]
+pub struct Progress(pub Arc<ProgressFn>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// Operations between progress callbacks.
+const PROGRESS_EVERY: u64 = 4096;
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct W1Config {
+    /// W1 or W2 (default W1): names the run; [`W1Config::w2`] sets W2's sizes.
+    pub workload: Workload,
+    /// Values half pseudo-random, half a repeat of the first half (W2), instead of all
+    /// pseudo-random (default false).
+    pub compressible_values: bool,
+    /// Block compression of every level (default none).
+    pub compression: Compression,
+    /// Called as the phases progress (default none).
+    pub progress: Option<Progress>,
     /// N: keys written by the fill (default 1,000,000).
     pub keys: u64,
     /// Bytes per value (default 100).
@@ -71,6 +120,10 @@ impl W1Config {
     /// The W1 defaults, in `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         W1Config {
+            workload: Workload::W1,
+            compressible_values: false,
+            compression: Compression::None,
+            progress: None,
             keys: 1_000_000,
             value_bytes: 100,
             get_present: 200_000,
@@ -87,6 +140,38 @@ impl W1Config {
         }
     }
 
+    /// The W2 defaults, in `dir`: 50M keys with half-repeated values, 200k gets of each
+    /// kind, a 1M-key scan, 1M overwrites, a 64 MiB block cache and the page cache evicted
+    /// before the reopen.
+    pub fn w2(dir: impl Into<PathBuf>) -> Self {
+        W1Config {
+            workload: Workload::W2,
+            compressible_values: true,
+            keys: 50_000_000,
+            scan: 1_000_000,
+            overwrite: 1_000_000,
+            block_cache_bytes: 64 << 20,
+            evict_page_cache: true,
+            ..W1Config::new(dir)
+        }
+    }
+
+    fn tick(&self, phase: &str, done: u64, total: u64) {
+        if let Some(p) = &self.progress
+            && (done.is_multiple_of(PROGRESS_EVERY) || done == total)
+        {
+            (p.0)(phase, done, total);
+        }
+    }
+
+    fn fill_value(&self, ks: &KeySpace, i: u64, version: u64, out: &mut [u8]) {
+        if self.compressible_values {
+            ks.half_repeated_value(i, version, out);
+        } else {
+            ks.value(i, version, out);
+        }
+    }
+
     /// The engine options the run opens the database with.
     pub fn options(&self) -> Options {
         Options {
@@ -99,6 +184,7 @@ impl W1Config {
                 FilterAllocation::Uniform
             },
             block_cache_bytes: self.block_cache_bytes,
+            compression: self.compression,
             ..Options::default()
         }
     }
@@ -182,6 +268,10 @@ pub struct Phase {
     pub p50_ns: Option<u64>,
     /// 99th-percentile latency per operation in ns.
     pub p99_ns: Option<u64>,
+    /// 99.9th-percentile latency per operation in ns.
+    pub p999_ns: Option<u64>,
+    /// The slowest operation in ns.
+    pub max_ns: Option<u64>,
     /// Engine counters over the phase.
     pub engine: EngineDelta,
     /// `/proc/self/io` over the phase (`None` off Linux).
@@ -248,11 +338,15 @@ pub struct AbsentReport {
     pub theory_monkey: f64,
 }
 
-/// Everything one W1 run measured.
+/// Everything one W1 (or W2) run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct W1Report {
+    /// "W1" or "W2".
+    pub workload: &'static str,
     /// What ran (see [`W1Config::label`]).
     pub label: String,
+    /// The block compression (`none`, `lz4`, `zstd:3`).
+    pub compression: String,
     /// N.
     pub keys: u64,
     /// Configured bits per key.
@@ -273,6 +367,20 @@ pub struct W1Report {
     pub filter_bits_per_key: f64,
     /// Write amplification of the fill (table bytes written per user byte).
     pub write_amplification: f64,
+    /// Bytes the process sent to the device during fill and flush (WAL and tables, after
+    /// the page cache) per byte of user data (keys and values); 0 where not accounted.
+    pub device_write_amplification: f64,
+    /// Bytes of every file in the database directory after the fill settled.
+    pub bytes_on_disk: u64,
+    /// `bytes_on_disk` over the live user data (N keys and values).
+    pub space_amplification: f64,
+    /// Tables after the fill settled.
+    pub tables: u64,
+    /// Time writers were stalled by the engine during fill, flush and overwrite, in µs.
+    pub stall_micros: u64,
+    /// The slowest single put of the fill and the overwrites, in ns (latencies saturate at
+    /// `u32::MAX` ns, about 4.3 s).
+    pub longest_put_ns: u64,
     /// The absent-key detail.
     pub absent: AbsentReport,
 }
@@ -299,16 +407,16 @@ fn timed(
     let elapsed = t0.elapsed();
     let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
     let s1 = db.stats();
-    let (p50_ns, p99_ns) = match lat.as_mut() {
-        Some(l) => (l.quantile(0.5), l.quantile(0.99)),
-        None => (None, None),
-    };
+    let mut q = |q: f64| lat.as_mut().and_then(|l| l.quantile(q));
+    let (p50_ns, p99_ns, p999_ns, max_ns) = (q(0.5), q(0.99), q(0.999), q(1.0));
     Ok(Phase {
         name,
         ops,
         elapsed,
         p50_ns,
         p99_ns,
+        p999_ns,
+        max_ns,
         engine: EngineDelta::between(&s0, &s1),
         io,
     })
@@ -318,14 +426,29 @@ fn check_dir(cfg: &W1Config) -> Result<()> {
     let occupied = std::fs::read_dir(&cfg.dir).is_ok_and(|mut d| d.next().is_some());
     if occupied {
         return Err(Error::InvalidArgument(format!(
-            "{} is not empty; W1 needs a fresh database directory",
-            cfg.dir.display()
+            "{} is not empty; {} needs a fresh database directory",
+            cfg.dir.display(),
+            cfg.workload.name()
         )));
     }
     Ok(())
 }
 
-/// Runs W1 as `cfg` says.
+/// Bytes of every file directly in `dir`.
+fn dir_bytes(dir: &std::path::Path) -> Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let meta = entry
+            .and_then(|e| e.metadata())
+            .map_err(|e| Error::io(dir, e))?;
+        if meta.is_file() {
+            total += meta.len();
+        }
+    }
+    Ok(total)
+}
+
+/// Runs W1 (or W2) as `cfg` says.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] if `cfg.dir` holds files; any engine error; a `Corruption`
@@ -341,24 +464,33 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     // 0. fillrandom
     let db = Db::open(&cfg.dir, cfg.options())?;
     let lat = Latencies::with_capacity(n as usize);
+    let io_before_fill = ProcIo::now();
     phases.push(timed(&db, "fillrandom", n, Some(lat), |lat| {
+        cfg.tick("fillrandom", 0, n);
         for i in 0..n {
-            ks.value(i, 0, &mut value);
+            cfg.fill_value(&ks, i, 0, &mut value);
             let t = Instant::now();
             db.put(ks.key(i), &value)?;
             record(lat, t);
+            cfg.tick("fillrandom", i + 1, n);
         }
         Ok(())
     })?);
 
     // 1. flush and settle
     phases.push(timed(&db, "flush", 1, None, |_| {
+        cfg.tick("flush", 0, 1);
         db.flush()?;
-        db.wait_for_compactions()
+        db.wait_for_compactions()?;
+        cfg.tick("flush", 1, 1);
+        Ok(())
     })?);
+    let fill_io = ProcIo::now().zip(io_before_fill).map(|(b, a)| b.since(a));
     let settled = db.stats();
+    let bytes_on_disk = dir_bytes(&cfg.dir)?;
 
     // 2. reopen (the phase's counters are the new handle's, which start at 0)
+    cfg.tick("reopen", 0, 1);
     let t0 = Instant::now();
     let io0 = ProcIo::now();
     drop(db);
@@ -366,12 +498,15 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         evict_dir(&cfg.dir)?;
     }
     let db = Db::open(&cfg.dir, cfg.options())?;
+    cfg.tick("reopen", 1, 1);
     phases.push(Phase {
         name: "reopen",
         ops: 1,
         elapsed: t0.elapsed(),
         p50_ns: None,
         p99_ns: None,
+        p999_ns: None,
+        max_ns: None,
         engine: EngineDelta::between(&db.stats(), &db.stats()),
         io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
     });
@@ -385,16 +520,19 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         present.len() as u64,
         Some(lat),
         |lat| {
-            for &i in &present {
+            let total = present.len() as u64;
+            for (done, &i) in present.iter().enumerate() {
+                cfg.tick("get_present", done as u64, total);
                 let key = ks.key(i);
                 let t = Instant::now();
                 let got = db.get(key)?;
                 record(lat, t);
-                ks.value(i, 0, &mut value);
+                cfg.fill_value(&ks, i, 0, &mut value);
                 if got.as_deref() != Some(&value[..]) {
                     return Err(wrong_answer(cfg, &key, "get_present"));
                 }
             }
+            cfg.tick("get_present", total, total);
             Ok(())
         },
     )?);
@@ -404,6 +542,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     let lat = Latencies::with_capacity(cfg.get_absent as usize);
     let absent_phase = timed(&db, "get_absent", cfg.get_absent, Some(lat), |lat| {
         for j in 0..cfg.get_absent {
+            cfg.tick("get_absent", j, cfg.get_absent);
             let key = ks.key(n + j);
             let t = Instant::now();
             let got = db.get(key)?;
@@ -412,6 +551,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
                 return Err(wrong_answer(cfg, &key, "get_absent"));
             }
         }
+        cfg.tick("get_absent", cfg.get_absent, cfg.get_absent);
         Ok(())
     })?;
     let absent = explain_absent(cfg, &db, &ks, &absent_phase)?;
@@ -421,6 +561,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     let start = ks.key(rng.below(n.max(1)));
     let mut scanned = 0u64;
     phases.push(timed(&db, "scan", cfg.scan, None, |_| {
+        cfg.tick("scan", 0, cfg.scan);
         // From a random key to the end, then (if that held fewer keys) from the beginning.
         for kv in db.scan(start..).chain(db.scan(..start)) {
             if scanned >= cfg.scan {
@@ -431,7 +572,9 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
                 return Err(wrong_answer(cfg, &k, "scan"));
             }
             scanned += 1;
+            cfg.tick("scan", scanned, cfg.scan);
         }
+        cfg.tick("scan", cfg.scan, cfg.scan);
         Ok(())
     })?);
     if let Some(p) = phases.last_mut() {
@@ -447,20 +590,46 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         targets.len() as u64,
         Some(lat),
         |lat| {
-            for &i in &targets {
-                ks.value(i, 1, &mut value);
+            let total = targets.len() as u64;
+            for (done, &i) in targets.iter().enumerate() {
+                cfg.tick("overwrite", done as u64, total);
+                cfg.fill_value(&ks, i, 1, &mut value);
                 let t = Instant::now();
                 db.put(ks.key(i), &value)?;
                 record(lat, t);
             }
+            cfg.tick("overwrite", total, total);
             Ok(())
         },
     )?);
+    let stall_micros = db.stats().stall_micros + settled.stall_micros;
 
     let levels = level_reports(&settled, &absent.1, &phases);
     let entries: u64 = settled.levels.iter().map(|l| l.entries).sum();
     let filter_bytes: u64 = settled.levels.iter().map(|l| l.filter_bytes).sum();
+    let user_bytes = n * (KEY_BYTES + cfg.value_bytes) as u64;
+    let ratio = |x: u64| {
+        if user_bytes > 0 {
+            x as f64 / user_bytes as f64
+        } else {
+            0.0
+        }
+    };
+    let longest_put_ns = phases
+        .iter()
+        .filter(|p| p.name == "fillrandom" || p.name == "overwrite")
+        .filter_map(|p| p.max_ns)
+        .max()
+        .unwrap_or(0);
     Ok(W1Report {
+        workload: cfg.workload.name(),
+        compression: cfg.compression.to_string(),
+        device_write_amplification: ratio(fill_io.map_or(0, |io| io.write_bytes)),
+        bytes_on_disk,
+        space_amplification: ratio(bytes_on_disk),
+        tables: settled.tables.len() as u64,
+        stall_micros,
+        longest_put_ns,
         label: cfg.label(),
         keys: n,
         bits_per_key: cfg.bits_per_key,
@@ -491,7 +660,8 @@ fn wrong_answer(cfg: &W1Config, key: &[u8], phase: &str) -> Error {
         file: cfg.dir.clone(),
         offset: 0,
         why: format!(
-            "W1 {phase}: wrong answer for key {}",
+            "{} {phase}: wrong answer for key {}",
+            cfg.workload.name(),
             String::from_utf8_lossy(key)
         ),
     }

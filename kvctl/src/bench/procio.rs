@@ -1,6 +1,8 @@
-//! The process's read counters from `/proc/self/io` (Linux): read syscalls (`syscr`) and
-//! bytes passed to read calls (`rchar`, page cache hits included). They count every thread,
-//! so background compaction reads land in the phase during which they happen.
+//! The process's I/O counters from `/proc/self/io` (Linux): read syscalls (`syscr`), bytes
+//! passed to read calls (`rchar`, page cache hits included), bytes the process caused to be
+//! fetched from the storage device (`read_bytes`: page cache misses only) and bytes it
+//! caused to be sent to it (`write_bytes`). They count every thread, so background
+//! compaction I/O lands in the phase during which it happens.
 
 /// A reading of `/proc/self/io`, or the difference of two.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -9,6 +11,11 @@ pub struct ProcIo {
     pub syscr: u64,
     /// Bytes read by read system calls.
     pub rchar: u64,
+    /// Bytes fetched from the storage device (0 where the kernel does not account them,
+    /// e.g. some containers).
+    pub read_bytes: u64,
+    /// Bytes sent to the storage device.
+    pub write_bytes: u64,
 }
 
 impl ProcIo {
@@ -27,6 +34,8 @@ impl ProcIo {
         Some(ProcIo {
             syscr: field("syscr")?,
             rchar: field("rchar")?,
+            read_bytes: field("read_bytes").unwrap_or(0),
+            write_bytes: field("write_bytes").unwrap_or(0),
         })
     }
 
@@ -35,6 +44,8 @@ impl ProcIo {
         ProcIo {
             syscr: self.syscr.saturating_sub(earlier.syscr),
             rchar: self.rchar.saturating_sub(earlier.rchar),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
+            write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
         }
     }
 }
@@ -45,12 +56,14 @@ mod tests {
 
     #[test]
     fn parses_the_proc_format() {
-        let t = "rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\n";
+        let t = "rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 8192\n";
         assert_eq!(
             ProcIo::parse(t),
             Some(ProcIo {
                 syscr: 10,
-                rchar: 6976
+                rchar: 6976,
+                read_bytes: 4096,
+                write_bytes: 8192,
             })
         );
         assert_eq!(ProcIo::parse("wchar: 1\n"), None);

@@ -1,4 +1,4 @@
-//! Presenting W1 results: a table per run, two runs side by side, and JSON for scripts.
+//! Presenting W1 and W2 results: a table per run, two runs side by side, and JSON for scripts.
 
 use std::fmt::{self, Write as _};
 
@@ -32,15 +32,17 @@ fn phase_row(out: &mut String, p: &Phase) {
     let e = &p.engine;
     let _ = writeln!(
         out,
-        "{:<12} {:>9} {:>10} {:>9} {:>9} {:>11.4} {:>10.1} {:>9}",
+        "{:<12} {:>9} {:>10} {:>9} {:>9} {:>9} {:>11.4} {:>10.1} {:>9} {:>10}",
         p.name,
         p.ops,
         fmt_rate(p.ops_per_sec()),
         fmt_ns(p.p50_ns),
         fmt_ns(p.p99_ns),
+        fmt_ns(p.p999_ns),
         p.per_op(e.data_blocks_read),
         p.per_op(e.bytes_read),
         fmt_opt(p.io.map(|io| p.per_op(io.syscr)), 4),
+        fmt_opt(p.io.map(|io| p.per_op(io.read_bytes)), 1),
     );
 }
 
@@ -49,20 +51,47 @@ impl fmt::Display for W1Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "W1: {} keys, {}, block cache {} MiB, seed {}",
+            "{}: {} keys, {}, compression {}, block cache {} MiB, seed {}",
+            self.workload,
             self.keys,
             self.label,
+            self.compression,
             self.block_cache_bytes >> 20,
             self.seed
         );
         let _ = writeln!(
             out,
-            "{:<12} {:>9} {:>10} {:>9} {:>9} {:>11} {:>10} {:>9}",
-            "phase", "ops", "ops/s", "p50 us", "p99 us", "blocks/op", "bytes/op", "syscr/op"
+            "{:<12} {:>9} {:>10} {:>9} {:>9} {:>9} {:>11} {:>10} {:>9} {:>10}",
+            "phase",
+            "ops",
+            "ops/s",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "blocks/op",
+            "bytes/op",
+            "syscr/op",
+            "dev B/op"
         );
         for p in &self.phases {
             phase_row(&mut out, p);
         }
+        let _ = writeln!(
+            out,
+            "\non disk {:.1} MiB in {} tables (space amplification {:.2}); device writes of \
+             fill+flush {:.2}x the user data; writers stalled {:.3} s, longest put {} us",
+            self.bytes_on_disk as f64 / (1 << 20) as f64,
+            self.tables,
+            self.space_amplification,
+            self.device_write_amplification,
+            self.stall_micros as f64 / 1e6,
+            // Latencies are kept as u32 nanoseconds: the largest means "at least that".
+            if self.longest_put_ns >= u64::from(u32::MAX) {
+                format!(">= {}", fmt_ns(Some(self.longest_put_ns)))
+            } else {
+                fmt_ns(Some(self.longest_put_ns))
+            },
+        );
         let _ = writeln!(
             out,
             "\ntree after the fill (write amplification {:.2}); filters {:.2} MiB, {:.2} bits/key",
@@ -179,6 +208,8 @@ pub fn json_string(r: &W1Report) -> String {
                 "ops_per_sec": p.ops_per_sec(),
                 "p50_ns": p.p50_ns,
                 "p99_ns": p.p99_ns,
+                "p999_ns": p.p999_ns,
+                "max_ns": p.max_ns,
                 "data_blocks_read": e.data_blocks_read,
                 "block_cache_hits": e.block_cache_hits,
                 "bytes_read": e.bytes_read,
@@ -187,6 +218,10 @@ pub fn json_string(r: &W1Report) -> String {
                 "filter_false_positives": e.filter_false_positives,
                 "syscr": p.io.map(|io| io.syscr),
                 "rchar": p.io.map(|io| io.rchar),
+                "read_bytes": p.io.map(|io| io.read_bytes),
+                "write_bytes": p.io.map(|io| io.write_bytes),
+                "device_read_bytes_per_op": p.io.map(|io| p.per_op(io.read_bytes)),
+                "read_calls_per_op": p.io.map(|io| p.per_op(io.syscr)),
             })
         })
         .collect();
@@ -209,7 +244,9 @@ pub fn json_string(r: &W1Report) -> String {
         .collect();
     let a = &r.absent;
     json!({
+        "workload": r.workload,
         "label": r.label,
+        "compression": r.compression,
         "keys": r.keys,
         "bits_per_key": r.bits_per_key,
         "monkey": r.monkey,
@@ -218,6 +255,12 @@ pub fn json_string(r: &W1Report) -> String {
         "filter_bytes": r.filter_bytes,
         "filter_bits_per_key": r.filter_bits_per_key,
         "write_amplification": r.write_amplification,
+        "device_write_amplification": r.device_write_amplification,
+        "bytes_on_disk": r.bytes_on_disk,
+        "space_amplification": r.space_amplification,
+        "tables": r.tables,
+        "stall_micros": r.stall_micros,
+        "longest_put_ns": r.longest_put_ns,
         "absent": {
             "traced": a.traced,
             "tables_probed_per_get": a.tables_probed_per_get,

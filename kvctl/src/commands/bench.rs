@@ -1,11 +1,17 @@
-//! `kvctl bench`: the W1 read-amplification benchmark (docs/BENCH.md) on a fresh database,
-//! printed as the runner in `kvctl::bench` formats it.
+//! `kvctl bench`: the W1 read-amplification benchmark and the W2 cold-cache workload
+//! (docs/WORKLOAD.md, docs/BENCH.md) on a fresh database, printed as the runner in
+//! `kvctl::bench` formats it.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use indicatif::ProgressBar;
-use kvctl::bench::{W1Config, W1Report, json_string, print_trio, run_sweep, run_trio, run_w1};
+use std::sync::Arc;
+
+use bloomkv::Compression;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use kvctl::bench::{
+    Progress, W1Config, W1Report, Workload, json_string, print_trio, run_sweep, run_trio, run_w1,
+};
 
 use crate::args::GlobalArgs;
 use crate::exit::CliError;
@@ -19,12 +25,21 @@ use crate::progress;
     after_help = "The benchmark never touches --db/$KVCTL_DB: it writes a fresh \
     database into a temporary directory (deleted afterwards) or into --dir (kept). Without \
     --single or --sweep it runs three times: as configured, with filters off, and with the \
-    other filter allocation (uniform <-> Monkey) at the same memory."
+    other filter allocation (uniform <-> Monkey) at the same memory. --workload w2 is one \
+    run (as --single) with W2's sizes, compressible values and the page cache evicted before \
+    the reopen; --keys and the other flags scale it."
 )]
 pub struct Args {
-    /// Keys written by the fill (N).
-    #[arg(long, default_value = "1000000", value_parser = parse_count, value_name = "N")]
-    pub keys: u64,
+    /// The workload: w1 (1M keys, warm page cache) or w2 (50M keys, values that compress
+    /// 2:1, page cache evicted, 64 MiB block cache, 1M-key scan, 1M overwrites).
+    #[arg(long, default_value = "w1", value_parser = parse_workload, value_name = "W")]
+    pub workload: Workload,
+    /// Block compression of every level: none, lz4, zstd or zstd:LEVEL.
+    #[arg(long, default_value = "none", value_parser = parse_compression, value_name = "C")]
+    pub compression: Compression,
+    /// Keys written by the fill (N); default 1000000 (W1) or 50M (W2).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub keys: Option<u64>,
     /// Lookups in each of get_present and get_absent (sets both).
     #[arg(long, value_parser = parse_count, value_name = "N")]
     pub gets: Option<u64>,
@@ -34,21 +49,21 @@ pub struct Args {
     /// Lookups of absent keys (overrides --gets).
     #[arg(long, value_parser = parse_count, value_name = "N")]
     pub get_absent: Option<u64>,
-    /// Keys read by the range scan.
-    #[arg(long, default_value = "100000", value_parser = parse_count, value_name = "N")]
-    pub scan: u64,
-    /// Overwrites of existing keys.
-    #[arg(long, default_value = "200000", value_parser = parse_count, value_name = "N")]
-    pub overwrite: u64,
+    /// Keys read by the range scan; default 100000 (W1) or 1M (W2).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub scan: Option<u64>,
+    /// Overwrites of existing keys; default 200000 (W1) or 1M (W2).
+    #[arg(long, value_parser = parse_count, value_name = "N")]
+    pub overwrite: Option<u64>,
     /// Filter bits per key (0: no filters); with --monkey, the average over all keys.
     #[arg(long, default_value = "10", value_parser = parse_bits, value_name = "B")]
     pub bits_per_key: f64,
     /// Monkey filter allocation (same memory, more bits on small levels) instead of uniform.
     #[arg(long)]
     pub monkey: bool,
-    /// Block cache capacity in bytes.
-    #[arg(long, default_value = "32M", value_parser = parse_count, value_name = "BYTES")]
-    pub block_cache: u64,
+    /// Block cache capacity in bytes; default 32M (W1) or 64M (W2).
+    #[arg(long, value_parser = parse_count, value_name = "BYTES")]
+    pub block_cache: Option<u64>,
     /// Seed of the key order and of the phases' random choices.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -56,7 +71,8 @@ pub struct Args {
     /// temporary directory, deleted afterwards.
     #[arg(long, value_name = "PATH")]
     pub dir: Option<PathBuf>,
-    /// Drop the database files from the OS page cache before the reopen (Linux).
+    /// Drop the database files from the OS page cache before the reopen (Linux; always on
+    /// with --workload w2).
     #[arg(long)]
     pub evict_page_cache: bool,
     /// Only the configured run (no filters-off and other-allocation runs).
@@ -81,21 +97,27 @@ pub struct Args {
 
 impl Args {
     fn config(&self, dir: &Path) -> W1Config {
-        let mut c = W1Config::new(dir);
-        c.keys = self.keys;
+        let mut c = match self.workload {
+            Workload::W1 => W1Config::new(dir),
+            Workload::W2 => W1Config::w2(dir),
+        };
+        c.compression = self.compression;
+        c.keys = self.keys.unwrap_or(c.keys);
         if let Some(n) = self.gets {
             (c.get_present, c.get_absent) = (n, n);
         }
         c.get_present = self.get_present.unwrap_or(c.get_present);
         c.get_absent = self.get_absent.unwrap_or(c.get_absent);
-        c.scan = self.scan;
-        c.overwrite = self.overwrite;
+        c.scan = self.scan.unwrap_or(c.scan);
+        c.overwrite = self.overwrite.unwrap_or(c.overwrite);
         c.bits_per_key = self.bits_per_key;
         c.monkey = self.monkey;
         // A cache larger than the address space is a usage error caught in `run`.
-        c.block_cache_bytes = usize::try_from(self.block_cache).unwrap_or(usize::MAX);
+        if let Some(bytes) = self.block_cache {
+            c.block_cache_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
         c.seed = self.seed;
-        c.evict_page_cache = self.evict_page_cache;
+        c.evict_page_cache |= self.evict_page_cache;
         c
     }
 }
@@ -103,10 +125,11 @@ impl Args {
 /// Runs the benchmark the flags ask for and prints its tables (or JSON) on stdout;
 /// progress goes to stderr. `--db` is ignored.
 pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
-    if usize::try_from(a.block_cache).is_err() {
+    if let Some(bytes) = a.block_cache
+        && usize::try_from(bytes).is_err()
+    {
         return Err(CliError::Usage(format!(
-            "--block-cache {} does not fit in memory",
-            a.block_cache
+            "--block-cache {bytes} does not fit in memory"
         )));
     }
     // Held until the end of `run`: dropping it deletes the temporary database.
@@ -118,7 +141,9 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             scratch.path.clone()
         }
     };
-    let cfg = a.config(&dir);
+    let bars = MultiProgress::new();
+    let mut cfg = a.config(&dir);
+    cfg.progress = Some(phase_progress(&bars));
     if a.sweep {
         // Fail before minutes of runs, not after, if the results cannot be written.
         std::fs::create_dir_all(&a.out)
@@ -130,8 +155,8 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
         if a.json {
             write_json_array(&reports, &mut text);
         }
-    } else if a.single {
-        let bar = Steps::new(1);
+    } else if a.single || a.workload == Workload::W2 {
+        let bar = Steps::new(1, &bars, cfg.workload);
         bar.start(&cfg.label());
         let report = run_w1(&cfg).map_err(bench_error);
         bar.finish();
@@ -144,7 +169,11 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
         }
     } else {
         // run_trio skips the "Monkey without filters" combination: two runs at 0 bits/key.
-        let bar = Steps::new(if cfg.bits_per_key > 0.0 { 3 } else { 2 });
+        let bar = Steps::new(
+            if cfg.bits_per_key > 0.0 { 3 } else { 2 },
+            &bars,
+            cfg.workload,
+        );
         let reports = run_trio(&cfg, |label| bar.start(label)).map_err(bench_error);
         bar.finish();
         print_trio(&reports?, a.json, &mut text).map_err(bench_error)?;
@@ -162,7 +191,11 @@ fn sweep(
     json: bool,
     text: &mut Vec<u8>,
 ) -> Result<Vec<W1Report>, CliError> {
-    let bar = Steps::new(kvctl::bench::SWEEP_BITS.len() as u64);
+    let bar = Steps::new(
+        kvctl::bench::SWEEP_BITS.len() as u64,
+        &MultiProgress::new(),
+        cfg.workload,
+    );
     let done = run_sweep(cfg, out_dir, |i, n, label| {
         if i < n {
             bar.start(label);
@@ -212,14 +245,18 @@ struct Steps {
     bar: ProgressBar,
     total: u64,
     started: std::cell::Cell<u64>,
+    workload: Workload,
 }
 
 impl Steps {
-    fn new(total: u64) -> Steps {
+    fn new(total: u64, bars: &MultiProgress, workload: Workload) -> Steps {
+        let bar = progress::steps(total);
+        let bar = if bar.is_hidden() { bar } else { bars.add(bar) };
         Steps {
-            bar: progress::steps(total),
+            bar,
             total,
             started: std::cell::Cell::new(0),
+            workload,
         }
     }
 
@@ -228,16 +265,64 @@ impl Steps {
         let n = self.started.get() + 1;
         self.started.set(n);
         if self.bar.is_hidden() {
-            eprintln!("kvctl bench: run {n}/{}: W1, {label}", self.total);
+            eprintln!(
+                "kvctl bench: run {n}/{}: {}, {label}",
+                self.total,
+                self.workload.name()
+            );
         } else {
             self.bar.set_position(n - 1);
-            self.bar.set_message(format!("W1, {label}"));
+            self.bar
+                .set_message(format!("{}, {label}", self.workload.name()));
         }
     }
 
     fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// A bar per phase (operations done of the phase's total) below the runs' bar on a
+/// terminal; elsewhere one stderr line as each phase starts, so a log shows where a long run
+/// is.
+fn phase_progress(bars: &MultiProgress) -> Progress {
+    let bar = progress::steps(0);
+    let bar = if bar.is_hidden() {
+        bar
+    } else {
+        if let Ok(style) =
+            ProgressStyle::with_template("[{bar:20}] {pos}/{len} {msg} ({per_sec}, eta {eta})")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bars.add(bar)
+    };
+    Progress(Arc::new(move |phase, done, total| {
+        if bar.is_hidden() {
+            if done == 0 {
+                eprintln!("kvctl bench: {phase} ({total} ops)");
+            }
+            return;
+        }
+        if done == 0 {
+            bar.reset();
+            bar.set_length(total);
+            bar.set_message(phase.to_string());
+        }
+        bar.set_position(done);
+    }))
+}
+
+fn parse_workload(s: &str) -> Result<Workload, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "w1" => Ok(Workload::W1),
+        "w2" => Ok(Workload::W2),
+        _ => Err(format!("{s:?}: expected w1 or w2")),
+    }
+}
+
+fn parse_compression(s: &str) -> Result<Compression, String> {
+    s.parse()
 }
 
 /// A fresh directory under the system temp dir, removed with everything in it on drop.

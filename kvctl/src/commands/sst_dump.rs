@@ -136,6 +136,14 @@ fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
         "properties   format version {}, {} entries ({} deletions), {} data blocks, raw key bytes {}, raw value bytes {}",
         p.format_version, p.entries, p.deletions, p.data_blocks, p.raw_key_bytes, p.raw_value_bytes
     );
+    let _ = writeln!(
+        s,
+        "compression  {}: data blocks {} bytes raw, {} bytes stored (ratio {:.2})",
+        p.compression,
+        p.data_raw_bytes,
+        p.data_bytes,
+        p.compression_ratio()
+    );
     if p.entries > 0 {
         let _ = writeln!(
             s,
@@ -254,6 +262,8 @@ fn data_blocks(
     let index = block_entries(file, path, footer.index, blocks_end, key::compare)?;
     let (mut count, mut total, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
     let (mut puts, mut dels) = (0u64, 0u64);
+    // A compressed block is always stored smaller than it decompresses to.
+    let (mut raw_total, mut compressed) = (0u64, 0u64);
     let mut line = String::new();
     if entries {
         out.line("entries      (key<TAB>sequence<TAB>put|del<TAB>value)")?;
@@ -262,6 +272,10 @@ fn data_blocks(
         let locate = |e: bloomkv::Error| e.located(path, h.offset);
         let block = Arc::new(Block::new(read_block(file, path, *h, blocks_end)?).map_err(locate)?);
         block.verify(key::compare).map_err(locate)?;
+        raw_total += block.size() as u64;
+        if block.size() as u64 != h.size {
+            compressed += 1;
+        }
         count += 1;
         total += h.size;
         min = min.min(h.size);
@@ -303,6 +317,15 @@ fn data_blocks(
          ({puts} puts, {dels} deletions); every block's checksum, layout and key order verified",
         if count > 0 { min } else { 0 },
         puts + dels
+    ))?;
+    out.line(&format!(
+        "             {compressed} of {count} blocks compressed; {raw_total} bytes decompressed \
+         (ratio {:.2})",
+        if total > 0 {
+            raw_total as f64 / total as f64
+        } else {
+            1.0
+        }
     ))?;
     Ok(())
 }

@@ -193,7 +193,7 @@ fn truncated_files_fail_open() {
 
 fn props(entries: u64, blocks: u64, smallest: &[u8], largest: &[u8]) -> TableProperties {
     TableProperties {
-        format_version: 1,
+        format_version: bloomkv::sstable::format::FORMAT_VERSION,
         entries,
         deletions: 0,
         smallest_key: smallest.to_vec(),
@@ -205,6 +205,9 @@ fn props(entries: u64, blocks: u64, smallest: &[u8], largest: &[u8]) -> TablePro
         filter_bits_per_key: 0.0,
         filter_bytes: 0,
         file_size: 0,
+        compression: "none".into(),
+        data_raw_bytes: 0,
+        data_bytes: 0,
     }
 }
 
@@ -317,7 +320,7 @@ fn huge_handle_sizes_are_rejected_before_reading() {
         let mut out = bytes[..idx.offset as usize].to_vec();
         let contents = index.finish();
         out.extend_from_slice(&contents);
-        out.extend_from_slice(&block_trailer(&contents));
+        out.extend_from_slice(&block_trailer(&contents, 0));
         let new_index = BlockHandle {
             offset: idx.offset,
             size: contents.len() as u64,

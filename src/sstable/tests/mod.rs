@@ -1,5 +1,6 @@
 //! The table tests: round trips, damage, filter read amplification and a property test.
 
+mod compression;
 mod corruption;
 mod proptest;
 mod read_amp;

@@ -66,6 +66,8 @@ fn sample_table() -> &'static (Vec<u8>, Layout) {
                 block_bytes: 256,
                 restart_interval: 4,
                 filter: Some(Arc::new(ExactPolicy)),
+                // Raw blocks: the damage below is aimed at block contents.
+                compression: bloomkv::Compression::None,
             },
         );
         let l = layout(&bytes);

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
 use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
-use crate::sstable::{FilterVerdict, Table, TableBuildOptions};
+use crate::sstable::{Compression, FilterVerdict, Table, TableBuildOptions};
 use crate::test_util::InternalKey;
 use crate::test_util::sstable::*;
 
@@ -190,14 +190,23 @@ fn versions_and_snapshots() {
             seq += 1;
         }
     }
+    // Each shape once per codec, in turn (tiny blocks stay raw, bigger ones compress).
+    let codecs = [
+        Compression::None,
+        Compression::Lz4,
+        Compression::Zstd { level: 3 },
+    ];
+    let mut turn = 0;
     for restart in [1, 2, 16] {
         for block_bytes in [1, 60, 200, 4096] {
+            turn += 1;
             let (bytes, _) = build(
                 entries.iter().map(|(k, v)| (k.0.clone(), v.clone())),
                 TableBuildOptions {
                     block_bytes,
                     restart_interval: restart,
                     filter: policy(),
+                    compression: codecs[turn % 3],
                 },
             );
             let opts = read_opts(policy(), None);

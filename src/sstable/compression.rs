@@ -1,0 +1,314 @@
+//! Block compression (table format version 2). Byte layout: `docs/FORMAT.md`, section
+//! "Block trailer" and "Compressed blocks".
+//!
+//! A block is stored either as it is (codec byte 0) or as `varint32 raw_len ++ payload`, where
+//! `payload` is the block compressed by the codec its trailer names. The writer keeps a block
+//! raw when compressing it saves less than an eighth, and never compresses a block larger
+//! than [`MAX_COMPRESSED_RAW_BYTES`]; so a reader can refuse any larger `raw_len` before it
+//! allocates, and a damaged block can never make it allocate more than that.
+
+use std::cell::RefCell;
+
+use crate::coding::{get_varint32, put_varint32};
+use crate::error::{Error, Result};
+
+/// Codec byte of a block stored as it is. DO NOT CHANGE: these values are on disk.
+pub const CODEC_NONE: u8 = 0;
+/// Codec byte of an LZ4 (block format, no frame) compressed block.
+pub const CODEC_LZ4: u8 = 1;
+/// Codec byte of a Zstandard (one frame) compressed block.
+pub const CODEC_ZSTD: u8 = 2;
+
+/// The largest block the writer compresses (16 MiB), and so the largest decompressed size a
+/// reader accepts. Larger blocks (a single huge value) are stored raw.
+pub const MAX_COMPRESSED_RAW_BYTES: usize = 16 << 20;
+
+/// The zstd level used by [`Compression::Zstd`] when none is given (zstd's own default).
+pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
+/// How the data blocks and the index block of a table are compressed.
+///
+/// Filter, properties and metaindex blocks are always stored raw. Whatever the setting, a
+/// block whose compressed form would not be at least an eighth smaller is stored raw, so a
+/// table may mix raw and compressed blocks.
+///
+/// ```
+/// use bloomkv::Compression;
+///
+/// assert_eq!(Compression::default(), Compression::None);
+/// assert_eq!(Compression::Lz4.name(), "lz4");
+/// assert_eq!("zstd:19".parse::<Compression>(), Ok(Compression::Zstd { level: 19 }));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    /// Blocks are stored as they are (codec byte 0).
+    #[default]
+    None,
+    /// LZ4 block format, through `lz4_flex` (codec byte 1): fast to decompress, about 2:1 on
+    /// text-like data.
+    Lz4,
+    /// Zstandard at `level` (1..=22; 3 is zstd's default), through the `zstd` crate (codec
+    /// byte 2): smaller than LZ4, slower to write.
+    Zstd {
+        /// The zstd compression level: 1..=22, or negative for zstd's faster modes; zstd
+        /// clamps values out of its range.
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// The codec's short name: `none`, `lz4` or `zstd`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd { .. } => "zstd",
+        }
+    }
+
+    /// The codec byte written in the trailer of a block this setting compresses.
+    pub fn codec_byte(&self) -> u8 {
+        match self {
+            Compression::None => CODEC_NONE,
+            Compression::Lz4 => CODEC_LZ4,
+            Compression::Zstd { .. } => CODEC_ZSTD,
+        }
+    }
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compression::Zstd { level } => write!(f, "zstd:{level}"),
+            c => f.write_str(c.name()),
+        }
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = String;
+
+    /// Parses `none`, `lz4`, `zstd` (level 3) or `zstd:LEVEL`.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "none" => Ok(Compression::None),
+            "lz4" => Ok(Compression::Lz4),
+            "zstd" => Ok(Compression::Zstd {
+                level: ZSTD_DEFAULT_LEVEL,
+            }),
+            _ => match s.strip_prefix("zstd:").map(str::parse::<i32>) {
+                Some(Ok(level)) => Ok(Compression::Zstd { level }),
+                _ => Err(format!(
+                    "unknown compression {s:?} (expected none, lz4, zstd or zstd:LEVEL)"
+                )),
+            },
+        }
+    }
+}
+
+thread_local! {
+    static ZSTD_COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
+    static ZSTD_DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+fn zstd_compress(level: i32, raw: &[u8], out: &mut Vec<u8>) -> bool {
+    ZSTD_COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            *slot = zstd::bulk::Compressor::new(level).ok().map(|c| (level, c));
+        }
+        let Some((_, c)) = slot.as_mut() else {
+            return false;
+        };
+        // zstd writes a Vec from its start, so compress into a buffer of its own.
+        let mut payload = Vec::with_capacity(zstd::compress_bound(raw.len()));
+        let ok = c.compress_to_buffer(raw, &mut payload).is_ok();
+        out.extend_from_slice(&payload);
+        ok
+    })
+}
+
+fn zstd_decompress(payload: &[u8], out: &mut Vec<u8>) -> std::result::Result<usize, String> {
+    ZSTD_DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        match slot.as_mut() {
+            Some(d) => d
+                .decompress_to_buffer(payload, out)
+                .map_err(|e| e.to_string()),
+            None => Err("no zstd decompressor".to_string()),
+        }
+    })
+}
+
+/// Compresses `raw` with `c` into `out` (cleared first) as `varint32 raw_len ++ payload` and
+/// returns the codec byte, or returns [`CODEC_NONE`] (and leaves `out` unspecified) when the
+/// block is to be stored raw: no compression asked for, a block over
+/// [`MAX_COMPRESSED_RAW_BYTES`], a codec failure, or a saving under an eighth.
+pub(crate) fn compress_block(c: Compression, raw: &[u8], out: &mut Vec<u8>) -> u8 {
+    if c == Compression::None || raw.len() > MAX_COMPRESSED_RAW_BYTES {
+        return CODEC_NONE;
+    }
+    out.clear();
+    put_varint32(out, raw.len() as u32);
+    let ok = match c {
+        Compression::None => false,
+        Compression::Lz4 => {
+            let start = out.len();
+            out.resize(
+                start + lz4_flex::block::get_maximum_output_size(raw.len()),
+                0,
+            );
+            match lz4_flex::block::compress_into(raw, &mut out[start..]) {
+                Ok(n) => {
+                    out.truncate(start + n);
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        Compression::Zstd { level } => zstd_compress(level, raw, out),
+    };
+    if ok && out.len() <= raw.len() - raw.len() / 8 {
+        c.codec_byte()
+    } else {
+        CODEC_NONE
+    }
+}
+
+/// The raw block from a stored one whose trailer names `codec`.
+///
+/// # Errors
+/// Buffer-relative `Corruption` (offsets within `stored`; the caller adds the file and the
+/// block's offset) for an unknown codec, a missing, zero or too large (over
+/// [`MAX_COMPRESSED_RAW_BYTES`]) raw length, a payload the codec rejects, or one that
+/// decompresses to a size other than the stored raw length.
+pub fn decompress_block(codec: u8, stored: Vec<u8>) -> Result<Vec<u8>> {
+    if codec == CODEC_NONE {
+        return Ok(stored);
+    }
+    if codec != CODEC_LZ4 && codec != CODEC_ZSTD {
+        return Err(Error::corrupt_bytes(
+            stored.len() as u64,
+            format!("unknown block codec {codec}"),
+        ));
+    }
+    let (raw_len, used) = get_varint32(&stored)
+        .map_err(|_| Error::corrupt_bytes(0, "compressed block lacks its raw length"))?;
+    let raw_len = raw_len as usize;
+    if raw_len == 0 || raw_len > MAX_COMPRESSED_RAW_BYTES {
+        return Err(Error::corrupt_bytes(
+            0,
+            format!(
+                "compressed block claims a raw length of {raw_len} bytes (1..={MAX_COMPRESSED_RAW_BYTES} allowed)"
+            ),
+        ));
+    }
+    let payload = &stored[used..];
+    let mut out = Vec::with_capacity(raw_len);
+    let got = if codec == CODEC_LZ4 {
+        out.resize(raw_len, 0);
+        lz4_flex::block::decompress_into(payload, &mut out).map_err(|e| e.to_string())
+    } else {
+        zstd_decompress(payload, &mut out)
+    };
+    match got {
+        Ok(n) if n == raw_len && out.len() == raw_len => Ok(out),
+        Ok(n) => Err(Error::corrupt_bytes(
+            used as u64,
+            format!("compressed block decompressed to {n} bytes, its header says {raw_len}"),
+        )),
+        Err(why) => Err(Error::corrupt_bytes(
+            used as u64,
+            format!("compressed block (codec {codec}) does not decompress: {why}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compressible(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i % 7) as u8 + b'a').collect()
+    }
+
+    #[test]
+    fn round_trip_per_codec() {
+        for c in [
+            Compression::Lz4,
+            Compression::Zstd { level: 1 },
+            Compression::Zstd { level: 19 },
+        ] {
+            let raw = compressible(5000);
+            let mut out = Vec::new();
+            let codec = compress_block(c, &raw, &mut out);
+            assert_eq!(codec, c.codec_byte(), "{c}");
+            assert!(out.len() < raw.len() / 4);
+            assert_eq!(decompress_block(codec, out).unwrap(), raw);
+        }
+    }
+
+    #[test]
+    fn incompressible_and_tiny_blocks_stay_raw() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let random: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let mut out = Vec::new();
+        for c in [Compression::Lz4, Compression::Zstd { level: 3 }] {
+            assert_eq!(compress_block(c, &random, &mut out), CODEC_NONE);
+            assert_eq!(compress_block(c, b"", &mut out), CODEC_NONE);
+            assert_eq!(compress_block(c, b"abc", &mut out), CODEC_NONE);
+        }
+        assert_eq!(
+            compress_block(Compression::None, &compressible(5000), &mut out),
+            CODEC_NONE
+        );
+    }
+
+    #[test]
+    fn lying_lengths_and_bad_codecs_are_corruption() {
+        let raw = compressible(3000);
+        for c in [Compression::Lz4, Compression::Zstd { level: 3 }] {
+            let mut good = Vec::new();
+            let codec = compress_block(c, &raw, &mut good);
+            let (_, used) = get_varint32(&good).unwrap();
+            for lie in [1u32, 2999, 3001, 100_000, u32::MAX] {
+                let mut b = Vec::new();
+                put_varint32(&mut b, lie);
+                b.extend_from_slice(&good[used..]);
+                let e = decompress_block(codec, b).unwrap_err();
+                assert!(matches!(e, Error::Corruption { .. }), "{c} {lie}: {e}");
+            }
+            assert!(decompress_block(codec, Vec::new()).is_err());
+            assert!(decompress_block(3, good.clone()).is_err());
+            assert!(decompress_block(255, good.clone()).is_err());
+            for cut in 0..good.len() {
+                assert!(decompress_block(codec, good[..cut].to_vec()).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn parse_and_display() {
+        for c in [
+            Compression::None,
+            Compression::Lz4,
+            Compression::Zstd { level: 7 },
+        ] {
+            assert_eq!(c.to_string().parse::<Compression>(), Ok(c));
+        }
+        assert!("gzip".parse::<Compression>().is_err());
+        assert!("zstd:x".parse::<Compression>().is_err());
+    }
+}
