@@ -144,6 +144,8 @@ pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, Ta
 pub use error::{Error, Result};
 pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;
-pub use options::{Compression, FilterAllocation, MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
+pub use options::{
+    Compression, FilterAllocation, MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options,
+};
 pub use repair::{RepairReport, repair};
 pub use stats::{LevelStats, Stats, TableStats};

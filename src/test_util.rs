@@ -308,9 +308,8 @@ pub(crate) mod sstable {
         // Index blocks may be compressed (format version 2): decode through the codec.
         let block = |h: BlockHandle| {
             let (s, e) = (h.offset as usize, (h.offset + h.size) as usize);
-            let raw =
-                crate::sstable::compression::decompress_block(bytes[e], bytes[s..e].to_vec())
-                    .unwrap();
+            let raw = crate::sstable::compression::decompress_block(bytes[e], bytes[s..e].to_vec())
+                .unwrap();
             Arc::new(Block::new(raw).unwrap())
         };
         let mut filter = None;

@@ -120,7 +120,6 @@ impl TableFile {
     }
 
     /// Whether `user_key` lies within the table's key range.
-    #[cfg(test)]
     pub fn covers(&self, user_key: &[u8]) -> bool {
         self.smallest_user_key() <= user_key && user_key <= self.largest_user_key()
     }

@@ -155,7 +155,11 @@ fn ribbon_and_binary_fuse_filters_serve_a_database() {
         }
         db.compact().unwrap();
         for i in 0..5000u32 {
-            assert_eq!(db.get(format!("k{i:05}")).unwrap(), Some(b"v".to_vec()), "{name}");
+            assert_eq!(
+                db.get(format!("k{i:05}")).unwrap(),
+                Some(b"v".to_vec()),
+                "{name}"
+            );
             assert_eq!(db.get(format!("k{i:05}x")).unwrap(), None, "{name}");
         }
         let s = db.stats();

@@ -441,6 +441,14 @@ fn duplicate(e: &Error) -> Error {
             supported: *supported,
         },
         Error::WritesStopped(why) => Error::WritesStopped(why.clone()),
+        Error::OutcomeUnknown(why) => Error::OutcomeUnknown(why.clone()),
+        Error::CapacityExceeded {
+            capacity,
+            error_rate,
+        } => Error::CapacityExceeded {
+            capacity: *capacity,
+            error_rate: *error_rate,
+        },
     }
 }
 

@@ -30,7 +30,7 @@ use bloomkv::Db;
 use bloomkv::Stats;
 use bloomkv::filter::monkey::{self, LevelShape};
 use bloomkv::sstable::FilterVerdict;
-use bloomkv::{Compression, Error, Result, Stats};
+use bloomkv::{Compression, Error, Result};
 use bloomkv::{FilterAllocation, NUM_LEVELS, Options};
 
 /// Key length of W1: 16 hex digits.

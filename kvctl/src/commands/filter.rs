@@ -11,11 +11,11 @@ use bloomkv::Error;
 use bloomkv::filter::{AnyFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter};
 
 use crate::args::GlobalArgs;
-use crate::commands::json;
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::input::Lines;
 use crate::output::Out;
+use serde_json::json;
 
 /// The `filter` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -263,28 +263,28 @@ fn info(a: InfoArgs) -> Result<(), CliError> {
     };
     let mut out = Out::new();
     if a.json {
-        let mut o = json::Object::new()
-            .str("file", &a.file.display().to_string())
-            .str("kind", f.kind_name())
-            .str("layout", &layout)
-            .uint("capacity", f.capacity() as u64)
-            .uint("count", f.len() as u64)
-            .float("error_rate", f.error_rate())
-            .uint("bits", f.bit_len())
-            .uint("k", u64::from(f.num_hashes()))
-            .float("fill_ratio", f.fill_ratio())
-            .float("estimated_fpr", f.estimated_fpr())
-            .uint("bytes", bytes);
+        let mut o = json!({
+            "file": a.file.display().to_string(),
+            "kind": f.kind_name(),
+            "layout": layout,
+            "capacity": f.capacity(),
+            "count": f.len(),
+            "error_rate": f.error_rate(),
+            "bits": f.bit_len(),
+            "k": f.num_hashes(),
+            "fill_ratio": f.fill_ratio(),
+            "estimated_fpr": f.estimated_fpr(),
+            "bytes": bytes,
+        });
         if let AnyFilter::Scalable(s) = &f {
-            o = o
-                .uint("stages", stages)
-                .uint("growth", u64::from(s.growth()))
-                .float("tightening", s.tightening());
+            o["stages"] = json!(stages);
+            o["growth"] = json!(s.growth());
+            o["tightening"] = json!(s.tightening());
         }
         if let Some(sat) = saturated {
-            o = o.uint("saturated_counters", sat);
+            o["saturated_counters"] = json!(sat);
         }
-        out.line(&o.finish())?;
+        out.line(&o.to_string())?;
     } else {
         let counters = if matches!(f, AnyFilter::Counting(_)) {
             " (4-bit counters)"

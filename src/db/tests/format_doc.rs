@@ -233,7 +233,7 @@ fn table_footer_layout() {
 /// kind read back from real filters.
 #[test]
 fn standalone_filter_files_are_as_documented() {
-    use bloomkv::filter::{BloomFilter, CountingBloomFilter, Layout, ScalableBloomFilter, math};
+    use crate::filter::{BloomFilter, CountingBloomFilter, Layout, ScalableBloomFilter, math};
     assert_doc_says("filter format **version 2**");
     let mut f = BloomFilter::with_params(Layout::Standard, 64, 2).unwrap();
     f.insert("a");
@@ -292,6 +292,7 @@ fn standalone_filter_files_are_as_documented() {
         u32::from_le_bytes(b[at..].try_into().unwrap()),
         crc32fast::hash(&b[..at])
     );
+}
 
 /// A compressed block is `varint32 raw_len | payload` with the codec byte and a crc over the
 /// stored bytes in its trailer, exactly as FORMAT.md's example lays it out.

@@ -14,8 +14,8 @@ use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::compression::{CODEC_LZ4, CODEC_NONE, CODEC_ZSTD};
 use crate::sstable::format::BlockHandle;
 use crate::sstable::{Compression, Table, TableBuildOptions};
-use proptest::prelude::*;
 use crate::test_util::sstable::*;
+use proptest::prelude::*;
 
 const CODECS: [Compression; 3] = [
     Compression::None,
