@@ -75,6 +75,9 @@ pub enum Command {
     /// Standalone Bloom filter files: new, add, check, info, remove (no database needed).
     #[command(subcommand)]
     Filter(filter::Command),
+    /// Serve a database over the Redis protocol (the same flags as `bloomkv-server`; stops on
+    /// SIGINT/SIGTERM).
+    Serve(bloomkv_server::Config),
     /// Run the W1 read-amplification benchmark on a fresh temporary database (ignores --db).
     Bench(bench::Args),
 }

@@ -13,8 +13,9 @@ use crate::key::SeqNo;
 /// The `(key, value)` pairs of every user key in a range whose newest version at a snapshot
 /// is a put, ascending from the front and descending from the back.
 ///
-/// Built on an [`InternalIterator`] (usually a [`crate::iter::merge::MergingIterator`] over
-/// every memtable and table) through a [`Cursor`]. It hides versions newer than the snapshot,
+/// Returned by [`Db::scan`](crate::Db::scan) and [`Snapshot::scan`](crate::Snapshot::scan);
+/// it reads a merged stream of every memtable's and table's entries through a [`Cursor`]. It
+/// hides versions newer than the snapshot,
 /// older versions of a key it already decided on, and deleted keys. It positions lazily on the
 /// first `next` (or `next_back`) and reads at most one entry past the end bound going forward.
 ///
