@@ -58,9 +58,11 @@ pub enum Command {
     Get(get::Args),
     /// Delete KEY (no error if absent).
     Delete(delete::Args),
-    /// Print "key<TAB>value" lines in key order.
+    /// Print key, TAB, value lines in key order (the help text says it as `key<TAB>value`).
+    #[command(about = "Print \"key<TAB>value\" lines in key order")]
     Scan(scan::Args),
-    /// Store "key<TAB>value" lines from FILE or stdin.
+    /// Store key, TAB, value lines from FILE or stdin.
+    #[command(about = "Store \"key<TAB>value\" lines from FILE or stdin")]
     Load(load::Args),
     /// Print each line of FILE or stdin the first time it is ever seen, and remember it
     /// (exactly in the database, or with --approx in a Bloom filter file).

@@ -16,9 +16,9 @@
 
 use crate::error::{Error, Result};
 
-use super::FilterPolicy;
 use super::encoding::u64_at;
 use super::layout::{mix64, reduce};
+use super::{FilterPolicy, partition};
 
 /// First bytes of a serialized binary fuse filter.
 const MAGIC: [u8; 4] = *b"BFU8";
@@ -75,9 +75,7 @@ impl BinaryFusePolicy {
     /// [`Error::InvalidArgument`] if no seed and size in the retry budget peeled (not seen in
     /// practice) or the filter would not fit in memory.
     pub fn build(&self, hashes: &[u64]) -> Result<Vec<u8>> {
-        let mut keys = hashes.to_vec();
-        keys.sort_unstable();
-        keys.dedup();
+        let keys = partition::sorted_dedup(hashes);
         let n = keys.len() as u64;
         let (mut segment_len, mut segments) = sizing(n, 1.0);
         let mut seed = 0x7f4a_7c15_9e37_79b9u64;
@@ -134,14 +132,24 @@ fn try_build(keys: &[u64], seed: u64, segment_len: u64, segments: u64) -> Result
     let len = usize::try_from((segments + 2) * segment_len)
         .map_err(|_| Error::InvalidArgument("binary fuse filter too large".into()))?;
     let too_big = || Error::InvalidArgument("binary fuse filter does not fit in memory".into());
-    // Mixed hashes in increasing order: p0 is monotone in the hash, so the counting pass
-    // below walks the array (and its two later segments) roughly in order, cache-friendly.
+    // Mixed hashes in (roughly) increasing order: p0 is monotone in the hash, so the counting
+    // pass below walks the array (and its two later segments) roughly in order.
     let mut mixed_keys: Vec<u64> = Vec::new();
     mixed_keys
         .try_reserve_exact(keys.len())
         .map_err(|_| too_big())?;
     mixed_keys.extend(keys.iter().map(|&k| mixed(k, seed)));
-    mixed_keys.sort_unstable();
+    // A partial order (by leading bits) gives the locality; a full sort would cost more than
+    // the rest of the build.
+    let buckets = partition::buckets_for(mixed_keys.len());
+    let shift = 64 - buckets.trailing_zeros();
+    let mixed_keys = partition::by_bucket(&mixed_keys, buckets, |&h| {
+        if shift >= 64 {
+            0
+        } else {
+            (h >> shift) as usize
+        }
+    });
     // Per position: the XOR of the hashes using it and how many do, side by side.
     let mut cells: Vec<(u64, u32)> = Vec::new();
     cells.try_reserve_exact(len).map_err(|_| too_big())?;

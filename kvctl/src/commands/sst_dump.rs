@@ -25,8 +25,11 @@ use crate::output::Out;
 pub struct Args {
     /// The .sst file.
     pub file: PathBuf,
-    /// Also print every entry: key<TAB>sequence<TAB>put|del<TAB>value.
-    #[arg(long)]
+    /// Also print every entry: key, sequence, put or del, value, TAB-separated.
+    #[arg(
+        long,
+        help = "Also print every entry: key<TAB>sequence<TAB>put|del<TAB>value"
+    )]
     pub entries: bool,
 }
 
@@ -266,7 +269,7 @@ fn data_blocks(
     let (mut raw_total, mut compressed) = (0u64, 0u64);
     let mut line = String::new();
     if entries {
-        out.line("entries      (key<TAB>sequence<TAB>put|del<TAB>value)")?;
+        out.line("entries      (key<TAB>sequence<TAB>put|del<TAB>value")?;
     }
     for (_, h) in &index {
         let locate = |e: bloomkv::Error| e.located(path, h.offset);
