@@ -398,7 +398,8 @@ impl Db {
         Ok(trace)
     }
 
-    /// The live entries in `range`, in ascending key order, as of now.
+    /// The live entries in `range`, in ascending key order, as of now. The iterator is
+    /// double-ended: `.rev()` gives descending order (see [`Db::range`], [`Db::cursor`]).
     ///
     /// # Examples
     /// ```

@@ -376,3 +376,33 @@ fn db_iter_is_send() {
     fn assert_send<T: Send>() {}
     assert_send::<DbIter>();
 }
+
+#[test]
+fn a_cursor_error_is_returned_kept_in_status_and_cleared_by_a_good_seek() {
+    let writes: Vec<(Vec<u8>, Vec<u8>)> = (0..5u8)
+        .map(|i| (key::encode(&[i], 1, Kind::Put), vec![i]))
+        .collect();
+    let mut inner = VecIter::new(writes.clone());
+    inner.fail_after = Some(2); // seek + 1 move succeed
+    let mut c = Cursor::new(Box::new(inner), 9, Bound::Unbounded, Bound::Unbounded);
+    assert!(c.status().is_ok() && !c.valid());
+    c.seek_to_last().unwrap();
+    assert_eq!(c.key(), [4]);
+    assert!(c.prev().unwrap_err().is_corruption());
+    assert!(!c.valid());
+    assert_eq!(c.key(), b"");
+    assert!(c.status().unwrap_err().is_corruption());
+    // Moving an invalid cursor is a no-op that keeps the error.
+    c.next().unwrap();
+    assert!(c.status().is_err());
+
+    let mut c = Cursor::new(
+        VecIter::boxed(writes),
+        9,
+        Bound::Unbounded,
+        Bound::Unbounded,
+    );
+    c.seek([2u8]).unwrap();
+    assert_eq!((c.key(), c.value()), (&[2u8][..], &[2u8][..]));
+    c.status().unwrap();
+}

@@ -197,3 +197,68 @@ fn many_children_interleave() {
         .collect();
     assert_eq!(keys, (0..2000).collect::<Vec<u32>>());
 }
+
+/// Byte-equal entries in several children (values name the child): every walk, in any mix of
+/// directions, visits the model sequence ordered by (key, child index), so a reverse walk is
+/// exactly the forward one reversed and turning around never skips or repeats an entry.
+#[test]
+fn direction_changes_with_duplicates_across_children() {
+    let keys: Vec<Vec<u8>> = (0..6u8).map(|k| ikey(k, 1, true)).collect();
+    // Child c holds keys whose index is not a multiple of c + 2 (so overlaps vary).
+    let children: Vec<Vec<Entry>> = (0..3u8)
+        .map(|c| {
+            keys.iter()
+                .enumerate()
+                .filter(|(i, _)| i % (c as usize + 2) != 0)
+                .map(|(_, k)| (k.clone(), vec![c]))
+                .collect()
+        })
+        .collect();
+    let mut model: Vec<Entry> = Vec::new();
+    for k in &keys {
+        for (c, child) in children.iter().enumerate() {
+            if child.iter().any(|(ck, _)| ck == k) {
+                model.push((k.clone(), vec![c as u8]));
+            }
+        }
+    }
+    let mut it = MergingIterator::new(children.into_iter().map(VecIter::boxed).collect());
+    it.seek_to_last().unwrap();
+    let mut back = Vec::new();
+    while it.valid() {
+        back.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev().unwrap();
+    }
+    back.reverse();
+    assert_eq!(back, model);
+    // A zig-zag: two forward, one back, from every start.
+    for start in 0..model.len() {
+        it.seek_to_first().unwrap();
+        for _ in 0..start {
+            it.next().unwrap();
+        }
+        let mut pos = start;
+        for step in 0..12 {
+            if step % 3 == 2 {
+                it.prev().unwrap();
+                if pos == 0 {
+                    assert!(!it.valid());
+                    break;
+                }
+                pos -= 1;
+            } else {
+                it.next().unwrap();
+                pos += 1;
+                if pos == model.len() {
+                    assert!(!it.valid());
+                    break;
+                }
+            }
+            assert_eq!(
+                (it.key().to_vec(), it.value().to_vec()),
+                model[pos],
+                "start {start} step {step}"
+            );
+        }
+    }
+}
