@@ -118,7 +118,7 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    cache, coding, filename, iter, key, manifest, memtable, version, wal,
+    coding, filename, iter, key, manifest, memtable, version, wal,
 );
 
 #[cfg(feature = "internals")]

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
 
-use crate::cache::{BlockCache, IntHasher};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::filter::{self, BloomPolicy, FilterPolicy};
+use crate::sstable::cache::{BlockCache, IntHasher};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 
 /// Shards of the map; a lookup that hits takes only its shard's read lock.

@@ -152,7 +152,7 @@ pub(crate) mod sstable {
 
     pub fn read_opts(
         filter: Option<Arc<dyn FilterPolicy>>,
-        cache: Option<Arc<crate::cache::BlockCache>>,
+        cache: Option<Arc<crate::sstable::cache::BlockCache>>,
     ) -> TableReadOptions {
         TableReadOptions {
             file_number: 42,

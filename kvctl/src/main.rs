@@ -34,8 +34,9 @@ fn main() -> ExitCode {
         Command::Sst(c) => sst::run(&global, c),
         Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),
-        Command::Serve(config) => bloomkv_server::run(config)
-            .map_err(|e| exit::CliError::Database(format!("serve: {e}"))),
+        Command::Serve(config) => {
+            bloomkv_server::run(config).map_err(|e| exit::CliError::Database(format!("serve: {e}")))
+        }
     };
     exit::finish(result)
 }

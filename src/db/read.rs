@@ -8,11 +8,11 @@ use super::core::DbInner;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::db_iter::DbIter;
-use crate::iter::level::{ErrorIter, LevelIter};
 use crate::iter::merge::MergingIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::metrics::bump;
 use crate::sstable::FilterVerdict;
+use crate::version::level_iter::{ErrorIter, LevelIter};
 use std::sync::Arc;
 
 /// One table consulted by a lookup (see [`crate::Db::get_explained`]).

@@ -58,7 +58,6 @@ fn reverse_unsupported() -> crate::Error {
 
 pub mod cursor;
 pub mod db_iter;
-pub mod level;
 pub mod merge;
 
 #[cfg(test)]

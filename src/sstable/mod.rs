@@ -8,6 +8,11 @@
 
 pub mod block;
 mod builder;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod cache;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod cache;
 pub mod compression;
 pub mod format;
 mod iter;
@@ -16,8 +21,8 @@ mod properties;
 mod separator;
 mod table;
 
-pub use crate::cache::BlockCache;
 pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
+pub use crate::sstable::cache::BlockCache;
 pub use block::Block;
 pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
 pub use compression::Compression;

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::cache::BlockCache;
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
@@ -14,6 +13,7 @@ use crate::key::{self, Kind, SeqNo};
 use crate::metrics::ReadCounters;
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
+use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::CODEC_NONE;
 use crate::sstable::format::{
     BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, read_block,

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
 use crate::coding::put_varint32;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::{CODEC_LZ4, CODEC_NONE, CODEC_ZSTD};
 use crate::sstable::format::BlockHandle;
 use crate::sstable::{Compression, Table, TableBuildOptions};

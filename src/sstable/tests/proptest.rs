@@ -34,7 +34,7 @@ fn exercise_block(bytes: Vec<u8>, targets: &[Vec<u8>]) {
 
 fn exercise_table(bytes: Vec<u8>, probes: &[Vec<u8>]) {
     let policy: Arc<dyn FilterPolicy> = Arc::new(ExactPolicy);
-    let cache = Arc::new(crate::cache::BlockCache::new(64 << 10));
+    let cache = Arc::new(crate::sstable::cache::BlockCache::new(64 << 10));
     let Ok(table) = open(bytes, read_opts(Some(policy), Some(cache))) else {
         return;
     };

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cache::BlockCache;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
 use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use crate::sstable::cache::BlockCache;
 use crate::sstable::{Compression, FilterVerdict, Table, TableBuildOptions};
 use crate::test_util::InternalKey;
 use crate::test_util::sstable::*;

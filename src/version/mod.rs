@@ -5,6 +5,8 @@
 //! its files. Each table is an `Arc<TableFile>`: when an edit removes a table it is marked
 //! obsolete, and the file is deleted when the last version or iterator using it lets go.
 
+pub(crate) mod level_iter;
+
 use std::cmp::Ordering;
 use std::ops::Deref;
 use std::path::PathBuf;

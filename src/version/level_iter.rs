@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::sstable::TableIter;
-use crate::version::TableFile;
+use super::TableFile;
 
 /// A concatenation of the tables of one level (level 1 or deeper), in key order.
 pub struct LevelIter {
