@@ -171,8 +171,14 @@ fn per_table_filter_counters_add_up_to_the_levels() {
     assert!(after.tables.iter().all(|t| t.open), "every table was read");
     assert_eq!(checks, after.filter_checks - before.filter_checks);
     assert_eq!(fps, blocks);
+    // Absent keys are uniform over the key space, so every table holding a fair share of the
+    // keys was consulted (a sliver of a table, as a compaction cut at a grandparent boundary
+    // leaves, may not be).
+    let total: u64 = after.tables.iter().map(|t| t.entries).sum();
     for t in &after.tables {
         assert!(t.expected_fpr > 0.0 && t.expected_fpr < 0.03);
-        assert!(t.measured_fpr().is_some());
+        if t.entries * 100 >= total {
+            assert!(t.measured_fpr().is_some(), "{t:?}");
+        }
     }
 }
