@@ -129,6 +129,13 @@ pub struct Options {
     /// assert_eq!(opts.compression_for_level(6), Compression::Zstd { level: 3 });
     /// ```
     pub compression_per_level: Option<Vec<Compression>>,
+    /// Per-level overrides of `filter_policy`: entry `i` is the kind of filter for tables
+    /// written to level `i`; levels past the end use the last entry. `None` (default) uses
+    /// `filter_policy` everywhere. For example a Ribbon filter
+    /// ([`crate::filter::RibbonPolicy`]: the rate of a Bloom filter in about 30% less memory,
+    /// slower to build) for the big, rarely rewritten bottom levels and Bloom above. A table
+    /// moved down a level unchanged keeps its filter.
+    pub filter_policy_per_level: Option<Vec<Arc<dyn FilterPolicy>>>,
 }
 
 impl Default for Options {
@@ -156,6 +163,7 @@ impl Default for Options {
             filter_policy: Arc::new(BloomPolicy::default()),
             compression: Compression::None,
             compression_per_level: None,
+            filter_policy_per_level: None,
         }
     }
 }
@@ -274,12 +282,40 @@ impl Options {
         }
     }
 
-    /// The filter to build tables with at `bits_per_key` (`None` for 0: no filter).
-    pub(crate) fn filter_with_bits(&self, bits_per_key: f64) -> Option<Arc<dyn FilterPolicy>> {
+    /// The kind of filter for tables written to `level`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use bloomkv::filter::{BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// let opts = bloomkv::Options {
+    ///     filter_policy_per_level: Some(vec![
+    ///         Arc::new(BloomPolicy::default()),
+    ///         Arc::new(RibbonPolicy::default()),
+    ///     ]),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(opts.filter_policy_for_level(0).name(), BloomPolicy::NAME);
+    /// assert_eq!(opts.filter_policy_for_level(5).name(), RibbonPolicy::NAME);
+    /// ```
+    pub fn filter_policy_for_level(&self, level: usize) -> &Arc<dyn FilterPolicy> {
+        match &self.filter_policy_per_level {
+            Some(v) if !v.is_empty() => &v[level.min(v.len() - 1)],
+            _ => &self.filter_policy,
+        }
+    }
+
+    /// The filter to build tables of `level` with at `bits_per_key` (`None` for 0: no
+    /// filter).
+    pub(crate) fn filter_with_bits(
+        &self,
+        level: usize,
+        bits_per_key: f64,
+    ) -> Option<Arc<dyn FilterPolicy>> {
+        let policy = self.filter_policy_for_level(level);
         (bits_per_key > 0.0).then(|| {
-            self.filter_policy
+            policy
                 .with_bits_per_key(bits_per_key)
-                .unwrap_or_else(|| Arc::clone(&self.filter_policy))
+                .unwrap_or_else(|| Arc::clone(policy))
         })
     }
 

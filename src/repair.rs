@@ -180,7 +180,7 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
         &cache,
         opts,
         1,
-        opts.filter_with_bits(opts.bits_per_key_for_level(1)),
+        opts.filter_with_bits(1, opts.bits_per_key_for_level(1)),
         opts.target_file_bytes,
         &mut numbers,
     );

@@ -37,6 +37,8 @@ pub struct TableCache {
     pin_capacity: usize,
     pinned: AtomicUsize,
     filter: Arc<dyn FilterPolicy>,
+    /// Other policies the database builds tables with (per level), by name.
+    other_filters: Vec<Arc<dyn FilterPolicy>>,
     block_cache: Option<Arc<BlockCache>>,
     counters: Arc<ReadCounters>,
     /// Global use clock: a hit stamps its entry with the next tick (an atomic store under the
@@ -69,6 +71,7 @@ impl TableCache {
             // Reading only needs the policy's name and probe logic; the bits per key of each
             // filter are recorded inside the filter itself.
             filter: Arc::new(BloomPolicy::default()),
+            other_filters: Vec::new(),
             block_cache,
             counters,
             clock: AtomicU64::new(0),
@@ -79,9 +82,14 @@ impl TableCache {
     }
 
     /// Reads tables with `policy` (the database's own); tables built by another policy are
-    /// read with the built-in policy of their name.
-    pub fn with_filter_policy(mut self, policy: Arc<dyn FilterPolicy>) -> TableCache {
+    /// read with the one of `others` (the per-level policies) or the built-in of its name.
+    pub fn with_filter_policy(
+        mut self,
+        policy: Arc<dyn FilterPolicy>,
+        others: Vec<Arc<dyn FilterPolicy>>,
+    ) -> TableCache {
         self.filter = policy;
+        self.other_filters = others;
         self
     }
 
@@ -97,7 +105,13 @@ impl TableCache {
         }
         // Built by another policy than the database's: read it with that one, or refuse
         // rather than lose the filter silently.
-        match filter::builtin_policy(built_by) {
+        let known = self
+            .other_filters
+            .iter()
+            .find(|p| p.name() == built_by)
+            .cloned()
+            .or_else(|| filter::builtin_policy(built_by));
+        match known {
             Some(policy) => self.open_with(number, policy),
             None => Err(Error::InvalidArgument(format!(
                 "{}: its filter was built by policy {built_by:?}, which is neither this \

@@ -265,7 +265,7 @@ mod tests {
             &cache,
             &opts,
             1,
-            opts.filter_with_bits(10.0),
+            opts.filter_with_bits(0, 10.0),
             4096,
             &mut numbers,
         );

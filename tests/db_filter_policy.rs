@@ -174,3 +174,41 @@ fn ribbon_and_binary_fuse_filters_serve_a_database() {
         assert_eq!(db.get("k00042x").unwrap(), None, "{name}");
     }
 }
+
+/// `filter_policy_per_level`: level-0 tables get the first kind, deeper levels the last, and
+/// every answer stays right (each table is read with the policy that built it).
+#[test]
+fn filter_kinds_are_chosen_per_level() {
+    use bloomkv::filter::RibbonPolicy;
+    let dir = tempfile::tempdir().unwrap();
+    let (bloom, _, bloom_probes) = counted();
+    let opts = Options {
+        memtable_bytes: 64 << 10,
+        target_file_bytes: 32 << 10,
+        filter_policy_per_level: Some(vec![bloom, Arc::new(RibbonPolicy::default())]),
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    for i in 0..20_000u32 {
+        db.put(format!("k{i:06}"), b"value").unwrap();
+    }
+    db.compact().unwrap();
+    // Everything is below level 0 now: Ribbon tables only.
+    let before = bloom_probes.load(Ordering::Relaxed);
+    for i in (0..20_000u32).step_by(7) {
+        assert_eq!(db.get(format!("k{i:06}")).unwrap(), Some(b"value".to_vec()));
+        assert_eq!(db.get(format!("k{i:06}x")).unwrap(), None);
+    }
+    assert_eq!(
+        bloom_probes.load(Ordering::Relaxed),
+        before,
+        "no level-0 table is left"
+    );
+    let s = db.stats();
+    assert!(s.levels[0].files == 0 && s.filter_useful > 2800, "{s:?}");
+    // A new level-0 table is built by the level-0 kind.
+    db.put("k000001x", b"new").unwrap();
+    db.flush().unwrap();
+    assert_eq!(db.get("k000001x").unwrap(), Some(b"new".to_vec()));
+    assert!(bloom_probes.load(Ordering::Relaxed) > before);
+}

@@ -129,7 +129,7 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     let mut next_number = || ctx.host.new_file_number();
     let mut writer = ctx.writer(
         out_level,
-        ctx.opts.filter_with_bits(filter_bits),
+        ctx.opts.filter_with_bits(out_level, filter_bits),
         &mut next_number,
     );
     let mut merger = KeyMerger {

@@ -104,7 +104,7 @@ pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
     let mut next_number = || ctx.host.new_file_number();
     let mut out = ctx.writer(
         r.level,
-        ctx.opts.filter_with_bits(r.bits_per_key),
+        ctx.opts.filter_with_bits(r.level, r.bits_per_key),
         &mut next_number,
     );
     // Like a compaction, let a frozen memtable flush every so often, so writers waiting for

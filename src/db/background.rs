@@ -113,7 +113,7 @@ impl DbInner {
                 &self.table_cache,
                 &self.opts,
                 0,
-                self.opts.filter_with_bits(bits),
+                self.opts.filter_with_bits(0, bits),
                 u64::MAX,
                 &mut numbers,
             );

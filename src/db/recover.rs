@@ -45,7 +45,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             block_cache,
             Arc::clone(&counters),
         )
-        .with_filter_policy(Arc::clone(&opts.filter_policy)),
+        .with_filter_policy(
+            Arc::clone(&opts.filter_policy),
+            opts.filter_policy_per_level.clone().unwrap_or_default(),
+        ),
     );
     let wrap = |meta: FileMeta| {
         let path = filename::table_path(dir, meta.number);
@@ -384,7 +387,7 @@ fn replay_logs(
                     cache,
                     opts,
                     0,
-                    opts.filter_with_bits(opts.bits_per_key_for_level(0)),
+                    opts.filter_with_bits(0, opts.bits_per_key_for_level(0)),
                     u64::MAX,
                     &mut numbers,
                 );
