@@ -71,6 +71,7 @@ impl<'a> TableWriter<'a> {
                 restart_interval: opts.block_restart_interval,
                 filter,
                 compression: opts.compression_for_level(level),
+                file_number: None,
             },
             target_bytes,
             next_number,
@@ -104,7 +105,14 @@ impl<'a> TableWriter<'a> {
             let path = filename::table_path(self.dir, number);
             let file = self.env.create_writable(&path)?;
             self.current = Some(Current {
-                builder: TableBuilder::new(file, path.clone(), self.build.clone()),
+                builder: TableBuilder::new(
+                    file,
+                    path.clone(),
+                    TableBuildOptions {
+                        file_number: Some(number),
+                        ..self.build.clone()
+                    },
+                ),
                 number,
                 path,
             });

@@ -170,6 +170,7 @@ pub fn table_open_iterate(data: &[u8]) {
                 bloomkv::Compression::Lz4,
                 bloomkv::Compression::Zstd { level: 1 },
             ][usize::from(mode % 3)],
+            file_number: None,
         },
     );
     for (k, v) in &entries {

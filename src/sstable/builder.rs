@@ -36,6 +36,9 @@ pub struct TableBuildOptions {
     /// How data blocks and the index block are compressed (default
     /// [`Compression::None`]); a block that would not shrink by an eighth is stored raw.
     pub compression: Compression,
+    /// The file number the table is written as, recorded in its properties so that a reader
+    /// can tell a table copied or renamed over another (default `None`: not recorded).
+    pub file_number: Option<u64>,
 }
 
 impl Default for TableBuildOptions {
@@ -45,6 +48,7 @@ impl Default for TableBuildOptions {
             restart_interval: 16,
             filter: None,
             compression: Compression::None,
+            file_number: None,
         }
     }
 }
@@ -85,6 +89,7 @@ impl TableBuilder {
     pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableBuildOptions) -> Self {
         let offset = file.len();
         let compression = opts.compression.name().to_string();
+        let file_number = opts.file_number;
         TableBuilder {
             file,
             path,
@@ -111,6 +116,7 @@ impl TableBuilder {
                 compression,
                 data_raw_bytes: 0,
                 data_bytes: 0,
+                file_number,
             },
             failed: None,
             compressed: Vec::new(),

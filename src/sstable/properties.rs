@@ -48,6 +48,10 @@ pub struct TableProperties {
     pub data_raw_bytes: u64,
     /// Sum of the data blocks' sizes as stored (trailers excluded).
     pub data_bytes: u64,
+    /// The number of the file the table was written as (`NNNNNN.sst`), when the writer knew
+    /// it: a reader checks it against the number it opened, so a table copied or renamed
+    /// over another is caught. Tables written before it was recorded have none.
+    pub file_number: Option<u64>,
 }
 
 impl TableProperties {
@@ -70,6 +74,7 @@ const DELETIONS: &str = "deletions";
 const ENTRIES: &str = "entries";
 const FILTER_BITS: &str = "filter.bits_per_key";
 const FILTER_BYTES: &str = "filter.bytes";
+const FILE_NUMBER: &str = "file_number";
 const FILTER_POLICY: &str = "filter.policy";
 const FORMAT_VERSION: &str = "format_version";
 const LARGEST_KEY: &str = "largest_key";
@@ -93,6 +98,9 @@ impl TableProperties {
         fields.insert(DATA_RAW_BYTES, varint(self.data_raw_bytes));
         fields.insert(DELETIONS, varint(self.deletions));
         fields.insert(ENTRIES, varint(self.entries));
+        if let Some(n) = self.file_number {
+            fields.insert(FILE_NUMBER, varint(n));
+        }
         fields.insert(FILTER_BITS, self.filter_bits_per_key.to_le_bytes().to_vec());
         fields.insert(FILTER_BYTES, varint(self.filter_bytes));
         fields.insert(FILTER_POLICY, self.filter_policy.as_bytes().to_vec());
@@ -185,6 +193,10 @@ impl TableProperties {
             compression,
             data_raw_bytes: optional_num(DATA_RAW_BYTES)?,
             data_bytes: optional_num(DATA_BYTES)?,
+            file_number: match fields.contains_key(FILE_NUMBER.as_bytes()) {
+                true => Some(num(FILE_NUMBER)?),
+                false => None,
+            },
         };
         Ok(props)
     }
@@ -212,6 +224,7 @@ mod tests {
             compression: "lz4".into(),
             data_raw_bytes: 12_000,
             data_bytes: 6_000,
+            file_number: Some(42),
         };
         assert_eq!(TableProperties::decode_block(p.encode_block()).unwrap(), p);
     }

@@ -82,6 +82,10 @@ impl TableFile {
         let number = self.meta.number;
         match self.cache.pin(number)? {
             Some(table) => {
+                if let Err(e) = self.check_identity(&table) {
+                    self.cache.unpin();
+                    return Err(e);
+                }
                 let mut ours = false;
                 let kept = self.pinned.get_or_init(|| {
                     ours = true;
@@ -93,8 +97,37 @@ impl TableFile {
                 }
                 Ok(TableRef::Pinned(kept))
             }
-            None => self.cache.get(number).map(TableRef::Shared),
+            None => {
+                let table = self.cache.get(number)?;
+                self.check_identity(&table)?;
+                Ok(TableRef::Shared(table))
+            }
         }
+    }
+
+    /// Whether the file opened is the table the MANIFEST names: its recorded file number
+    /// (when it has one), size and key range must match the MANIFEST's record, or a table
+    /// copied or renamed over this one would answer for it.
+    fn check_identity(&self, table: &crate::sstable::Table) -> Result<()> {
+        let props = table.properties();
+        let m = &self.meta;
+        let why = if props.file_number.is_some_and(|n| n != m.number) {
+            format!(
+                "the table records file number {}, but the MANIFEST names it {}",
+                props.file_number.unwrap_or(0),
+                m.number
+            )
+        } else if props.file_size != m.size {
+            format!(
+                "the file is {} bytes, but the MANIFEST records {}",
+                props.file_size, m.size
+            )
+        } else if props.smallest_key != m.smallest || props.largest_key != m.largest {
+            "its key range differs from the MANIFEST's record".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(crate::Error::corruption(table.path(), 0, why))
     }
 
     /// The reader if one is open right now (pinned or in the table cache); never opens.

@@ -208,6 +208,7 @@ fn props(entries: u64, blocks: u64, smallest: &[u8], largest: &[u8]) -> TablePro
         compression: "none".into(),
         data_raw_bytes: 0,
         data_bytes: 0,
+        file_number: None,
     }
 }
 

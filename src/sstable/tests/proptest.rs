@@ -68,6 +68,7 @@ fn sample_table() -> &'static (Vec<u8>, Layout) {
                 filter: Some(Arc::new(ExactPolicy)),
                 // Raw blocks: the damage below is aimed at block contents.
                 compression: bloomkv::Compression::None,
+                file_number: None,
             },
         );
         let l = layout(&bytes);

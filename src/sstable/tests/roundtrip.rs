@@ -207,6 +207,7 @@ fn versions_and_snapshots() {
                     restart_interval: restart,
                     filter: policy(),
                     compression: codecs[turn % 3],
+                    file_number: None,
                 },
             );
             let opts = read_opts(policy(), None);
