@@ -544,9 +544,14 @@ mod tests {
             TableBuildOptions::default(),
         );
         b.add(&key::encode(b"k", 1, Kind::Put), b"v").unwrap();
-        b.finish().unwrap();
+        let props = b.finish().unwrap();
+        // The MANIFEST's record must match the file (the reader checks it).
+        let mut m = meta(7, b"k", b"k");
+        m.size = props.file_size;
+        m.smallest = props.smallest_key.clone();
+        m.largest = props.largest_key.clone();
         let file = TableFile::new(
-            meta(7, b"k", b"k"),
+            m,
             path.clone(),
             Arc::clone(&env),
             Arc::clone(&cache),
