@@ -111,7 +111,9 @@ impl DbInner {
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
-        Ok(())
+        // Without `sync_writes` a new WAL's directory entry is not synced when it is created:
+        // a synced log a power cut could unlink would lose what this call promised.
+        self.env.sync_dir(&self.dir)
     }
 
     /// Makes sure the active memtable has room, freezing it (and starting a new WAL) when it is
