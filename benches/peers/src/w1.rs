@@ -1,0 +1,125 @@
+//! W1 (docs/WORKLOAD.md): 1M keys in random order, 100-byte random values, warm page
+//! cache; per phase ops/s and read syscalls per op.
+
+use std::time::Instant;
+
+use kvctl::bench::{KeySpace, ProcIo, SplitMix64, distinct_indices, mix};
+
+use crate::engines::{Engine, Res};
+
+pub struct PhaseResult {
+    pub name: &'static str,
+    pub ops: u64,
+    pub secs: f64,
+    pub syscr: Option<u64>,
+}
+
+impl PhaseResult {
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.secs.max(1e-9)
+    }
+    pub fn syscr_per_op(&self) -> Option<f64> {
+        self.syscr.map(|s| s as f64 / self.ops.max(1) as f64)
+    }
+}
+
+pub struct Sizes {
+    pub keys: u64,
+    pub gets: u64,
+    pub scan: u64,
+    pub seed: u64,
+}
+
+fn phase(name: &'static str, ops: u64, body: impl FnOnce() -> Res<u64>) -> Res<PhaseResult> {
+    let io0 = ProcIo::now();
+    let t = Instant::now();
+    let done = body()?;
+    let secs = t.elapsed().as_secs_f64();
+    let syscr = ProcIo::now().zip(io0).map(|(b, a)| b.since(a).syscr);
+    Ok(PhaseResult {
+        name,
+        ops: if done > 0 { done } else { ops },
+        secs,
+        syscr,
+    })
+}
+
+pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Vec<PhaseResult>> {
+    let ks = KeySpace::new(s.seed);
+    let mut rng = SplitMix64::new(mix(s.seed ^ 0x5731));
+    let mut v = [0u8; 100];
+    let mut out = Vec::new();
+    out.push(phase("fillrandom", s.keys, || {
+        for i in 0..s.keys {
+            ks.value(i, 0, &mut v);
+            e.put(&ks.key(i), &v)?;
+        }
+        Ok(0)
+    })?);
+    out.push(phase("flush", 1, || e.settle().map(|_| 0))?);
+    out.push(phase("reopen", 1, || e.reopen().map(|_| 0))?);
+    let present = distinct_indices(s.keys, s.gets, &mut rng);
+    out.push(phase("get_present", present.len() as u64, || {
+        for &i in &present {
+            ks.value(i, 0, &mut v);
+            if e.get(&ks.key(i))?.as_deref() != Some(&v[..]) {
+                return Err(format!("{}: wrong value", e.name()).into());
+            }
+        }
+        Ok(0)
+    })?);
+    out.push(phase("get_absent", s.gets, || {
+        for j in 0..s.gets {
+            if e.get(&ks.key(s.keys + j))?.is_some() {
+                return Err(format!("{}: absent key found", e.name()).into());
+            }
+        }
+        Ok(0)
+    })?);
+    let start = ks.key(rng.below(s.keys));
+    out.push(phase("scan", s.scan, || e.scan(&start, s.scan))?);
+    let targets = distinct_indices(s.keys, s.gets, &mut rng);
+    out.push(phase("overwrite", targets.len() as u64, || {
+        for &i in &targets {
+            ks.value(i, 1, &mut v);
+            e.put(&ks.key(i), &v)?;
+        }
+        Ok(0)
+    })?);
+    Ok(out)
+}
+
+pub fn print(results: &[(&'static str, Vec<PhaseResult>)]) {
+    for (name, r) in results {
+        println!("\n{name}");
+        println!("{:<12} {:>12} {:>10}", "phase", "ops/s", "syscr/op");
+        for p in r {
+            println!(
+                "{:<12} {:>12.0} {:>10}",
+                p.name,
+                p.ops_per_sec(),
+                p.syscr_per_op().map_or("-".into(), |x| format!("{x:.4}"))
+            );
+        }
+    }
+    let (_, ours) = &results[0];
+    for (name, theirs) in results.iter().skip(1) {
+        println!("\nbloomkv / {name}");
+        println!(
+            "{:<12} {:>12} {:>16}",
+            "phase", "ops/s ratio", "syscr/op ratio"
+        );
+        for (a, b) in ours.iter().zip(theirs) {
+            let sys = match (a.syscr_per_op(), b.syscr_per_op()) {
+                (Some(x), Some(y)) if y > 0.0 => format!("{:.3}", x / y),
+                _ => "-".into(),
+            };
+            println!(
+                "{:<12} {:>12.2} {:>16}",
+                a.name,
+                a.ops_per_sec() / b.ops_per_sec(),
+                sys
+            );
+        }
+    }
+}
