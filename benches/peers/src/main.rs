@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -- [--workload w1|w2] [--keys N] [--gets N] [--scan N]
 //! [--overwrite N] [--bits-per-key B] [--monkey] [--peer-bits-per-key B]
-//! [--compression none|lz4|zstd]`
+//! [--compression none|lz4|zstd] [--memtable-mib N] [--table-mib N] [--level1-mib N]
+//! [--only bloomkv,fjall,rocksdb]`
 //! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
 //! 2 cores and needs libclang).
 
@@ -32,6 +33,12 @@ struct Args {
     /// bloomkv's block compression; `None`: the engine default for W1, LZ4 for W2 (as
     /// RocksDB and fjall compress by default).
     compression: Option<bloomkv::Compression>,
+    /// bloomkv's memtable, target table and level-1 sizes in MiB (engine defaults if unset).
+    memtable_mib: Option<usize>,
+    table_mib: Option<u64>,
+    level1_mib: Option<u64>,
+    /// Run only the engines named (comma-separated); all when unset.
+    only: Option<Vec<String>>,
 }
 
 fn parse_args() -> Res<Args> {
@@ -46,6 +53,10 @@ fn parse_args() -> Res<Args> {
         peer_bits: None,
         monkey: false,
         compression: None,
+        memtable_mib: None,
+        table_mib: None,
+        level1_mib: None,
+        only: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -70,6 +81,10 @@ fn parse_args() -> Res<Args> {
                 let c = v()?;
                 a.compression = Some(c.parse().map_err(|e| format!("--compression {c}: {e:?}"))?);
             }
+            "--memtable-mib" => a.memtable_mib = Some(v()?.parse()?),
+            "--table-mib" => a.table_mib = Some(v()?.parse()?),
+            "--level1-mib" => a.level1_mib = Some(v()?.parse()?),
+            "--only" => a.only = Some(v()?.split(',').map(str::to_string).collect()),
             other => return Err(format!("unknown flag {other}").into()),
         }
     }
@@ -93,6 +108,15 @@ fn main() -> Res<()> {
     };
     if let Some(c) = a.compression.or(a.w2.then_some(bloomkv::Compression::Lz4)) {
         opts.compression = c;
+    }
+    if let Some(m) = a.memtable_mib {
+        opts.memtable_bytes = m << 20;
+    }
+    if let Some(m) = a.table_mib {
+        opts.target_file_bytes = m << 20;
+    }
+    if let Some(m) = a.level1_mib {
+        opts.max_bytes_for_level_base = m << 20;
     }
     let compression = opts.compression;
     let tmp = tempfile::tempdir_in(std::env::var_os("PEERS_DIR").unwrap_or(".".into()))?;

@@ -102,7 +102,9 @@ pub fn print(results: &[(&'static str, Vec<PhaseResult>)]) {
             );
         }
     }
-    let (_, ours) = &results[0];
+    let Some((_, ours)) = results.first() else {
+        return;
+    };
     for (name, theirs) in results.iter().skip(1) {
         println!("\nbloomkv / {name}");
         println!(

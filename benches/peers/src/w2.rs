@@ -265,8 +265,10 @@ pub fn print(reports: &[Report]) {
             r.stalled_secs,
         );
     }
-    let ours = &reports[0];
-    for theirs in &reports[1..] {
+    let Some(ours) = reports.first() else {
+        return;
+    };
+    for theirs in reports.iter().skip(1) {
         println!("\nbloomkv / {}", theirs.engine);
         println!(
             "{:<12} {:>12} {:>14} {:>14}",
