@@ -2,7 +2,7 @@
 //! the level below its own (LevelDB's grandparent rule), and `compact_range` compacts only
 //! the tables holding keys of its range.
 
-use bloomkv::{Db, Options, TableStats};
+use bloomkv::{Compression, Db, Options, TableStats};
 
 fn value(i: u32) -> Vec<u8> {
     let mut v = format!("{i:08}").into_bytes();
@@ -32,6 +32,8 @@ fn a_sparse_table_is_cut_where_it_would_overlap_too_much_of_the_level_below() {
         level_size_multiplier: 1000,
         level0_compaction_trigger: 1,
         level0_stop_writes: 8,
+        // The limits below are in stored bytes: keep the (compressible) values raw.
+        compression: Compression::None,
         ..Options::default()
     };
     let limit = 10 * opts.target_file_bytes;

@@ -57,7 +57,9 @@ fn w2_at_200k_keys_runs_every_phase_with_progress() {
         r.space_amplification > 0.3 && r.space_amplification < 0.85,
         "{r}"
     );
-    assert!(r.tables >= 1 && r.write_amplification >= 1.0, "{r}");
+    // Tables are compressed (W2 uses the engine's default codec): a tree that is one flush
+    // deep writes less than the user data.
+    assert!(r.tables >= 1 && r.write_amplification > 0.3, "{r}");
     // Every phase reported its start and its end.
     let seen = seen.lock().unwrap();
     for name in &names {

@@ -142,7 +142,7 @@ fn sst_dump_shows_footer_properties_filter_blocks_and_entries() {
         "footer",
         "format version 2",
         "properties",
-        "compression  none: data blocks",
+        "compression  lz4: data blocks",
         "499 entries",
         "filter",
         "bloomkv.BloomFilter",

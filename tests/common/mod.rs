@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeBounds;
 use std::path::Path;
 
-use bloomkv::{Db, Options, Snapshot, WriteBatch};
+use bloomkv::{Compression, Db, Options, Snapshot, WriteBatch};
 
 #[allow(unused_imports, reason = "each test crate uses a part of this module")]
 pub use rng::{Rng, mix};
@@ -167,9 +167,12 @@ pub fn w1_value(i: u64, generation: u32) -> Vec<u8> {
     v
 }
 
-/// Small options so that a few hundred thousand keys spread over several levels.
+/// Small options so that a few hundred thousand keys spread over several levels. Blocks are
+/// stored raw: the tests built on these assert tree shapes in stored bytes, and the test
+/// values compress well.
 pub fn small_options() -> Options {
     Options {
+        compression: Compression::None,
         memtable_bytes: 256 << 10,
         target_file_bytes: 256 << 10,
         max_bytes_for_level_base: 1 << 20,

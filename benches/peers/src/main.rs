@@ -30,8 +30,7 @@ struct Args {
     peer_bits: Option<f64>,
     /// bloomkv with Monkey allocation of the same average bits per key.
     monkey: bool,
-    /// bloomkv's block compression; `None`: the engine default for W1, LZ4 for W2 (as
-    /// RocksDB and fjall compress by default).
+    /// bloomkv's block compression; `None`: none for W1, the engine's default (LZ4) for W2.
     compression: Option<bloomkv::Compression>,
     /// bloomkv's memtable, target table and level-1 sizes in MiB (engine defaults if unset).
     memtable_mib: Option<usize>,
@@ -106,8 +105,13 @@ fn main() -> Res<()> {
         block_cache_bytes: cache as usize,
         ..Default::default()
     };
-    if let Some(c) = a.compression.or(a.w2.then_some(bloomkv::Compression::Lz4)) {
-        opts.compression = c;
+    if !a.w2 {
+        // W1 keeps LevelDB's sizes (as `kvctl bench` does), so its 1M keys make a tree of
+        // several levels.
+        opts.memtable_bytes = 4 << 20;
+        opts.target_file_bytes = 2 << 20;
+        opts.max_bytes_for_level_base = 10 << 20;
+        opts.compression = bloomkv::Compression::None;
     }
     if let Some(m) = a.memtable_mib {
         opts.memtable_bytes = m << 20;
@@ -117,6 +121,9 @@ fn main() -> Res<()> {
     }
     if let Some(m) = a.level1_mib {
         opts.max_bytes_for_level_base = m << 20;
+    }
+    if let Some(c) = a.compression {
+        opts.compression = c;
     }
     let compression = opts.compression;
     let tmp = tempfile::tempdir_in(std::env::var_os("PEERS_DIR").unwrap_or(".".into()))?;

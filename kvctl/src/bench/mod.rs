@@ -82,7 +82,8 @@ pub struct W1Config {
     /// Values half pseudo-random, half a repeat of the first half (W2), instead of all
     /// pseudo-random (default false).
     pub compressible_values: bool,
-    /// Block compression of every level (default none).
+    /// Block compression of every level (default none; [`W1Config::w2`]: the engine's
+    /// default).
     pub compression: Compression,
     /// Called as the phases progress (default none).
     pub progress: Option<Progress>,
@@ -152,6 +153,7 @@ impl W1Config {
             overwrite: 1_000_000,
             block_cache_bytes: 64 << 20,
             evict_page_cache: true,
+            compression: Options::default().compression,
             ..W1Config::new(dir)
         }
     }
@@ -172,8 +174,19 @@ impl W1Config {
         }
     }
 
-    /// The engine options the run opens the database with.
+    /// The engine options the run opens the database with. W1 keeps LevelDB's sizes
+    /// (4 MiB memtable, 2 MiB tables, 10 MiB level 1) so that its 1M keys still make a tree
+    /// of several levels to study read amplification in; W2 uses the engine's defaults.
     pub fn options(&self) -> Options {
+        let base = match self.workload {
+            Workload::W1 => Options {
+                memtable_bytes: 4 << 20,
+                target_file_bytes: 2 << 20,
+                max_bytes_for_level_base: 10 << 20,
+                ..Options::default()
+            },
+            Workload::W2 => Options::default(),
+        };
         Options {
             filter_bits_per_key: self.bits_per_key.max(0.0),
             filter_allocation: if self.monkey && self.bits_per_key > 0.0 {
@@ -185,7 +198,7 @@ impl W1Config {
             },
             block_cache_bytes: self.block_cache_bytes,
             compression: self.compression,
-            ..Options::default()
+            ..base
         }
     }
 

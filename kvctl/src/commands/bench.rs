@@ -34,9 +34,10 @@ pub struct Args {
     /// 2:1, page cache evicted, 64 MiB block cache, 1M-key scan, 1M overwrites).
     #[arg(long, default_value = "w1", value_parser = parse_workload, value_name = "W")]
     pub workload: Workload,
-    /// Block compression of every level: none, lz4, zstd or zstd:LEVEL.
-    #[arg(long, default_value = "none", value_parser = parse_compression, value_name = "C")]
-    pub compression: Compression,
+    /// Block compression of every level: none, lz4, zstd or zstd:LEVEL; default none (W1)
+    /// or the engine's default, lz4 (W2).
+    #[arg(long, value_parser = parse_compression, value_name = "C")]
+    pub compression: Option<Compression>,
     /// Keys written by the fill (N); default 1000000 (W1) or 50M (W2).
     #[arg(long, value_parser = parse_count, value_name = "N")]
     pub keys: Option<u64>,
@@ -101,7 +102,7 @@ impl Args {
             Workload::W1 => W1Config::new(dir),
             Workload::W2 => W1Config::w2(dir),
         };
-        c.compression = self.compression;
+        c.compression = self.compression.unwrap_or(c.compression);
         c.keys = self.keys.unwrap_or(c.keys);
         if let Some(n) = self.gets {
             (c.get_present, c.get_absent) = (n, n);
