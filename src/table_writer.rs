@@ -22,9 +22,6 @@ use crate::options::Options;
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
 
-/// Entries copied between calls of the caller's periodic hook (see [`TableWriter::copy_all`]).
-pub(crate) const HOOK_INTERVAL: u32 = 1024;
-
 /// Writes a run of tables. See the module documentation.
 pub(crate) struct TableWriter<'a> {
     env: &'a dyn Env,
@@ -125,23 +122,12 @@ impl<'a> TableWriter<'a> {
         }
     }
 
-    /// Copies every entry of `input` from its start, calling `hook` every
-    /// [`HOOK_INTERVAL`] entries (a long write lets a waiting memtable flush through it).
-    pub fn copy_all(
-        &mut self,
-        input: &mut dyn InternalIterator,
-        mut hook: impl FnMut() -> Result<()>,
-    ) -> Result<()> {
+    /// Copies every entry of `input` from its start.
+    pub fn copy_all(&mut self, input: &mut dyn InternalIterator) -> Result<()> {
         input.seek_to_first()?;
-        let mut since_hook = 0;
         while input.valid() {
             self.add(input.key(), input.value())?;
             input.next()?;
-            since_hook += 1;
-            if since_hook == HOOK_INTERVAL {
-                since_hook = 0;
-                hook()?;
-            }
         }
         Ok(())
     }

@@ -18,7 +18,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::env::Env;
-use crate::error::Result;
 use crate::filter::FilterPolicy;
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
@@ -31,11 +30,6 @@ use crate::version::Version;
 pub(crate) trait Host {
     /// A fresh file number for an output table.
     fn new_file_number(&self) -> u64;
-
-    /// Called every so many entries while a job writes: the database may flush a waiting
-    /// memtable meanwhile, sizing its filter for `shape_after` (the tree as it will be once
-    /// this job is installed) and adding the new level-0 table to it.
-    fn between_entries(&self, shape_after: &mut filter_budget::Shape) -> Result<()>;
 }
 
 /// Everything a job reads.
@@ -45,8 +39,6 @@ pub(crate) struct Context<'a> {
     pub opts: &'a Options,
     /// Opens written tables back to verify them.
     pub cache: &'a TableCache,
-    /// The version the job was planned on.
-    pub version: &'a Version,
     /// Sequence numbers of live snapshots, ascending.
     pub snapshots: &'a [SeqNo],
     pub host: &'a dyn Host,

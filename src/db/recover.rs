@@ -123,7 +123,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             manual_requested: 0,
             manual_completed: 0,
             manual_range: None,
-            busy: false,
+            flushing: false,
+            compactions_running: 0,
             jobs_done: 0,
             compact_pointers,
             refilter_given_up: Vec::new(),
@@ -391,7 +392,7 @@ fn replay_logs(
                     u64::MAX,
                     &mut numbers,
                 );
-                table.copy_all(&mut out.mem.iter(), || Ok(()))?;
+                table.copy_all(&mut out.mem.iter())?;
                 for meta in table.finish()? {
                     out.edit.new_files.push((0, meta));
                 }

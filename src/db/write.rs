@@ -137,7 +137,7 @@ impl DbInner {
             let l0_files = self.view.load().version.levels()[0].len();
             if st.imm.is_some() || l0_files >= self.opts.level0_stop_writes {
                 stalled.get_or_insert_with(Instant::now);
-                self.work_cv.notify_one();
+                self.work_cv.notify_all();
                 self.done_cv.wait(&mut st);
                 continue;
             }
@@ -176,7 +176,7 @@ impl DbInner {
                 v.imm = Some(frozen);
                 v.mem = mem;
             });
-            self.work_cv.notify_one();
+            self.work_cv.notify_all();
             break Ok(());
         };
         if let Some(t) = stalled {
