@@ -74,6 +74,23 @@ pub struct Options {
     pub best_effort_recovery: bool,
     /// Number of level-0 files that triggers a compaction into level 1 (default 4).
     pub level0_compaction_trigger: usize,
+    /// Number of level-0 files from which writes are slowed down (default 8): each write is
+    /// paced to a rate that starts at 16 MiB/s and halves with every level-0 file beyond
+    /// this, so writers slow gradually instead of stopping dead at `level0_stop_writes`
+    /// (RocksDB's delayed writes). Writes are also slowed while a frozen memtable waits for
+    /// its flush and the active one is more than half full. Must lie within
+    /// `level0_compaction_trigger..level0_stop_writes`.
+    ///
+    /// ```
+    /// let opts = bloomkv::Options {
+    ///     level0_compaction_trigger: 4,
+    ///     level0_slowdown_writes: 20,
+    ///     level0_stop_writes: 36,
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub level0_slowdown_writes: usize,
     /// Number of level-0 files at which writes pause until compaction catches up (default 12).
     pub level0_stop_writes: usize,
     /// Each level is this many times larger than the one above it (default 10).
@@ -154,6 +171,7 @@ impl Default for Options {
             error_if_exists: false,
             best_effort_recovery: false,
             level0_compaction_trigger: 4,
+            level0_slowdown_writes: 8,
             level0_stop_writes: 12,
             level_size_multiplier: 10,
             max_bytes_for_level_base: 10 << 20,
@@ -248,6 +266,18 @@ impl Options {
                     self.level0_compaction_trigger
                 ),
                 self.level0_stop_writes,
+            );
+        }
+        if self.level0_slowdown_writes < self.level0_compaction_trigger
+            || self.level0_slowdown_writes >= self.level0_stop_writes
+        {
+            return bad(
+                "level0_slowdown_writes",
+                &format!(
+                    "within level0_compaction_trigger..level0_stop_writes ({}..{})",
+                    self.level0_compaction_trigger, self.level0_stop_writes
+                ),
+                self.level0_slowdown_writes,
             );
         }
         if !(2..=1000).contains(&self.level_size_multiplier) {
@@ -466,6 +496,20 @@ mod tests {
                 "level0_stop_writes",
                 Options {
                     level0_stop_writes: 4,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_slowdown_writes",
+                Options {
+                    level0_slowdown_writes: 3,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_slowdown_writes",
+                Options {
+                    level0_slowdown_writes: 12,
                     ..Default::default()
                 },
             ),

@@ -62,6 +62,7 @@ fn options() -> Options {
         max_bytes_for_level_base: 4 << 10,
         level_size_multiplier: 2,
         level0_compaction_trigger: 2,
+        level0_slowdown_writes: 3,
         level0_stop_writes: 4,
         block_cache_bytes: 16 << 10,
         max_open_files: 8,

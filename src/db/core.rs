@@ -36,6 +36,8 @@ pub(crate) struct Writer {
     pub log: LogWriter,
     pub log_number: u64,
     pub mem: Arc<MemTable>,
+    /// Paces writes while they are delayed (see [`super::write_delay`]).
+    pub pacing: crate::rate::TokenBucket,
 }
 
 /// Bookkeeping shared between writers, the background threads and `flush()`.

@@ -7,6 +7,7 @@ mod multi_get;
 mod read;
 mod recover;
 mod write;
+mod write_delay;
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::path::Path;
@@ -667,6 +668,9 @@ impl Db {
             compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
+            write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
+            write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
+            longest_stall_micros: w.longest_stall_micros.load(Ordering::Relaxed),
             levels,
             tables: table_stats(&version),
         }

@@ -113,6 +113,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             log: fresh.log,
             log_number: fresh.log_number,
             mem: Arc::clone(&mem),
+            pacing: Default::default(),
         }),
         state: Mutex::new(State {
             imm: None,
