@@ -104,6 +104,21 @@ pub struct Options {
     /// of L+2, so that no later compaction of one table rewrites a large part of the level
     /// below it (LevelDB's rule). `0` (default) means 10 x `target_file_bytes`.
     pub max_grandparent_overlap_bytes: u64,
+    /// Threads that run compactions (default 2), besides the one thread that flushes
+    /// memtables. With more than one, compactions of different pairs of levels run in
+    /// parallel (e.g. level 0 into 1 while a long compaction of level 3 into 4 runs), each
+    /// taking tables no other running compaction holds. Within `1..=64`.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { background_threads: 4, ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// # drop(db);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub background_threads: usize,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
     /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
@@ -177,6 +192,7 @@ impl Default for Options {
             max_bytes_for_level_base: 10 << 20,
             target_file_bytes: 2 << 20,
             max_grandparent_overlap_bytes: 0,
+            background_threads: 2,
             env: Arc::new(StdEnv),
             filter_policy: Arc::new(BloomPolicy::default()),
             compression: Compression::None,
@@ -278,6 +294,13 @@ impl Options {
                     self.level0_compaction_trigger, self.level0_stop_writes
                 ),
                 self.level0_slowdown_writes,
+            );
+        }
+        if !(1..=64).contains(&self.background_threads) {
+            return bad(
+                "background_threads",
+                "within 1..=64",
+                self.background_threads,
             );
         }
         if !(2..=1000).contains(&self.level_size_multiplier) {
@@ -510,6 +533,13 @@ mod tests {
                 "level0_slowdown_writes",
                 Options {
                     level0_slowdown_writes: 12,
+                    ..Default::default()
+                },
+            ),
+            (
+                "background_threads",
+                Options {
+                    background_threads: 0,
                     ..Default::default()
                 },
             ),

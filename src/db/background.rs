@@ -53,24 +53,53 @@ pub(crate) fn run_flushes(db: Arc<DbInner>) {
     }
 }
 
-/// A compaction thread: runs the most needed compaction (or re-filter) while one is due.
+/// What a compaction thread took on.
+enum CompactionWork {
+    /// A manual compaction serving every request up to `request`, of `range`.
+    Manual { request: u64, range: UserRange },
+    /// A job picked on `version`; `claim` is what it holds in [`State::busy`].
+    Job {
+        job: Job,
+        version: Arc<Version>,
+        claim: pick::Claim,
+    },
+}
+
+/// A compaction thread: runs compactions (and re-filters) while one is due that no other
+/// thread's job stands in the way of.
 pub(crate) fn run_compactions(db: Arc<DbInner>) {
     loop {
-        {
+        let work = {
             let mut st = db.state.lock();
             loop {
                 if st.shutting_down {
                     return;
                 }
-                if st.bg_error.is_none() && db.wants_compaction(&st) {
+                if let Some(work) = db.take_compaction(&mut st) {
                     st.compactions_running += 1;
-                    break;
+                    break work;
                 }
                 db.work_cv.wait(&mut st);
             }
-        }
-        let result = guarded(|| db.compact_once());
+        };
+        let (result, claim) = match work {
+            CompactionWork::Manual { request, range } => {
+                let result = guarded(|| db.compact_manually(&range));
+                let mut st = db.state.lock();
+                st.manual_completed = request;
+                st.manual_running = false;
+                (result, None)
+            }
+            CompactionWork::Job {
+                job,
+                version,
+                claim,
+            } => (guarded(|| db.run_job(job, &version)), Some(claim)),
+        };
         let mut st = db.state.lock();
+        if let Some(claim) = claim {
+            st.busy.release(&claim);
+        }
         if let Err(e) = result {
             db.set_bg_error(&mut st, &e);
         }
@@ -214,42 +243,68 @@ impl DbInner {
             || compaction::is_due(&version.version, &self.opts, &st.refilter_given_up)
     }
 
-    /// Runs one job: the manual full compaction if one was asked for, else the level with
-    /// the highest score, else (under Monkey) one table's re-filter.
-    fn compact_once(&self) -> Result<()> {
-        let manual = {
-            let mut st = self.state.lock();
-            (st.manual_requested > st.manual_completed)
-                .then(|| (st.manual_requested, st.manual_range.take()))
-        };
-        if let Some((request, range)) = manual {
+    /// The compaction work to start now, if any, taken under the state lock so that no two
+    /// threads take the same: a manual compaction once no other job runs (it runs alone),
+    /// else the most needed job that takes nothing a running job holds.
+    fn take_compaction(&self, st: &mut State) -> Option<CompactionWork> {
+        if st.bg_error.is_some() || st.manual_running {
+            return None;
+        }
+        if st.manual_requested > st.manual_completed {
+            if st.compactions_running > 0 {
+                return None;
+            }
+            st.manual_running = true;
             // Every request made before this point is served by this run (it compacts the
             // smallest range holding all of theirs); later ones get a run of their own.
-            let range = range.unwrap_or((Bound::Unbounded, Bound::Unbounded));
-            let result = self.compact_manually(&range);
-            self.state.lock().manual_completed = request;
-            return result;
+            let range = st
+                .manual_range
+                .take()
+                .unwrap_or((Bound::Unbounded, Bound::Unbounded));
+            return Some(CompactionWork::Manual {
+                request: st.manual_requested,
+                range,
+            });
         }
         let version = self.current_version();
-        let (pointers, given_up) = {
-            let st = self.state.lock();
-            (st.compact_pointers.clone(), st.refilter_given_up.clone())
-        };
+        let State {
+            compact_pointers,
+            refilter_given_up,
+            busy,
+            ..
+        } = st;
+        let job = compaction::pick_job(
+            &version,
+            &self.opts,
+            compact_pointers,
+            refilter_given_up,
+            busy,
+        )?;
+        let claim = job.claim();
+        Some(CompactionWork::Job {
+            job,
+            version,
+            claim,
+        })
+    }
+
+    /// Runs a compaction or re-filter picked on `version` and installs its result.
+    fn run_job(&self, job: Job, version: &Version) -> Result<()> {
         let snapshots = self.snapshot_list();
         let ctx = self.job_context(&snapshots);
-        match compaction::pick_job(&version, &self.opts, &pointers, &given_up) {
-            None => Ok(()),
-            Some(Job::Compact(plan)) => {
-                let outcome = compaction::merge::run(&ctx, &version, plan)?;
+        match job {
+            Job::Compact(plan) => {
+                let outcome = compaction::merge::run(&ctx, version, plan)?;
                 self.install_compaction(outcome)
             }
-            Some(Job::Refilter(r)) => match compaction::refilter::run(&ctx, r)? {
+            Job::Refilter(r) => match compaction::refilter::run(&ctx, r)? {
                 Refiltered::Done(outcome) => self.install_compaction(outcome),
                 Refiltered::GaveUp(number) => {
                     let mut st = self.state.lock();
                     // Forget given-up tables that are gone, so the list does not only grow.
+                    let current = self.current_version();
                     st.refilter_given_up
-                        .retain(|n| version.all_files().any(|t| t.meta.number == *n));
+                        .retain(|n| current.all_files().any(|t| t.meta.number == *n));
                     st.refilter_given_up.push(number);
                     Ok(())
                 }

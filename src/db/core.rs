@@ -62,6 +62,10 @@ pub(crate) struct State {
     /// Compactions (and re-filters) running now. While a job runs the table set may be about
     /// to change and obsolete files may still be awaiting deletion.
     pub compactions_running: usize,
+    /// A manual compaction runs (alone: no other compaction starts meanwhile).
+    pub manual_running: bool,
+    /// What the running compactions and re-filters hold.
+    pub busy: crate::compaction::pick::Busy,
     /// Completed background jobs, so waiters can tell theirs has run.
     pub jobs_done: u64,
     /// Per level, the largest key of the last compaction's inputs: the next compaction of

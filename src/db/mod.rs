@@ -192,8 +192,7 @@ impl Db {
             inner: Arc::clone(&inner),
             background: Mutex::new(Vec::new()),
         });
-        let compaction_threads = 1;
-        for i in 0..=compaction_threads {
+        for i in 0..=inner.opts.background_threads {
             let bg_inner = Arc::clone(&inner);
             let builder = std::thread::Builder::new();
             let spawned = if i == 0 {

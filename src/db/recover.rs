@@ -126,6 +126,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             manual_range: None,
             flushing: false,
             compactions_running: 0,
+            manual_running: false,
+            busy: Default::default(),
             jobs_done: 0,
             compact_pointers,
             refilter_given_up: Vec::new(),
