@@ -119,6 +119,16 @@ pub struct Options {
     /// # }
     /// ```
     pub background_threads: usize,
+    /// A limit on the bytes per second compactions and re-filters write (all compaction
+    /// threads together; default `None`: no limit), so that their bursts leave the device to
+    /// foreground reads and writes. Flushes are never limited: writers wait on them. A limit
+    /// below what the write load needs makes level 0 grow until writes are delayed.
+    ///
+    /// ```
+    /// let opts = bloomkv::Options { compaction_bytes_per_sec: Some(64 << 20), ..Default::default() };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub compaction_bytes_per_sec: Option<u64>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
     /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
@@ -193,6 +203,7 @@ impl Default for Options {
             target_file_bytes: 2 << 20,
             max_grandparent_overlap_bytes: 0,
             background_threads: 2,
+            compaction_bytes_per_sec: None,
             env: Arc::new(StdEnv),
             filter_policy: Arc::new(BloomPolicy::default()),
             compression: Compression::None,
@@ -301,6 +312,13 @@ impl Options {
                 "background_threads",
                 "within 1..=64",
                 self.background_threads,
+            );
+        }
+        if self.compaction_bytes_per_sec == Some(0) {
+            return bad(
+                "compaction_bytes_per_sec",
+                "None (no limit) or at least 1",
+                0,
             );
         }
         if !(2..=1000).contains(&self.level_size_multiplier) {
@@ -540,6 +558,13 @@ mod tests {
                 "background_threads",
                 Options {
                     background_threads: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "compaction_bytes_per_sec",
+                Options {
+                    compaction_bytes_per_sec: Some(0),
                     ..Default::default()
                 },
             ),

@@ -89,3 +89,127 @@ mod tests {
         assert_eq!(b.charge(later, MIB / 2, MIB), Duration::from_millis(500));
     }
 }
+
+/// Where a [`RateLimiter`] gets the time and how it waits: the real clock, or a test's.
+pub(crate) trait Clock: Send + Sync + std::fmt::Debug {
+    fn now(&self) -> Instant;
+    fn sleep(&self, d: Duration);
+}
+
+/// The real clock.
+#[derive(Debug)]
+pub(crate) struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
+}
+
+/// A rate shared by every thread that writes through it (`Options::compaction_bytes_per_sec`
+/// for the compaction threads): each caller charges what it wrote and sleeps off the debt
+/// outside the lock, so together they stay at the rate.
+#[derive(Debug)]
+pub(crate) struct RateLimiter {
+    bytes_per_sec: u64,
+    bucket: parking_lot::Mutex<TokenBucket>,
+    clock: Box<dyn Clock>,
+}
+
+impl RateLimiter {
+    pub(crate) fn new(bytes_per_sec: u64) -> RateLimiter {
+        RateLimiter::with_clock(bytes_per_sec, Box::new(SystemClock))
+    }
+
+    pub(crate) fn with_clock(bytes_per_sec: u64, clock: Box<dyn Clock>) -> RateLimiter {
+        RateLimiter {
+            bytes_per_sec,
+            bucket: parking_lot::Mutex::new(TokenBucket::default()),
+            clock,
+        }
+    }
+
+    /// Accounts for `bytes` written, pausing the caller as long as the rate requires.
+    pub(crate) fn wrote(&self, bytes: u64) {
+        let now = self.clock.now();
+        let pause = self.bucket.lock().charge(now, bytes, self.bytes_per_sec);
+        if !pause.is_zero() {
+            self.clock.sleep(pause);
+        }
+    }
+}
+
+#[cfg(test)]
+mod limiter_tests {
+    use std::sync::Arc;
+
+    use parking_lot::Mutex;
+
+    use super::*;
+
+    /// A clock that only moves when someone sleeps on it.
+    #[derive(Debug)]
+    struct TestClock {
+        start: Instant,
+        elapsed: Arc<Mutex<Duration>>,
+    }
+
+    impl Clock for TestClock {
+        fn now(&self) -> Instant {
+            self.start + *self.elapsed.lock()
+        }
+        fn sleep(&self, d: Duration) {
+            *self.elapsed.lock() += d;
+        }
+    }
+
+    fn limiter(rate: u64) -> (RateLimiter, Arc<Mutex<Duration>>) {
+        let elapsed = Arc::new(Mutex::new(Duration::ZERO));
+        let clock = TestClock {
+            start: Instant::now(),
+            elapsed: Arc::clone(&elapsed),
+        };
+        (RateLimiter::with_clock(rate, Box::new(clock)), elapsed)
+    }
+
+    #[test]
+    fn writes_through_the_limiter_take_their_bytes_over_the_rate() {
+        let (l, elapsed) = limiter(4 << 20);
+        // 8 MiB in 64 KiB pieces at 4 MiB/s: 2 s.
+        for _ in 0..128 {
+            l.wrote(64 << 10);
+        }
+        let t = *elapsed.lock();
+        assert!(
+            (Duration::from_millis(1999)..=Duration::from_secs(2)).contains(&t),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn threads_share_one_rate() {
+        let (l, elapsed) = limiter(1 << 20);
+        let l = Arc::new(l);
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let l = Arc::clone(&l);
+                std::thread::spawn(move || {
+                    for _ in 0..16 {
+                        l.wrote(16 << 10);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // 4 x 256 KiB at 1 MiB/s: the clock moved by at least the last pause's 1 s, less
+        // the carried-over remainder under a millisecond. (With a test clock that moves on
+        // every sleep, concurrent sleepers can add up to more; never less.)
+        let t = *elapsed.lock();
+        assert!(t >= Duration::from_millis(999), "{t:?}");
+    }
+}

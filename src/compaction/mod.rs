@@ -22,6 +22,7 @@ use crate::filter::FilterPolicy;
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::options::Options;
+use crate::rate::RateLimiter;
 use crate::table_cache::TableCache;
 use crate::table_writer::TableWriter;
 use crate::version::Version;
@@ -42,6 +43,8 @@ pub(crate) struct Context<'a> {
     /// Sequence numbers of live snapshots, ascending.
     pub snapshots: &'a [SeqNo],
     pub host: &'a dyn Host,
+    /// `Options::compaction_bytes_per_sec`, shared by the compaction threads.
+    pub limiter: Option<&'a RateLimiter>,
 }
 
 impl<'a> Context<'a> {
@@ -70,6 +73,7 @@ impl<'a> Context<'a> {
             self.opts.target_file_bytes,
             next_number,
         )
+        .rate_limited(self.limiter)
     }
 }
 

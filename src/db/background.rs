@@ -336,6 +336,7 @@ impl DbInner {
             cache: &self.table_cache,
             snapshots,
             host: self,
+            limiter: self.compaction_limiter.as_ref(),
         }
     }
 

@@ -114,6 +114,8 @@ pub(crate) struct DbInner {
     /// Live snapshots: sequence number -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     pub recovery: super::RecoveryReport,
+    /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
+    pub compaction_limiter: Option<crate::rate::RateLimiter>,
 }
 
 impl DbInner {

@@ -22,6 +22,7 @@ use crate::key::SeqNo;
 use crate::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
 use crate::memtable::MemTable;
 use crate::options::{NUM_LEVELS, Options};
+use crate::rate::RateLimiter;
 use crate::sstable::ReadCounters;
 use crate::sstable::cache::BlockCache;
 use crate::table_cache::TableCache;
@@ -142,6 +143,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         manifest: Mutex::new(fresh.manifest),
         snapshots: Mutex::new(Default::default()),
         recovery: report,
+        compaction_limiter: opts.compaction_bytes_per_sec.map(RateLimiter::new),
         opts,
     })
 }
