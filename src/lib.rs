@@ -98,6 +98,7 @@ mod error;
 pub mod filter;
 mod metrics;
 mod options;
+mod rate;
 mod repair;
 pub mod sstable;
 mod stats;

@@ -101,7 +101,26 @@ pub(crate) struct WorkCounters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub user_bytes_written: AtomicU64,
+    /// Writers' time delayed plus stopped.
     pub stall_micros: AtomicU64,
+    pub delay_micros: AtomicU64,
+    pub stop_micros: AtomicU64,
+    /// The longest a single write waited (delayed and stopped together).
+    pub longest_stall_micros: AtomicU64,
+}
+
+impl WorkCounters {
+    /// Accounts for one write that was delayed for `delayed` and stopped for `stopped`.
+    pub(crate) fn count_stall(&self, delayed: std::time::Duration, stopped: std::time::Duration) {
+        if delayed.is_zero() && stopped.is_zero() {
+            return;
+        }
+        let (d, s) = (delayed.as_micros() as u64, stopped.as_micros() as u64);
+        bump(&self.delay_micros, d);
+        bump(&self.stop_micros, s);
+        bump(&self.stall_micros, d + s);
+        self.longest_stall_micros.fetch_max(d + s, Relaxed);
+    }
 }
 
 /// Adds `by` to a counter.

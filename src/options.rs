@@ -75,6 +75,23 @@ pub struct Options {
     pub best_effort_recovery: bool,
     /// Number of level-0 files that triggers a compaction into level 1 (default 4).
     pub level0_compaction_trigger: usize,
+    /// Number of level-0 files from which writes are slowed down (default 8): each write is
+    /// paced to a rate that starts at 16 MiB/s and halves with every level-0 file beyond
+    /// this, so writers slow gradually instead of stopping dead at `level0_stop_writes`
+    /// (RocksDB's delayed writes). Writes are also slowed while a frozen memtable waits for
+    /// its flush and the active one is more than half full. Must lie within
+    /// `level0_compaction_trigger..level0_stop_writes`.
+    ///
+    /// ```
+    /// let opts = bloomkv::Options {
+    ///     level0_compaction_trigger: 4,
+    ///     level0_slowdown_writes: 20,
+    ///     level0_stop_writes: 36,
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub level0_slowdown_writes: usize,
     /// Number of level-0 files at which writes pause until compaction catches up (default 12).
     pub level0_stop_writes: usize,
     /// Each level is this many times larger than the one above it (default 10).
@@ -89,6 +106,31 @@ pub struct Options {
     /// of L+2, so that no later compaction of one table rewrites a large part of the level
     /// below it (LevelDB's rule). `0` (default) means 10 x `target_file_bytes`.
     pub max_grandparent_overlap_bytes: u64,
+    /// Threads that run compactions (default 2), besides the one thread that flushes
+    /// memtables. With more than one, compactions of different pairs of levels run in
+    /// parallel (e.g. level 0 into 1 while a long compaction of level 3 into 4 runs), each
+    /// taking tables no other running compaction holds. Within `1..=64`.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { background_threads: 4, ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// # drop(db);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub background_threads: usize,
+    /// A limit on the bytes per second compactions and re-filters write (all compaction
+    /// threads together; default `None`: no limit), so that their bursts leave the device to
+    /// foreground reads and writes. Flushes are never limited: writers wait on them. A limit
+    /// below what the write load needs makes level 0 grow until writes are delayed.
+    ///
+    /// ```
+    /// let opts = bloomkv::Options { compaction_bytes_per_sec: Some(64 << 20), ..Default::default() };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub compaction_bytes_per_sec: Option<u64>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
     /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
@@ -157,11 +199,14 @@ impl Default for Options {
             error_if_exists: false,
             best_effort_recovery: false,
             level0_compaction_trigger: 4,
+            level0_slowdown_writes: 8,
             level0_stop_writes: 12,
             level_size_multiplier: 10,
             max_bytes_for_level_base: 256 << 20,
             target_file_bytes: 64 << 20,
             max_grandparent_overlap_bytes: 0,
+            background_threads: 2,
+            compaction_bytes_per_sec: None,
             env: Arc::new(StdEnv),
             filter_policy: Arc::new(BloomPolicy::default()),
             compression: Compression::Lz4,
@@ -251,6 +296,32 @@ impl Options {
                     self.level0_compaction_trigger
                 ),
                 self.level0_stop_writes,
+            );
+        }
+        if self.level0_slowdown_writes < self.level0_compaction_trigger
+            || self.level0_slowdown_writes >= self.level0_stop_writes
+        {
+            return bad(
+                "level0_slowdown_writes",
+                &format!(
+                    "within level0_compaction_trigger..level0_stop_writes ({}..{})",
+                    self.level0_compaction_trigger, self.level0_stop_writes
+                ),
+                self.level0_slowdown_writes,
+            );
+        }
+        if !(1..=64).contains(&self.background_threads) {
+            return bad(
+                "background_threads",
+                "within 1..=64",
+                self.background_threads,
+            );
+        }
+        if self.compaction_bytes_per_sec == Some(0) {
+            return bad(
+                "compaction_bytes_per_sec",
+                "None (no limit) or at least 1",
+                0,
             );
         }
         if !(2..=1000).contains(&self.level_size_multiplier) {
@@ -469,6 +540,34 @@ mod tests {
                 "level0_stop_writes",
                 Options {
                     level0_stop_writes: 4,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_slowdown_writes",
+                Options {
+                    level0_slowdown_writes: 3,
+                    ..Default::default()
+                },
+            ),
+            (
+                "level0_slowdown_writes",
+                Options {
+                    level0_slowdown_writes: 12,
+                    ..Default::default()
+                },
+            ),
+            (
+                "background_threads",
+                Options {
+                    background_threads: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                "compaction_bytes_per_sec",
+                Options {
+                    compaction_bytes_per_sec: Some(0),
                     ..Default::default()
                 },
             ),

@@ -32,8 +32,17 @@ pub struct Stats {
     pub compaction_bytes_written: u64,
     /// Bytes written by users (keys + values), for write amplification.
     pub user_bytes_written: u64,
-    /// Microseconds writers spent waiting for flushes or compactions to catch up.
+    /// Microseconds writers spent waiting for flushes or compactions to catch up: delayed
+    /// (`write_delay_micros`) plus stopped (`write_stop_micros`).
     pub stall_micros: u64,
+    /// Microseconds writes were delayed (paced) under `level0_slowdown_writes` or a waiting
+    /// frozen memtable.
+    pub write_delay_micros: u64,
+    /// Microseconds writers were stopped dead: level 0 at `level0_stop_writes`, or a full
+    /// memtable while the frozen one was still being flushed.
+    pub write_stop_micros: u64,
+    /// The longest a single write waited, delayed and stopped together, in microseconds.
+    pub longest_stall_micros: u64,
     /// Per-level shape and filter figures, index = level.
     pub levels: Vec<LevelStats>,
     /// Every live table, level by level (level 0 newest first, deeper levels in key order).

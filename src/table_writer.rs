@@ -19,11 +19,9 @@ use crate::iter::InternalIterator;
 use crate::key;
 use crate::manifest::FileMeta;
 use crate::options::Options;
+use crate::rate::RateLimiter;
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
-
-/// Entries copied between calls of the caller's periodic hook (see [`TableWriter::copy_all`]).
-pub(crate) const HOOK_INTERVAL: u32 = 1024;
 
 /// Writes a run of tables. See the module documentation.
 pub(crate) struct TableWriter<'a> {
@@ -39,7 +37,15 @@ pub(crate) struct TableWriter<'a> {
     /// only where a new user key begins.
     last_key: Vec<u8>,
     finished: bool,
+    /// Paces what this writer writes (compactions and re-filters, never flushes).
+    limiter: Option<&'a RateLimiter>,
+    /// Bytes of the current table already charged to `limiter`.
+    charged: u64,
 }
+
+/// Bytes written between charges to a rate limiter: often enough to keep the pace smooth,
+/// seldom enough that its lock costs nothing.
+const CHARGE_EVERY: u64 = 64 << 10;
 
 struct Current {
     builder: TableBuilder,
@@ -79,7 +85,15 @@ impl<'a> TableWriter<'a> {
             done: Vec::new(),
             last_key: Vec::new(),
             finished: false,
+            limiter: None,
+            charged: 0,
         }
+    }
+
+    /// Paces the tables' writing to `limiter`'s rate (`None`: unpaced).
+    pub fn rate_limited(mut self, limiter: Option<&'a RateLimiter>) -> TableWriter<'a> {
+        self.limiter = limiter;
+        self
     }
 
     /// Adds one entry (internal key order). A new table is started first if the current one
@@ -119,29 +133,26 @@ impl<'a> TableWriter<'a> {
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
-        match self.current.as_mut() {
-            Some(c) => c.builder.add(ikey, value),
-            None => Ok(()),
+        let Some(c) = self.current.as_mut() else {
+            return Ok(());
+        };
+        c.builder.add(ikey, value)?;
+        if let Some(limiter) = self.limiter {
+            let size = c.builder.estimated_file_size();
+            if size >= self.charged + CHARGE_EVERY {
+                limiter.wrote(size - self.charged);
+                self.charged = size;
+            }
         }
+        Ok(())
     }
 
-    /// Copies every entry of `input` from its start, calling `hook` every
-    /// [`HOOK_INTERVAL`] entries (a long write lets a waiting memtable flush through it).
-    pub fn copy_all(
-        &mut self,
-        input: &mut dyn InternalIterator,
-        mut hook: impl FnMut() -> Result<()>,
-    ) -> Result<()> {
+    /// Copies every entry of `input` from its start.
+    pub fn copy_all(&mut self, input: &mut dyn InternalIterator) -> Result<()> {
         input.seek_to_first()?;
-        let mut since_hook = 0;
         while input.valid() {
             self.add(input.key(), input.value())?;
             input.next()?;
-            since_hook += 1;
-            if since_hook == HOOK_INTERVAL {
-                since_hook = 0;
-                hook()?;
-            }
         }
         Ok(())
     }
@@ -166,7 +177,11 @@ impl<'a> TableWriter<'a> {
             let _ = self.env.remove_file(&path);
             return Ok(());
         }
+        let charged = std::mem::take(&mut self.charged);
         let result = builder.finish().and_then(|props| {
+            if let Some(limiter) = self.limiter {
+                limiter.wrote(props.file_size.saturating_sub(charged));
+            }
             let table = self.cache.get(number)?;
             Ok(FileMeta {
                 number,

@@ -31,6 +31,7 @@ fn a_sparse_table_is_cut_where_it_would_overlap_too_much_of_the_level_below() {
         max_bytes_for_level_base: 64 << 10,
         level_size_multiplier: 1000,
         level0_compaction_trigger: 1,
+        level0_slowdown_writes: 4,
         level0_stop_writes: 8,
         // The limits below are in stored bytes: keep the (compressible) values raw.
         compression: Compression::None,

@@ -1,6 +1,7 @@
 //! Model test under background compaction pressure: random operations against a `BTreeMap`
-//! with tiny tables and levels, so that flushes and compactions (background and manual) run
-//! between nearly every operation; snapshots held across them; reopen mid-way. At the end
+//! with tiny tables and levels, so that flushes and compactions (background and manual, on
+//! one compaction thread or several in parallel, with re-filters under Monkey) run between
+//! nearly every operation; snapshots held across them; reopen mid-way. At the end
 //! (and after every settle) no table file is on disk that the manifest does not list.
 
 mod common;
@@ -54,14 +55,22 @@ fn value(k: u16, v: u8) -> Vec<u8> {
     vec![v; 1 + (k as usize * 13 + v as usize) % 90]
 }
 
-fn options() -> Options {
+/// `threads` compaction threads; `monkey`: Monkey allocation, so re-filters run too.
+fn options(threads: usize, monkey: bool) -> Options {
     Options {
+        background_threads: threads,
+        filter_allocation: if monkey {
+            bloomkv::FilterAllocation::Monkey { bits_per_key: 10.0 }
+        } else {
+            bloomkv::FilterAllocation::Uniform
+        },
         memtable_bytes: 2 << 10,
         block_bytes: 256,
         target_file_bytes: 2 << 10,
         max_bytes_for_level_base: 4 << 10,
         level_size_multiplier: 2,
         level0_compaction_trigger: 2,
+        level0_slowdown_writes: 3,
         level0_stop_writes: 4,
         block_cache_bytes: 16 << 10,
         max_open_files: 8,
@@ -80,8 +89,8 @@ fn check_no_orphans(db: &Db) {
     assert_eq!(sst_files(db.path()), live);
 }
 
-fn run(ops: Vec<Op>) {
-    let mut m = Model::open(options());
+fn run(ops: Vec<Op>, threads: usize, monkey: bool) {
+    let mut m = Model::open(options(threads, monkey));
     for op in ops {
         match op {
             Op::Put(k, v) => m.put(key(k), value(k, v)),
@@ -120,7 +129,11 @@ fn run(ops: Vec<Op>) {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
     #[test]
-    fn db_with_compaction_pressure_matches_btreemap(ops in prop::collection::vec(op(), 1..200)) {
-        run(ops);
+    fn db_with_compaction_pressure_matches_btreemap(
+        ops in prop::collection::vec(op(), 1..200),
+        threads in prop_oneof![Just(1usize), Just(3usize)],
+        monkey in any::<bool>(),
+    ) {
+        run(ops, threads, monkey);
     }
 }

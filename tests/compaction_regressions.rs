@@ -27,6 +27,7 @@ fn stop_writes_below_trigger_is_refused_at_open() {
     let opts = Options {
         memtable_bytes: 4 << 10,
         level0_compaction_trigger: 2,
+        level0_slowdown_writes: 2,
         level0_stop_writes: 3,
         ..small_options()
     };

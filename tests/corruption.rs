@@ -21,6 +21,7 @@ fn options() -> Options {
         block_bytes: 1024,
         // No automatic compaction: the shape of the tree stays what the setup made.
         level0_compaction_trigger: 100,
+        level0_slowdown_writes: 100,
         level0_stop_writes: 200,
         // The region walk below reads blocks raw (compressed blocks have their own
         // corruption tests in src/sstable/tests).

@@ -12,6 +12,7 @@ fn twenty_level0_tables_absent_gets_read_only_false_positive_blocks() {
     let opts = Options {
         block_cache_bytes: 0,
         level0_compaction_trigger: 1000,
+        level0_slowdown_writes: 1000,
         level0_stop_writes: 1001,
         ..Default::default()
     };
@@ -60,6 +61,7 @@ fn twenty_level0_tables_absent_gets_read_only_false_positive_blocks() {
         block_cache_bytes: 0,
         filter_bits_per_key: 0.0,
         level0_compaction_trigger: 1000,
+        level0_slowdown_writes: 1000,
         level0_stop_writes: 1001,
         ..Default::default()
     };

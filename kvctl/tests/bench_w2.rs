@@ -82,6 +82,7 @@ fn w2_at_200k_keys_runs_every_phase_with_progress() {
         "\"device_read_bytes_per_op\"",
         "\"read_calls_per_op\"",
         "\"stall_micros\"",
+        "\"longest_stall_micros\"",
         "\"longest_put_ns\"",
     ] {
         assert!(json.contains(field), "{field} missing in {json}");

@@ -16,7 +16,7 @@ use crate::key::{self, Kind, SeqNo};
 use crate::manifest::VersionEdit;
 use crate::options::NUM_LEVELS;
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
-use crate::table_writer::{HOOK_INTERVAL, TableWriter};
+use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
 
 /// Runs `plan` on `version`: merges its inputs into new tables of the next level (or moves a
@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     }
 
     // Filters of the outputs are sized for the tree as it will be once this is installed.
-    let (filter_bits, mut shape_after) = {
+    let filter_bits = {
         let (mut entries, mut probes) = level_shape(version);
         let moving: u64 = plan.inputs[0].iter().map(|f| f.meta.entries).sum();
         entries[plan.level] -= moving.min(entries[plan.level]);
@@ -71,8 +71,7 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         if entries[out_level] > 0 && probes[out_level] <= 0.0 {
             probes[out_level] = 1.0;
         }
-        let shape = (entries, probes);
-        (filter_bits_for_write(ctx.opts, &shape, out_level), shape)
+        filter_bits_for_write(ctx.opts, &(entries, probes), out_level)
     };
 
     let grandparents: &[Arc<TableFile>] = version
@@ -149,18 +148,9 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         base_level: false,
         held_tombstones: Vec::new(),
     };
-    let mut since_hook = 0u32;
     while input.valid() {
         merger.add(&mut writer, input.key(), input.value())?;
         input.next()?;
-        since_hook += 1;
-        if since_hook == HOOK_INTERVAL {
-            since_hook = 0;
-            // Writers stall while a frozen memtable waits; a long compaction must not make
-            // them wait for all of it. The flush sizes its filter for the tree as it will be
-            // once this compaction is installed.
-            ctx.host.between_entries(&mut shape_after)?;
-        }
     }
     let mut bytes_written = 0;
     for meta in writer.finish()? {

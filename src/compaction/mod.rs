@@ -18,11 +18,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::env::Env;
-use crate::error::Result;
 use crate::filter::FilterPolicy;
 use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::options::Options;
+use crate::rate::RateLimiter;
 use crate::table_cache::TableCache;
 use crate::table_writer::TableWriter;
 use crate::version::Version;
@@ -31,11 +31,6 @@ use crate::version::Version;
 pub(crate) trait Host {
     /// A fresh file number for an output table.
     fn new_file_number(&self) -> u64;
-
-    /// Called every so many entries while a job writes: the database may flush a waiting
-    /// memtable meanwhile, sizing its filter for `shape_after` (the tree as it will be once
-    /// this job is installed) and adding the new level-0 table to it.
-    fn between_entries(&self, shape_after: &mut filter_budget::Shape) -> Result<()>;
 }
 
 /// Everything a job reads.
@@ -45,11 +40,11 @@ pub(crate) struct Context<'a> {
     pub opts: &'a Options,
     /// Opens written tables back to verify them.
     pub cache: &'a TableCache,
-    /// The version the job was planned on.
-    pub version: &'a Version,
     /// Sequence numbers of live snapshots, ascending.
     pub snapshots: &'a [SeqNo],
     pub host: &'a dyn Host,
+    /// `Options::compaction_bytes_per_sec`, shared by the compaction threads.
+    pub limiter: Option<&'a RateLimiter>,
 }
 
 impl<'a> Context<'a> {
@@ -78,6 +73,7 @@ impl<'a> Context<'a> {
             self.opts.target_file_bytes,
             next_number,
         )
+        .rate_limited(self.limiter)
     }
 }
 
@@ -99,24 +95,49 @@ pub(crate) enum Job {
     Refilter(refilter::Refilter),
 }
 
-/// Picks the next job. `pointers` are the levels' compaction pointers, `given_up` the tables
-/// a re-filter could not help.
+/// Picks the next job that can run beside the jobs in `busy`, and marks its inputs busy:
+/// levels in order of score (each level's tables round-robin after `pointers`), then (under
+/// Monkey) the re-filter of a table that is neither busy nor in `given_up` (tables a
+/// re-filter could not help).
 pub(crate) fn pick_job(
     version: &Version,
     opts: &Options,
     pointers: &[Option<Vec<u8>>],
     given_up: &[u64],
+    busy: &mut pick::Busy,
 ) -> Option<Job> {
-    match pick::pick_score(version, opts) {
-        Some((level, _)) => {
-            let pointer = pointers.get(level).and_then(|p| p.as_deref());
-            pick::plan_for(version, level, pointer, false).map(Job::Compact)
+    for (level, _) in pick::scores(version, opts) {
+        let pointer = pointers.get(level).and_then(|p| p.as_deref());
+        if let Some(plan) = pick::plan_avoiding(version, level, pointer, busy) {
+            let job = Job::Compact(plan);
+            busy.take(&job.claim());
+            return Some(job);
         }
-        None => refilter::pick(version, opts, given_up).map(Job::Refilter),
+    }
+    let skip: Vec<u64> = given_up.iter().copied().chain(busy.tables()).collect();
+    let r = refilter::pick(version, opts, &skip)?;
+    let job = Job::Refilter(r);
+    busy.take(&job.claim());
+    Some(job)
+}
+
+impl Job {
+    /// What the job holds while it runs.
+    pub(crate) fn claim(&self) -> pick::Claim {
+        match self {
+            Job::Compact(plan) => pick::Claim {
+                out_of: Some(plan.level),
+                tables: plan.all_inputs().map(|f| f.meta.number).collect(),
+            },
+            Job::Refilter(r) => pick::Claim {
+                out_of: None,
+                tables: vec![r.file.meta.number],
+            },
+        }
     }
 }
 
-/// Whether any job is due.
+/// Whether any job is due (running or not).
 pub(crate) fn is_due(version: &Version, opts: &Options, given_up: &[u64]) -> bool {
-    pick::pick_score(version, opts).is_some() || refilter::pick(version, opts, given_up).is_some()
+    !pick::scores(version, opts).is_empty() || refilter::pick(version, opts, given_up).is_some()
 }

@@ -6,6 +6,7 @@
 //! one table at a time, round-robin after its compaction pointer. Either way the tables of the
 //! next level that overlap the inputs join them.
 
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -22,25 +23,110 @@ pub(crate) fn max_bytes_for_level(opts: &Options, level: usize) -> u64 {
     bytes
 }
 
-/// The level most in need of compaction and its score, if any score is at least 1.
-pub(crate) fn pick_score(version: &Version, opts: &Options) -> Option<(usize, f64)> {
-    let mut best: Option<(usize, f64)> = None;
-    for level in 0..NUM_LEVELS - 1 {
-        let score = if level == 0 {
-            // Never wait for more files than writers may create before they stall.
-            let trigger = opts
-                .level0_compaction_trigger
-                .min(opts.level0_stop_writes)
-                .max(1);
-            version.levels()[0].len() as f64 / trigger as f64
-        } else {
-            version.level_bytes(level) as f64 / max_bytes_for_level(opts, level) as f64
-        };
-        if score >= 1.0 && best.is_none_or(|(_, s)| score > s) {
-            best = Some((level, score));
+/// The levels due for compaction (score at least 1) with their scores, highest first.
+pub(crate) fn scores(version: &Version, opts: &Options) -> Vec<(usize, f64)> {
+    let mut due: Vec<(usize, f64)> = (0..NUM_LEVELS - 1)
+        .map(|level| {
+            let score = if level == 0 {
+                // Never wait for more files than writers may create before they stall.
+                let trigger = opts
+                    .level0_compaction_trigger
+                    .min(opts.level0_stop_writes)
+                    .max(1);
+                version.levels()[0].len() as f64 / trigger as f64
+            } else {
+                version.level_bytes(level) as f64 / max_bytes_for_level(opts, level) as f64
+            };
+            (level, score)
+        })
+        .filter(|&(_, score)| score >= 1.0)
+        .collect();
+    // Stable: of equal scores, the upper level goes first.
+    due.sort_by(|a, b| b.1.total_cmp(&a.1));
+    due
+}
+
+/// The inputs of the jobs running now, so that a job picked beside them takes none of their
+/// tables. At most one compaction per pair of levels runs at a time: two compactions into the
+/// same level could write overlapping tables there, and the tombstones a compaction drops are
+/// judged by what the levels below its output hold, which only a compaction out of the output
+/// level or deeper changes (and such a compaction shares no key with this one, since its
+/// inputs are disjoint from this one's).
+#[derive(Debug, Default)]
+pub(crate) struct Busy {
+    tables: BTreeSet<u64>,
+    /// `out_of[l]`: a compaction from level `l` into `l + 1` runs.
+    out_of: [bool; NUM_LEVELS],
+}
+
+impl Busy {
+    /// File numbers of the tables running jobs read.
+    pub fn tables(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tables.iter().copied()
+    }
+
+    /// Records a job that starts.
+    pub fn take(&mut self, claim: &Claim) {
+        if let Some(l) = claim.out_of {
+            self.out_of[l] = true;
+        }
+        self.tables.extend(&claim.tables);
+    }
+
+    /// Records that a job taken with `claim` has ended.
+    pub fn release(&mut self, claim: &Claim) {
+        if let Some(l) = claim.out_of {
+            self.out_of[l] = false;
+        }
+        for n in &claim.tables {
+            self.tables.remove(n);
         }
     }
-    best
+
+    fn conflicts(&self, plan: &Plan) -> bool {
+        self.out_of[plan.level]
+            || plan
+                .all_inputs()
+                .any(|f| self.tables.contains(&f.meta.number))
+    }
+}
+
+/// What one running job holds: the level it compacts out of (`None` for a re-filter, which
+/// stays on its level) and the file numbers of its inputs.
+#[derive(Debug)]
+pub(crate) struct Claim {
+    pub out_of: Option<usize>,
+    pub tables: Vec<u64>,
+}
+
+/// A plan for compacting `level` that takes no table of the running jobs in `busy`: all of
+/// level 0, or the first table of a deeper level after its compaction `pointer` (round-robin)
+/// whose plan is free.
+pub(crate) fn plan_avoiding(
+    version: &Version,
+    level: usize,
+    pointer: Option<&[u8]>,
+    busy: &Busy,
+) -> Option<Plan> {
+    if busy.out_of[level] {
+        return None;
+    }
+    if level == 0 {
+        return plan_for(version, 0, None, false).filter(|p| !busy.conflicts(p));
+    }
+    let files = &version.levels()[level];
+    let start = pointer
+        .and_then(|p| {
+            files
+                .iter()
+                .position(|f| key::compare(&f.meta.largest, p).is_gt())
+        })
+        .unwrap_or(0);
+    (0..files.len())
+        .map(|i| &files[(start + i) % files.len()])
+        .filter(|f| !busy.tables.contains(&f.meta.number))
+        .filter_map(|f| plan_with_first(version, level, vec![Arc::clone(f)]))
+        .find(|p| !busy.conflicts(p))
 }
 
 /// One planned compaction: `inputs[0]` from `level`, `inputs[1]` from `level + 1`.
@@ -94,8 +180,18 @@ pub(crate) fn plan_for(
             .or_else(|| files.first())?;
         vec![Arc::clone(pick)]
     };
+    plan_with_first(version, level, first)
+}
+
+/// The plan compacting `first` (tables of `level`) with the tables of `level + 1` they
+/// overlap; on level 0, with every table overlapping them.
+fn plan_with_first(
+    version: &Version,
+    level: usize,
+    mut first: Vec<Arc<TableFile>>,
+) -> Option<Plan> {
+    let files = &version.levels()[level];
     let (lo, hi) = user_range(&first)?;
-    let mut first = first;
     if level == 0 {
         // Level-0 tables overlapping the chosen range must go together, or an older version
         // could end up below a newer one.

@@ -6,7 +6,7 @@
 //! tables written for different shapes (after a 1M-key W1 load, one level's tables sat at
 //! 7.3 and 10.6 bits/key), and since the false-positive rate is convex in bits per key, such
 //! a spread costs more false positives than the same memory spread evenly. When no flush or
-//! compaction is due, the background thread therefore rewrites, one at a time, the tables of
+//! compaction is due, a compaction thread therefore rewrites, one at a time, the tables of
 //! levels 1 and deeper whose bits per key are more than [`REFILTER_TOLERANCE`] away from
 //! what Monkey gives their level for the current shape. A rewrite copies every entry as it is
 //! (all versions, all tombstones) into a new table on the same level with a new filter; it is
@@ -107,11 +107,7 @@ pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
         ctx.opts.filter_with_bits(r.level, r.bits_per_key),
         &mut next_number,
     );
-    // Like a compaction, let a frozen memtable flush every so often, so writers waiting for
-    // room are not held up by a whole table's rewrite. (The flush only adds a level-0
-    // table; this rewrite only touches its own level.)
-    let mut shape = level_shape(ctx.version);
-    out.copy_all(&mut table.iter(), || ctx.host.between_entries(&mut shape))?;
+    out.copy_all(&mut table.iter())?;
     let written = out.finish()?;
     let got = written.first().map_or(0.0, |m| m.filter_bits_per_key);
     if written.len() != 1 || (got - r.bits_per_key).abs() > REFILTER_TOLERANCE {

@@ -1,15 +1,16 @@
-//! The background thread: flushes frozen memtables and runs compactions.
+//! The background threads: one flushes frozen memtables, the others run compactions.
 //!
-//! It is the only thread that changes the table set after `open`, so it can prepare a version
-//! edit without holding a lock, write it to the MANIFEST (fsynced), and only then take the
-//! locks to install the new version.
+//! Flushes have a thread of their own so that a long compaction never keeps a frozen
+//! memtable (and so the writers waiting for room) waiting. Jobs prepare their version edit
+//! without a lock; [`DbInner::log_and_apply`] then writes it to the MANIFEST (fsynced) and
+//! installs the new version, one edit at a time.
 
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::core::{DbInner, State};
-use crate::compaction::filter_budget::{self, Shape};
+use crate::compaction::filter_budget;
 use crate::compaction::pick::UserRange;
 use crate::compaction::refilter::Refiltered;
 use crate::compaction::{self, Context, Host, Job, Outcome, pick};
@@ -21,89 +22,120 @@ use crate::metrics::bump;
 use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
 
-/// What the background thread found to do.
-enum Work {
-    Flush(Arc<MemTable>, u64),
-    Compact,
-}
-
-pub(crate) fn run(db: Arc<DbInner>) {
+/// The flush thread: writes each frozen memtable to a level-0 table.
+pub(crate) fn run_flushes(db: Arc<DbInner>) {
     loop {
-        let job = {
+        let (imm, log) = {
             let mut st = db.state.lock();
             loop {
                 if st.shutting_down {
                     return;
                 }
-                if st.bg_error.is_none() {
-                    if let Some((imm, log)) = st.imm.clone() {
-                        st.busy = true;
-                        break Work::Flush(imm, log);
-                    }
-                    if db.wants_compaction(&st) {
-                        st.busy = true;
-                        break Work::Compact;
-                    }
+                if st.bg_error.is_none()
+                    && let Some(pending) = st.imm.clone()
+                {
+                    st.flushing = true;
+                    break pending;
                 }
                 db.work_cv.wait(&mut st);
             }
         };
-        // A panic here (a bug) must not leave writers and `flush()` callers waiting forever
-        // for a thread that is gone: it becomes the background error that stops writes.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job {
-            Work::Flush(imm, log) => db.flush_memtable(&imm, log),
-            Work::Compact => db.compact_once(),
-        }))
-        .unwrap_or_else(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(crate::Error::WritesStopped(format!(
-                "background job panicked: {why}"
-            )))
-        });
+        let result = guarded(|| db.flush_memtable(&imm, log));
         let mut st = db.state.lock();
         if let Err(e) = result {
             db.set_bg_error(&mut st, &e);
         }
+        st.flushing = false;
         st.jobs_done += 1;
-        st.busy = false;
+        // A new level-0 table may make a compaction due.
+        db.work_cv.notify_all();
         db.done_cv.notify_all();
     }
+}
+
+/// What a compaction thread took on.
+enum CompactionWork {
+    /// A manual compaction serving every request up to `request`, of `range`.
+    Manual { request: u64, range: UserRange },
+    /// A job picked on `version`; `claim` is what it holds in [`State::busy`].
+    Job {
+        job: Job,
+        version: Arc<Version>,
+        claim: pick::Claim,
+    },
+}
+
+/// A compaction thread: runs compactions (and re-filters) while one is due that no other
+/// thread's job stands in the way of.
+pub(crate) fn run_compactions(db: Arc<DbInner>) {
+    loop {
+        let work = {
+            let mut st = db.state.lock();
+            loop {
+                if st.shutting_down {
+                    return;
+                }
+                if let Some(work) = db.take_compaction(&mut st) {
+                    st.compactions_running += 1;
+                    break work;
+                }
+                db.work_cv.wait(&mut st);
+            }
+        };
+        let (result, claim) = match work {
+            CompactionWork::Manual { request, range } => {
+                let result = guarded(|| db.compact_manually(&range));
+                let mut st = db.state.lock();
+                st.manual_completed = request;
+                st.manual_running = false;
+                (result, None)
+            }
+            CompactionWork::Job {
+                job,
+                version,
+                claim,
+            } => (guarded(|| db.run_job(job, &version)), Some(claim)),
+        };
+        let mut st = db.state.lock();
+        if let Some(claim) = claim {
+            st.busy.release(&claim);
+        }
+        if let Err(e) = result {
+            db.set_bg_error(&mut st, &e);
+        }
+        st.compactions_running -= 1;
+        st.jobs_done += 1;
+        db.work_cv.notify_all();
+        db.done_cv.notify_all();
+    }
+}
+
+/// Runs a background job. A panic in it (a bug) must not leave writers and `flush()` callers
+/// waiting forever for a job that is gone: it becomes the background error that stops writes.
+fn guarded(job: impl FnOnce() -> Result<()>) -> Result<()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(crate::Error::WritesStopped(format!(
+            "background job panicked: {why}"
+        )))
+    })
 }
 
 impl DbInner {
     /// Writes the frozen memtable to a new level-0 table and retires its WAL.
     fn flush_memtable(&self, imm: &Arc<MemTable>, new_log: u64) -> Result<()> {
-        self.flush_memtable_sized(imm, new_log, None)
-    }
-
-    /// As [`Self::flush_memtable`]; `shape`, when given, is the tree's (entries, probes) per
-    /// level to size the filter for instead of the current version's (a running compaction
-    /// passes the shape the tree will have once it is installed), and is updated with the
-    /// new level-0 table.
-    fn flush_memtable_sized(
-        &self,
-        imm: &Arc<MemTable>,
-        new_log: u64,
-        shape: Option<&mut Shape>,
-    ) -> Result<()> {
         let number = self.state.lock().new_file_number();
         let mut edit = VersionEdit::default();
         if !imm.is_empty() {
             // The filter is sized for the tree as it will be with this table in level 0.
-            let (mut entries, mut probes) = match &shape {
-                Some(s) => **s,
-                None => filter_budget::level_shape(&self.current_version()),
-            };
+            let (mut entries, mut probes) = filter_budget::level_shape(&self.current_version());
             entries[0] += imm.len() as u64;
             // A memtable's keys usually span the whole key space.
             probes[0] += 1.0;
-            if let Some(s) = shape {
-                *s = (entries, probes);
-            }
             let bits = filter_budget::filter_bits_for_write(&self.opts, &(entries, probes), 0);
             let mut next_number = Some(number);
             let mut numbers = || next_number.take().unwrap_or_else(|| self.new_file_number());
@@ -117,7 +149,7 @@ impl DbInner {
                 u64::MAX,
                 &mut numbers,
             );
-            out.copy_all(&mut imm.iter(), || Ok(()))?;
+            out.copy_all(&mut imm.iter())?;
             let written = out.finish()?;
             for meta in written {
                 bump(&self.work.compaction_bytes_written, meta.size);
@@ -148,27 +180,16 @@ impl DbInner {
         Ok(())
     }
 
-    /// Flushes the frozen memtable now, if there is one (called by a running compaction, on
-    /// the background thread, so that writers waiting for room are not held up by it), with
-    /// its filter sized for `shape`, the tree as it will be after that compaction.
-    pub(crate) fn flush_pending_memtable(&self, shape: &mut Shape) -> Result<()> {
-        let pending = self.state.lock().imm.clone();
-        if let Some((imm, log)) = pending {
-            self.flush_memtable_sized(&imm, log, Some(shape))?;
-            let _st = self.state.lock();
-            self.done_cv.notify_all();
-        }
-        Ok(())
-    }
-
     /// Makes `edit` durable in the MANIFEST, then installs the resulting version for readers
     /// and marks the tables it removed as obsolete. `also` runs under the state lock at the
-    /// moment of installation.
+    /// moment of installation. Edits from different threads are applied one at a time, each
+    /// to the version the previous one installed.
     pub(crate) fn log_and_apply(
         &self,
         mut edit: VersionEdit,
         also: impl FnOnce(&mut State),
     ) -> Result<()> {
+        let mut manifest = self.manifest.lock();
         let current = Arc::clone(&self.view.load().version);
         let next = current.apply(&edit, |meta| {
             let path = filename::table_path(&self.dir, meta.number);
@@ -189,7 +210,7 @@ impl DbInner {
         if !edit.new_files.is_empty() {
             self.env.sync_dir(&self.dir)?;
         }
-        self.manifest.lock().append(&edit)?;
+        manifest.append(&edit)?;
         let removed: Vec<Arc<TableFile>> = edit
             .deleted_files
             .iter()
@@ -207,6 +228,7 @@ impl DbInner {
         self.update_view(&mut st, |v| v.version = next);
         also(&mut st);
         drop(st);
+        drop(manifest);
         // Durable and installed: the old files may go once the last reader lets go of them.
         for f in removed {
             f.mark_obsolete();
@@ -221,42 +243,68 @@ impl DbInner {
             || compaction::is_due(&version.version, &self.opts, &st.refilter_given_up)
     }
 
-    /// Runs one job: the manual full compaction if one was asked for, else the level with
-    /// the highest score, else (under Monkey) one table's re-filter.
-    fn compact_once(&self) -> Result<()> {
-        let manual = {
-            let mut st = self.state.lock();
-            (st.manual_requested > st.manual_completed)
-                .then(|| (st.manual_requested, st.manual_range.take()))
-        };
-        if let Some((request, range)) = manual {
+    /// The compaction work to start now, if any, taken under the state lock so that no two
+    /// threads take the same: a manual compaction once no other job runs (it runs alone),
+    /// else the most needed job that takes nothing a running job holds.
+    fn take_compaction(&self, st: &mut State) -> Option<CompactionWork> {
+        if st.bg_error.is_some() || st.manual_running {
+            return None;
+        }
+        if st.manual_requested > st.manual_completed {
+            if st.compactions_running > 0 {
+                return None;
+            }
+            st.manual_running = true;
             // Every request made before this point is served by this run (it compacts the
             // smallest range holding all of theirs); later ones get a run of their own.
-            let range = range.unwrap_or((Bound::Unbounded, Bound::Unbounded));
-            let result = self.compact_manually(&range);
-            self.state.lock().manual_completed = request;
-            return result;
+            let range = st
+                .manual_range
+                .take()
+                .unwrap_or((Bound::Unbounded, Bound::Unbounded));
+            return Some(CompactionWork::Manual {
+                request: st.manual_requested,
+                range,
+            });
         }
         let version = self.current_version();
-        let (pointers, given_up) = {
-            let st = self.state.lock();
-            (st.compact_pointers.clone(), st.refilter_given_up.clone())
-        };
+        let State {
+            compact_pointers,
+            refilter_given_up,
+            busy,
+            ..
+        } = st;
+        let job = compaction::pick_job(
+            &version,
+            &self.opts,
+            compact_pointers,
+            refilter_given_up,
+            busy,
+        )?;
+        let claim = job.claim();
+        Some(CompactionWork::Job {
+            job,
+            version,
+            claim,
+        })
+    }
+
+    /// Runs a compaction or re-filter picked on `version` and installs its result.
+    fn run_job(&self, job: Job, version: &Version) -> Result<()> {
         let snapshots = self.snapshot_list();
-        let ctx = self.job_context(&version, &snapshots);
-        match compaction::pick_job(&version, &self.opts, &pointers, &given_up) {
-            None => Ok(()),
-            Some(Job::Compact(plan)) => {
-                let outcome = compaction::merge::run(&ctx, &version, plan)?;
+        let ctx = self.job_context(&snapshots);
+        match job {
+            Job::Compact(plan) => {
+                let outcome = compaction::merge::run(&ctx, version, plan)?;
                 self.install_compaction(outcome)
             }
-            Some(Job::Refilter(r)) => match compaction::refilter::run(&ctx, r)? {
+            Job::Refilter(r) => match compaction::refilter::run(&ctx, r)? {
                 Refiltered::Done(outcome) => self.install_compaction(outcome),
                 Refiltered::GaveUp(number) => {
                     let mut st = self.state.lock();
                     // Forget given-up tables that are gone, so the list does not only grow.
+                    let current = self.current_version();
                     st.refilter_given_up
-                        .retain(|n| version.all_files().any(|t| t.meta.number == *n));
+                        .retain(|n| current.all_files().any(|t| t.meta.number == *n));
                     st.refilter_given_up.push(number);
                     Ok(())
                 }
@@ -272,7 +320,7 @@ impl DbInner {
             let version = self.current_version();
             let snapshots = self.snapshot_list();
             if let Some(plan) = pick::manual_step(&version, level, target, range) {
-                let ctx = self.job_context(&version, &snapshots);
+                let ctx = self.job_context(&snapshots);
                 let outcome = compaction::merge::run(&ctx, &version, plan)?;
                 self.install_compaction(outcome)?;
             }
@@ -280,15 +328,15 @@ impl DbInner {
         Ok(())
     }
 
-    fn job_context<'a>(&'a self, version: &'a Version, snapshots: &'a [u64]) -> Context<'a> {
+    fn job_context<'a>(&'a self, snapshots: &'a [u64]) -> Context<'a> {
         Context {
             env: &self.env,
             dir: &self.dir,
             opts: &self.opts,
             cache: &self.table_cache,
-            version,
             snapshots,
             host: self,
+            limiter: self.compaction_limiter.as_ref(),
         }
     }
 
@@ -320,7 +368,7 @@ impl DbInner {
         Ok(())
     }
 
-    /// Asks the background thread for a manual compaction of `range` and waits for it.
+    /// Asks the compaction threads for a manual compaction of `range` and waits for it.
     pub(crate) fn compact_range(&self, range: UserRange) -> Result<()> {
         self.flush()?;
         let mut st = self.state.lock();
@@ -330,7 +378,7 @@ impl DbInner {
         });
         st.manual_requested += 1;
         let mine = st.manual_requested;
-        self.work_cv.notify_one();
+        self.work_cv.notify_all();
         loop {
             if let Some(why) = &st.bg_error {
                 return Err(crate::Error::WritesStopped(why.clone()));
@@ -356,10 +404,11 @@ impl DbInner {
             }
             // Not busy: a job that has just installed its version may still be dropping
             // (and so deleting) the files it replaced.
-            if st.imm.is_none() && !st.busy && !self.wants_compaction(&st) {
+            let idle = !st.flushing && st.compactions_running == 0;
+            if st.imm.is_none() && idle && !self.wants_compaction(&st) {
                 return Ok(());
             }
-            self.work_cv.notify_one();
+            self.work_cv.notify_all();
             self.done_cv.wait(&mut st);
         }
     }
@@ -394,9 +443,5 @@ fn hull(a: UserRange, b: UserRange) -> UserRange {
 impl Host for DbInner {
     fn new_file_number(&self) -> u64 {
         DbInner::new_file_number(self)
-    }
-
-    fn between_entries(&self, shape_after: &mut Shape) -> Result<()> {
-        self.flush_pending_memtable(shape_after)
     }
 }

@@ -36,9 +36,11 @@ pub(crate) struct Writer {
     pub log: LogWriter,
     pub log_number: u64,
     pub mem: Arc<MemTable>,
+    /// Paces writes while they are delayed (see [`super::write_delay`]).
+    pub pacing: crate::rate::TokenBucket,
 }
 
-/// Bookkeeping shared between writers, the background thread and `flush()`.
+/// Bookkeeping shared between writers, the background threads and `flush()`.
 pub(crate) struct State {
     /// The memtable being flushed, and the number of the WAL that became current when it was
     /// frozen (every older WAL is obsolete once it is flushed).
@@ -55,9 +57,15 @@ pub(crate) struct State {
     pub manual_completed: u64,
     /// The smallest key range holding every manual request not yet started.
     pub manual_range: Option<crate::compaction::pick::UserRange>,
-    /// The background thread is running a job (so the table set may be about to change and
-    /// obsolete files may still be awaiting deletion).
-    pub busy: bool,
+    /// The flush thread is writing the frozen memtable.
+    pub flushing: bool,
+    /// Compactions (and re-filters) running now. While a job runs the table set may be about
+    /// to change and obsolete files may still be awaiting deletion.
+    pub compactions_running: usize,
+    /// A manual compaction runs (alone: no other compaction starts meanwhile).
+    pub manual_running: bool,
+    /// What the running compactions and re-filters hold.
+    pub busy: crate::compaction::pick::Busy,
     /// Completed background jobs, so waiters can tell theirs has run.
     pub jobs_done: u64,
     /// Per level, the largest key of the last compaction's inputs: the next compaction of
@@ -76,7 +84,7 @@ impl State {
     }
 }
 
-/// Everything one open database shares between its handles and its background thread.
+/// Everything one open database shares between its handles and its background threads.
 pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
@@ -90,7 +98,8 @@ pub(crate) struct DbInner {
     pub last_seq: AtomicU64,
     pub writer: Mutex<Writer>,
     pub state: Mutex<State>,
-    /// Wakes the background thread.
+    /// Wakes the background threads (always with `notify_all`: flush and compaction threads
+    /// wait on it for different things).
     pub work_cv: Condvar,
     /// Wakes writers and `flush()`/`compact()` callers waiting on background work.
     pub done_cv: Condvar,
@@ -98,11 +107,15 @@ pub(crate) struct DbInner {
     /// arc-swap's fast path) no reference count. Every replacement happens under `state`
     /// ([`DbInner::update_view`]), so two can never race and lose each other's change.
     pub view: ArcSwap<ReadView>,
-    /// The only writer of the MANIFEST is the background thread (and `open`, before it starts).
+    /// Held for the whole of [`DbInner::log_and_apply`], so that edits from the flush and
+    /// compaction threads reach the MANIFEST and the installed version in one order. Taken
+    /// before `state`, never while holding it.
     pub manifest: Mutex<ManifestWriter>,
     /// Live snapshots: sequence number -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     pub recovery: super::RecoveryReport,
+    /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
+    pub compaction_limiter: Option<crate::rate::RateLimiter>,
 }
 
 impl DbInner {

@@ -7,6 +7,7 @@ mod multi_get;
 mod read;
 mod recover;
 mod write;
+mod write_delay;
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::path::Path;
@@ -67,7 +68,8 @@ pub struct Db {
 
 struct Handle {
     inner: Arc<DbInner>,
-    background: Mutex<Option<JoinHandle<()>>>,
+    /// The flush thread and the compaction threads.
+    background: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for Handle {
@@ -78,7 +80,7 @@ impl Drop for Handle {
             self.inner.work_cv.notify_all();
             self.inner.done_cv.notify_all();
         }
-        if let Some(t) = self.background.lock().take() {
+        for t in self.background.lock().drain(..) {
             let _ = t.join();
         }
     }
@@ -184,17 +186,28 @@ impl Db {
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let inner = Arc::new(recover::open(path.as_ref(), options)?);
-        let bg_inner = Arc::clone(&inner);
-        let thread = std::thread::Builder::new()
-            .name("bloomkv-bg".into())
-            .spawn(move || background::run(bg_inner))
-            .map_err(|e| Error::io(path.as_ref(), e))?;
-        Ok(Db {
-            handle: Arc::new(Handle {
-                inner,
-                background: Mutex::new(Some(thread)),
-            }),
-        })
+        // The handle exists before the threads do, so that if starting one fails, dropping
+        // it stops those already running.
+        let handle = Arc::new(Handle {
+            inner: Arc::clone(&inner),
+            background: Mutex::new(Vec::new()),
+        });
+        for i in 0..=inner.opts.background_threads {
+            let bg_inner = Arc::clone(&inner);
+            let builder = std::thread::Builder::new();
+            let spawned = if i == 0 {
+                builder
+                    .name("bloomkv-flush".into())
+                    .spawn(move || background::run_flushes(bg_inner))
+            } else {
+                builder
+                    .name(format!("bloomkv-compact-{i}"))
+                    .spawn(move || background::run_compactions(bg_inner))
+            };
+            let thread = spawned.map_err(|e| Error::io(path.as_ref(), e))?;
+            handle.background.lock().push(thread);
+        }
+        Ok(Db { handle })
     }
 
     /// Whether `dir` holds a database: true when it has a `CURRENT` file naming the live
@@ -654,6 +667,9 @@ impl Db {
             compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
+            write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
+            write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
+            longest_stall_micros: w.longest_stall_micros.load(Ordering::Relaxed),
             levels,
             tables: table_stats(&version),
         }

@@ -22,6 +22,7 @@ use crate::key::SeqNo;
 use crate::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
 use crate::memtable::MemTable;
 use crate::options::{NUM_LEVELS, Options};
+use crate::rate::RateLimiter;
 use crate::sstable::ReadCounters;
 use crate::sstable::cache::BlockCache;
 use crate::table_cache::TableCache;
@@ -113,6 +114,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             log: fresh.log,
             log_number: fresh.log_number,
             mem: Arc::clone(&mem),
+            pacing: Default::default(),
         }),
         state: Mutex::new(State {
             imm: None,
@@ -123,7 +125,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             manual_requested: 0,
             manual_completed: 0,
             manual_range: None,
-            busy: false,
+            flushing: false,
+            compactions_running: 0,
+            manual_running: false,
+            busy: Default::default(),
             jobs_done: 0,
             compact_pointers,
             refilter_given_up: Vec::new(),
@@ -138,6 +143,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         manifest: Mutex::new(fresh.manifest),
         snapshots: Mutex::new(Default::default()),
         recovery: report,
+        compaction_limiter: opts.compaction_bytes_per_sec.map(RateLimiter::new),
         opts,
     })
 }
@@ -391,7 +397,7 @@ fn replay_logs(
                     u64::MAX,
                     &mut numbers,
                 );
-                table.copy_all(&mut out.mem.iter(), || Ok(()))?;
+                table.copy_all(&mut out.mem.iter())?;
                 for meta in table.finish()? {
                     out.edit.new_files.push((0, meta));
                 }

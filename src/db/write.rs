@@ -2,9 +2,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use parking_lot::MutexGuard;
 
 use super::core::{DbInner, Writer};
+use super::write_delay::delayed_write_rate;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -20,7 +23,7 @@ impl DbInner {
             return Ok(());
         }
         let mut w = self.writer.lock();
-        self.make_room(&mut w, false)?;
+        self.make_room(&mut w, false, batch.approximate_size() as u64)?;
         let first = self.last_seq.load(Ordering::Relaxed) + 1;
         batch.set_sequence(first);
         let acked_len = w.log.len();
@@ -116,11 +119,30 @@ impl DbInner {
         self.env.sync_dir(&self.dir)
     }
 
-    /// Makes sure the active memtable has room, freezing it (and starting a new WAL) when it is
-    /// full, or when `force` and it holds anything. Waits while a frozen memtable is still being
-    /// flushed or level 0 is at `level0_stop_writes`.
-    pub(crate) fn make_room(&self, w: &mut Writer, force: bool) -> Result<()> {
+    /// Makes sure the active memtable has room for a write of `bytes`, freezing it (and
+    /// starting a new WAL) when it is full, or when `force` and it holds anything. Delays the
+    /// write under pressure (see [`super::write_delay`]; never a forced flush), and waits
+    /// while a frozen memtable is still being flushed or level 0 is at `level0_stop_writes`.
+    pub(crate) fn make_room(&self, w: &mut Writer, force: bool, bytes: u64) -> Result<()> {
         let mut st = self.state.lock();
+        let mut delayed = Duration::ZERO;
+        if !force && st.bg_error.is_none() && !st.shutting_down {
+            let l0_files = self.view.load().version.levels()[0].len();
+            let fill = w.mem.approximate_bytes() as f64 / self.opts.memtable_bytes as f64;
+            match delayed_write_rate(&self.opts, l0_files, st.imm.is_some(), fill) {
+                Some(rate) => {
+                    let now = Instant::now();
+                    let pause = w.pacing.charge(now, bytes, rate);
+                    if !pause.is_zero() {
+                        // Other writers queue behind this one (it holds the writer lock), so
+                        // the pace applies to all of them; background jobs go on.
+                        MutexGuard::unlocked(&mut st, || std::thread::sleep(pause));
+                        delayed = now.elapsed();
+                    }
+                }
+                None => w.pacing.reset(),
+            }
+        }
         let mut stalled: Option<Instant> = None;
         let result = loop {
             if let Some(why) = &st.bg_error {
@@ -137,7 +159,7 @@ impl DbInner {
             let l0_files = self.view.load().version.levels()[0].len();
             if st.imm.is_some() || l0_files >= self.opts.level0_stop_writes {
                 stalled.get_or_insert_with(Instant::now);
-                self.work_cv.notify_one();
+                self.work_cv.notify_all();
                 self.done_cv.wait(&mut st);
                 continue;
             }
@@ -176,12 +198,11 @@ impl DbInner {
                 v.imm = Some(frozen);
                 v.mem = mem;
             });
-            self.work_cv.notify_one();
+            self.work_cv.notify_all();
             break Ok(());
         };
-        if let Some(t) = stalled {
-            bump(&self.work.stall_micros, t.elapsed().as_micros() as u64);
-        }
+        let stopped = stalled.map_or(Duration::ZERO, |t| t.elapsed());
+        self.work.count_stall(delayed, stopped);
         result
     }
 
@@ -190,7 +211,7 @@ impl DbInner {
     pub(crate) fn flush(&self) -> Result<()> {
         {
             let mut w = self.writer.lock();
-            self.make_room(&mut w, true)?;
+            self.make_room(&mut w, true, 0)?;
         }
         let mut st = self.state.lock();
         loop {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, reason = "each test crate uses a part of this module")]
 
+pub mod gate;
 mod rng;
 
 use std::collections::{BTreeMap, BTreeSet};

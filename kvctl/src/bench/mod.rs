@@ -389,8 +389,13 @@ pub struct W1Report {
     pub space_amplification: f64,
     /// Tables after the fill settled.
     pub tables: u64,
-    /// Time writers were stalled by the engine during fill, flush and overwrite, in µs.
+    /// Time writers were stalled by the engine during fill, flush and overwrite, in µs:
+    /// delayed (paced) plus stopped.
     pub stall_micros: u64,
+    /// Of `stall_micros`, the time writers were stopped dead (the rest they were delayed).
+    pub stop_micros: u64,
+    /// The longest single write's stall (delayed and stopped together), in µs.
+    pub longest_stall_micros: u64,
     /// The slowest single put of the fill and the overwrites, in ns (latencies saturate at
     /// `u32::MAX` ns, about 4.3 s).
     pub longest_put_ns: u64,
@@ -615,7 +620,10 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
             Ok(())
         },
     )?);
-    let stall_micros = db.stats().stall_micros + settled.stall_micros;
+    let after = db.stats();
+    let stall_micros = after.stall_micros + settled.stall_micros;
+    let stop_micros = after.write_stop_micros + settled.write_stop_micros;
+    let longest_stall_micros = after.longest_stall_micros.max(settled.longest_stall_micros);
 
     let levels = level_reports(&settled, &absent.1, &phases);
     let entries: u64 = settled.levels.iter().map(|l| l.entries).sum();
@@ -642,6 +650,8 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         space_amplification: ratio(bytes_on_disk),
         tables: settled.tables.len() as u64,
         stall_micros,
+        stop_micros,
+        longest_stall_micros,
         longest_put_ns,
         label: cfg.label(),
         keys: n,

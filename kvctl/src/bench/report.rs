@@ -79,12 +79,15 @@ impl fmt::Display for W1Report {
         let _ = writeln!(
             out,
             "\non disk {:.1} MiB in {} tables (space amplification {:.2}); device writes of \
-             fill+flush {:.2}x the user data; writers stalled {:.3} s, longest put {} us",
+             fill+flush {:.2}x the user data; writers stalled {:.3} s ({:.3} s of it stopped), \
+             longest stall {:.3} s, longest put {} us",
             self.bytes_on_disk as f64 / (1 << 20) as f64,
             self.tables,
             self.space_amplification,
             self.device_write_amplification,
             self.stall_micros as f64 / 1e6,
+            self.stop_micros as f64 / 1e6,
+            self.longest_stall_micros as f64 / 1e6,
             // Latencies are kept as u32 nanoseconds: the largest means "at least that".
             if self.longest_put_ns >= u64::from(u32::MAX) {
                 format!(">= {}", fmt_ns(Some(self.longest_put_ns)))
@@ -260,6 +263,8 @@ pub fn json_string(r: &W1Report) -> String {
         "space_amplification": r.space_amplification,
         "tables": r.tables,
         "stall_micros": r.stall_micros,
+        "stop_micros": r.stop_micros,
+        "longest_stall_micros": r.longest_stall_micros,
         "longest_put_ns": r.longest_put_ns,
         "absent": {
             "traced": a.traced,

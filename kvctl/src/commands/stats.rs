@@ -113,14 +113,18 @@ fn table(db: &Db, s: &Stats) -> String {
     let _ = writeln!(
         t,
         "writes since open: flushes {}, compactions {}, compaction bytes read {} written {}, \
-         user bytes written {}, write amplification {:.2}, stall {} us",
+         user bytes written {}, write amplification {:.2}, stall {} us (delayed {} us, \
+         stopped {} us, longest {} us)",
         s.flushes,
         s.compactions,
         s.compaction_bytes_read,
         s.compaction_bytes_written,
         s.user_bytes_written,
         s.write_amplification(),
-        s.stall_micros
+        s.stall_micros,
+        s.write_delay_micros,
+        s.write_stop_micros,
+        s.longest_stall_micros
     );
     let r = db.recovery_report();
     let _ = write!(
@@ -229,6 +233,9 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
         "user_bytes_written": s.user_bytes_written,
         "write_amplification": s.write_amplification(),
         "stall_micros": s.stall_micros,
+        "write_delay_micros": s.write_delay_micros,
+        "write_stop_micros": s.write_stop_micros,
+        "longest_stall_micros": s.longest_stall_micros,
         "total_files": s.total_files(),
         "recovery": {
             "logs_replayed": r.logs_replayed,

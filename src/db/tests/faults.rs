@@ -375,6 +375,7 @@ fn flush_and_compaction_failures_stop_writes_and_recover() {
             {
                 let opts = Options {
                     level0_compaction_trigger: 100,
+                    level0_slowdown_writes: 100,
                     level0_stop_writes: 200,
                     ..options(env, false)
                 };

@@ -1,0 +1,93 @@
+//! Delayed writes (RocksDB's idea): before writers would have to stop dead, they are paced to
+//! a rate that falls as the pressure grows, so a writer slows gradually and compactions and
+//! flushes get the time to catch up.
+//!
+//! Two pressures count:
+//! * level 0 holding `level0_slowdown_writes` tables or more: the rate starts at
+//!   [`MAX_DELAYED_WRITE_RATE`] and halves with every table beyond that, until writes stop at
+//!   `level0_stop_writes`;
+//! * a frozen memtable still waiting for its flush while the active one fills: from half full
+//!   the rate halves with every eighth of the memtable written, so writes slow down before
+//!   they would have to wait for the flush.
+//!
+//! The slower of the two applies. Writers are paced in pauses of at least a millisecond (see
+//! [`crate::rate`]).
+
+use crate::options::Options;
+
+/// The rate writes are paced to when pressure begins: above what one writer thread sustains
+/// on most disks once compactions run (so the first steps cost little), halved per step.
+pub(crate) const MAX_DELAYED_WRITE_RATE: u64 = 16 << 20;
+
+/// Halvings beyond which the rate stops falling (16 MiB/s >> 10 = 16 KiB/s).
+const MAX_STEPS: u32 = 10;
+
+/// The rate (bytes of batches per second) writes are paced to with `l0_files` level-0
+/// tables, `frozen_waiting` when a frozen memtable is not yet flushed, and the active memtable
+/// `active_fill` full (1.0 = `memtable_bytes`); `None` when writes run free.
+pub(crate) fn delayed_write_rate(
+    opts: &Options,
+    l0_files: usize,
+    frozen_waiting: bool,
+    active_fill: f64,
+) -> Option<u64> {
+    let from_l0 = l0_files
+        .checked_sub(opts.level0_slowdown_writes)
+        .map(|beyond| beyond as u32);
+    let from_memtable = (frozen_waiting && active_fill >= 0.5)
+        .then(|| ((active_fill - 0.5) * 8.0).clamp(0.0, MAX_STEPS as f64) as u32);
+    let steps = match (from_l0, from_memtable) {
+        (None, None) => return None,
+        (a, b) => a.unwrap_or(0).max(b.unwrap_or(0)),
+    };
+    Some(MAX_DELAYED_WRITE_RATE >> steps.min(MAX_STEPS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Options {
+        Options {
+            level0_compaction_trigger: 4,
+            level0_slowdown_writes: 8,
+            level0_stop_writes: 12,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn level_zero_below_the_slowdown_runs_free_and_each_table_beyond_halves_the_rate() {
+        let o = opts();
+        for l0 in 0..8 {
+            assert_eq!(delayed_write_rate(&o, l0, false, 0.9), None, "{l0}");
+        }
+        let rates: Vec<u64> = (8..12)
+            .map(|l0| delayed_write_rate(&o, l0, false, 0.0).unwrap())
+            .collect();
+        assert_eq!(
+            rates,
+            [16 << 20, 8 << 20, 4 << 20, 2 << 20],
+            "8..12 level-0 tables"
+        );
+        // Never zero, however far past the stop level 0 has got.
+        assert_eq!(delayed_write_rate(&o, 1000, false, 0.0), Some(16 << 10));
+    }
+
+    #[test]
+    fn a_waiting_frozen_memtable_slows_writes_as_the_active_one_fills() {
+        let o = opts();
+        assert_eq!(delayed_write_rate(&o, 0, true, 0.49), None);
+        assert_eq!(
+            delayed_write_rate(&o, 0, false, 0.99),
+            None,
+            "nothing waits"
+        );
+        assert_eq!(delayed_write_rate(&o, 0, true, 0.5), Some(16 << 20));
+        assert_eq!(delayed_write_rate(&o, 0, true, 0.76), Some(4 << 20));
+        assert_eq!(delayed_write_rate(&o, 0, true, 0.99), Some(2 << 20));
+        // The slower of the two pressures applies.
+        assert_eq!(delayed_write_rate(&o, 11, true, 0.5), Some(2 << 20));
+        assert_eq!(delayed_write_rate(&o, 8, true, 0.99), Some(2 << 20));
+    }
+}
