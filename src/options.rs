@@ -60,7 +60,9 @@ pub struct Options {
     pub block_cache_bytes: usize,
     /// Maximum number of table readers kept open (default 1000). Up to three quarters of them
     /// stay pinned to their tables (a lookup reaches them without a cache lookup); the rest
-    /// are an LRU for tables beyond that.
+    /// are an LRU for tables beyond that. When the LRU closes a reader, the table's index and
+    /// filter stay in memory (up to as many bytes as `block_cache_bytes`, least recently
+    /// closed dropped first), so reopening it costs no reads.
     pub max_open_files: usize,
     /// `false` (default): a write returns once the OS has the WAL record, like LevelDB; a
     /// process crash loses nothing, a power cut may lose the last writes. `true`: the WAL is

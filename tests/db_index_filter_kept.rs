@@ -1,6 +1,8 @@
 //! Index and filter blocks stay in memory under data-block pressure: they live in the open
 //! table's reader, not in the block cache, so once a table is open a get of a key whose data
-//! block was evicted costs one read of the file (the data block), not three.
+//! block was evicted costs one read of the file (the data block), not three; and when the
+//! table cache closes a reader (more tables than `max_open_files`), it keeps what the reader
+//! had read, so reopening the table reads nothing but the data block a get needs.
 
 mod common;
 
@@ -146,4 +148,48 @@ fn a_get_after_data_block_pressure_reads_only_its_data_block() {
     let before = counting.table_reads.load(Ordering::Relaxed);
     assert_eq!(db.get("key000000x").unwrap(), None);
     assert_eq!(counting.table_reads.load(Ordering::Relaxed) - before, 0);
+}
+
+#[test]
+fn a_table_whose_reader_was_closed_reopens_without_reading_its_index_or_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let path: PathBuf = dir.path().into();
+    let counting = Arc::new(CountingEnv::default());
+    let opts = Options {
+        block_cache_bytes: 64 << 10,
+        target_file_bytes: 64 << 10,
+        // Three readers pinned, one per shard of the LRU: most of the tables get closed.
+        max_open_files: 4,
+        env: counting.clone(),
+        ..Options::default()
+    };
+    {
+        let db = Db::open(&path, opts.clone()).unwrap();
+        for i in 0..30_000 {
+            db.put(key(i), [5u8; 100]).unwrap();
+        }
+        db.compact().unwrap();
+    }
+    let db = Db::open(&path, opts).unwrap();
+    let tables = db.stats().tables;
+    assert!(tables.len() >= 40, "{} tables", tables.len());
+    // Opens every table once, in key order; the LRU closes most of the readers again, and
+    // the later data blocks push the earlier ones out of the 64 KiB block cache.
+    for t in &tables {
+        assert!(db.get(&t.smallest_key).unwrap().is_some());
+    }
+    let closed = db
+        .stats()
+        .tables
+        .into_iter()
+        .find(|t| !t.open)
+        .expect("some reader was closed");
+    let before = counting.table_reads.load(Ordering::Relaxed);
+    assert_eq!(db.get(&closed.smallest_key).unwrap(), Some(vec![5u8; 100]));
+    let reads = counting.table_reads.load(Ordering::Relaxed) - before;
+    assert_eq!(
+        reads, 1,
+        "table {}: the data block only, not footer, index and filter again",
+        closed.file_number
+    );
 }

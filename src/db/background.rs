@@ -82,26 +82,28 @@ pub(crate) fn run_compactions(db: Arc<DbInner>) {
                 db.work_cv.wait(&mut st);
             }
         };
-        let (result, claim) = match work {
+        let (result, claim, manual) = match work {
             CompactionWork::Manual { request, range } => {
-                let result = guarded(|| db.compact_manually(&range));
-                let mut st = db.state.lock();
-                st.manual_completed = request;
-                st.manual_running = false;
-                (result, None)
+                (guarded(|| db.compact_manually(&range)), None, Some(request))
             }
             CompactionWork::Job {
                 job,
                 version,
                 claim,
-            } => (guarded(|| db.run_job(job, &version)), Some(claim)),
+            } => (guarded(|| db.run_job(job, &version)), Some(claim), None),
         };
+        // Under one lock: a caller of `compact_range` that sees its request completed also
+        // sees the error it ended with.
         let mut st = db.state.lock();
         if let Some(claim) = claim {
             st.busy.release(&claim);
         }
         if let Err(e) = result {
             db.set_bg_error(&mut st, &e);
+        }
+        if let Some(request) = manual {
+            st.manual_completed = request;
+            st.manual_running = false;
         }
         st.compactions_running -= 1;
         st.jobs_done += 1;

@@ -30,6 +30,7 @@ pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
 #[cfg(test)]
 use table::TableGet;
+pub(crate) use table::TableParts;
 pub use table::{FilterVerdict, Table, TableReadOptions};
 
 /// Internal keys, the keys a table stores: a user key followed by an 8-byte trailer packing

@@ -67,7 +67,7 @@ pub struct TableGet {
 }
 
 /// One index entry: a separator key and the data block it leads to.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct IndexEntry {
     pub(crate) separator: Vec<u8>,
     pub(crate) handle: BlockHandle,
@@ -90,6 +90,29 @@ pub struct Table {
     filter_false_positives: AtomicU64,
 }
 
+/// What opening a table read and verified, everything but the file handle: the table cache
+/// keeps it for a table whose reader it closed, so that reopening the table reads nothing
+/// (a cold get of it then costs its data block only, not footer, index and filter again).
+#[derive(Debug)]
+pub(crate) struct TableParts {
+    blocks_end: u64,
+    index: Vec<IndexEntry>,
+    props: TableProperties,
+    filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
+}
+
+impl TableParts {
+    /// Bytes of memory it holds, roughly: index entries and the filter.
+    pub(crate) fn bytes(&self) -> usize {
+        let index: usize = self
+            .index
+            .iter()
+            .map(|e| e.separator.len() + std::mem::size_of::<IndexEntry>())
+            .sum();
+        index + self.filter.as_ref().map_or(0, |(_, f)| f.len())
+    }
+}
+
 fn check_handle(h: BlockHandle, blocks_end: u64, path: &Path, at: u64, what: &str) -> Result<()> {
     if h.end_with_trailer().is_none_or(|end| end > blocks_end) {
         return Err(Error::corruption(
@@ -105,6 +128,52 @@ fn check_handle(h: BlockHandle, blocks_end: u64, path: &Path, at: u64, what: &st
 }
 
 impl Table {
+    /// What opening this table read (see [`TableParts`]), moved out of the reader.
+    pub(crate) fn into_parts(self) -> TableParts {
+        TableParts {
+            blocks_end: self.blocks_end,
+            index: self.index,
+            props: self.props,
+            filter: self.filter,
+        }
+    }
+
+    /// As [`Table::into_parts`], copied from a reader others still hold.
+    pub(crate) fn parts(&self) -> TableParts {
+        TableParts {
+            blocks_end: self.blocks_end,
+            index: self.index.clone(),
+            props: self.props.clone(),
+            filter: self.filter.clone(),
+        }
+    }
+
+    /// A reader of `file` from what an earlier open of the same table read, without reading
+    /// anything; `None` if the file's size is not the one the parts were read from (then the
+    /// table must be opened afresh).
+    pub(crate) fn from_parts(
+        file: Arc<dyn RandomAccessFile>,
+        parts: TableParts,
+        opts: TableReadOptions,
+    ) -> Option<Table> {
+        if file.size() != parts.props.file_size {
+            return None;
+        }
+        Some(Table {
+            path: file.path().to_path_buf(),
+            file_number: opts.file_number,
+            blocks_end: parts.blocks_end,
+            index: parts.index,
+            props: parts.props,
+            filter: parts.filter,
+            cache: opts.cache,
+            counters: opts.counters,
+            file,
+            filter_checks: AtomicU64::new(0),
+            filter_false_positives: AtomicU64::new(0),
+        })
+    }
+
     /// Opens a table: reads and verifies the footer, metaindex, properties and index, and
     /// loads the filter if `opts.filter` names the policy it was written with.
     ///
