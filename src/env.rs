@@ -30,7 +30,15 @@ pub trait WritableFile: Send {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// A handle that makes the bytes already handed to the OS durable from another thread
+    /// while this file keeps taking appends (`None`, the default: the file cannot do that).
+    fn sync_handle(&self) -> Option<SyncHandle> {
+        None
+    }
 }
+
+/// See [`WritableFile::sync_handle`].
+pub type SyncHandle = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
 /// A file read by positional reads, shareable between threads.
 pub trait RandomAccessFile: Send + Sync + Debug {
@@ -135,6 +143,14 @@ impl WritableFile for StdWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn sync_handle(&self) -> Option<SyncHandle> {
+        let file = self.out.get_ref().try_clone().ok()?;
+        let path = self.path.clone();
+        Some(Arc::new(move || {
+            file.sync_data().map_err(|e| Error::io(&path, e))
+        }))
     }
 }
 

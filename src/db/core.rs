@@ -38,6 +38,8 @@ pub(crate) struct Writer {
     pub mem: Arc<MemTable>,
     /// Paces writes while they are delayed (see [`super::write_delay`]).
     pub pacing: crate::rate::TokenBucket,
+    /// Syncs the WAL in the background as it grows (see [`super::wal_sync`]).
+    pub wal_sync: super::wal_sync::WalSyncer,
 }
 
 /// Bookkeeping shared between writers, the background threads and `flush()`.

@@ -6,6 +6,7 @@ mod cursor;
 mod multi_get;
 mod read;
 mod recover;
+mod wal_sync;
 mod write;
 mod write_delay;
 

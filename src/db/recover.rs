@@ -115,6 +115,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             log_number: fresh.log_number,
             mem: Arc::clone(&mem),
             pacing: Default::default(),
+            wal_sync: super::wal_sync::WalSyncer::start(),
         }),
         state: Mutex::new(State {
             imm: None,

@@ -42,6 +42,10 @@ impl DbInner {
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
+        if !self.opts.sync_writes {
+            let w = &mut *w;
+            w.wal_sync.appended(w.log.len(), || w.log.sync_handle());
+        }
         batch.insert_into(&w.mem);
         bump(
             &self.work.user_bytes_written,
@@ -96,6 +100,7 @@ impl DbInner {
         }
         w.log = log;
         w.log_number = number;
+        w.wal_sync.new_log();
         st.bg_error = None;
         self.work_cv.notify_all();
         self.done_cv.notify_all();
@@ -191,6 +196,7 @@ impl DbInner {
             }
             w.log = LogWriter::new(file);
             w.log_number = number;
+            w.wal_sync.new_log();
             let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::new()));
             st.imm = Some((Arc::clone(&frozen), number));
             let mem = Arc::clone(&w.mem);

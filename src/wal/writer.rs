@@ -47,6 +47,11 @@ impl LogWriter {
         }
     }
 
+    /// See [`WritableFile::sync_handle`].
+    pub(crate) fn sync_handle(&self) -> Option<crate::env::SyncHandle> {
+        self.file.sync_handle()
+    }
+
     /// A writer that refuses all work: what stands in for a log abandoned after a failure.
     pub(crate) fn closed() -> LogWriter {
         LogWriter {
