@@ -13,14 +13,15 @@
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex};
 
 use crossbeam_skiplist::SkipMap;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, KIND_SEEK, Kind, SeqNo, TRAILER_LEN};
+use crate::range_del::{Fragments, RangeTombstone};
 
 /// Bytes counted per entry by [`MemTable::approximate_bytes`] on top of the user key and value.
 ///
@@ -117,6 +118,18 @@ pub struct MemTable {
     map: SkipMap<MemEntry, ()>,
     bytes: AtomicUsize,
     entries: AtomicUsize,
+    /// Range tombstones, beside the skip list (they cover keys, not one key). Read only
+    /// when `range_del_count` is non-zero, so a memtable without any costs readers nothing.
+    range_dels: Mutex<MemRangeDels>,
+    range_del_count: AtomicUsize,
+}
+
+/// A memtable's range tombstones and their fragmented form, rebuilt on the first read after
+/// an add.
+#[derive(Default)]
+struct MemRangeDels {
+    list: Vec<RangeTombstone>,
+    fragments: Option<Arc<Fragments>>,
 }
 
 impl Default for MemTable {
@@ -141,7 +154,48 @@ impl MemTable {
             map: SkipMap::new(),
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
+            range_dels: Mutex::new(MemRangeDels::default()),
+            range_del_count: AtomicUsize::new(0),
         }
+    }
+
+    /// Adds a range tombstone: `[start, end)` deleted at `seq`.
+    pub fn add_range_delete(&self, seq: SeqNo, start: &[u8], end: &[u8]) {
+        let mut rd = self
+            .range_dels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        rd.list.push(RangeTombstone {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            seq,
+        });
+        rd.fragments = None;
+        self.range_del_count.fetch_add(1, AtomicOrdering::Release);
+        self.bytes.fetch_add(
+            start.len() + end.len() + ENTRY_OVERHEAD_BYTES,
+            AtomicOrdering::Relaxed,
+        );
+    }
+
+    /// Number of range tombstones added.
+    pub fn range_delete_count(&self) -> usize {
+        self.range_del_count.load(AtomicOrdering::Acquire)
+    }
+
+    /// The range tombstones, cut into disjoint pieces; `None` when there are none.
+    pub fn range_fragments(&self) -> Option<Arc<Fragments>> {
+        if self.range_delete_count() == 0 {
+            return None;
+        }
+        let mut rd = self
+            .range_dels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if rd.fragments.is_none() {
+            rd.fragments = Some(Arc::new(Fragments::build(&rd.list)));
+        }
+        rd.fragments.clone()
     }
 
     /// Adds one version of `user_key`.
@@ -167,12 +221,25 @@ impl MemTable {
 
     /// The newest version of `user_key` with sequence number `<= snapshot`.
     ///
-    /// Returns `Some((Kind::Put, value))`, `Some((Kind::Delete, vec![]))` for a tombstone (the
-    /// key is deleted as of `snapshot`: older tables must not be consulted), or `None` when
-    /// this memtable holds no version visible at `snapshot`.
+    /// Returns `Some((Kind::Put, value))`, `Some((Kind::Delete, vec![]))` for a tombstone or
+    /// a covering range tombstone newer than any version here (the key is deleted as of
+    /// `snapshot`: older tables must not be consulted), or `None` when this memtable holds no
+    /// version visible at `snapshot`.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(Kind, Vec<u8>)> {
+        let covered = self
+            .range_fragments()
+            .and_then(|f| f.covering_seq(user_key, snapshot));
+        match (self.get_point(user_key, snapshot), covered) {
+            (Some((seq, kind, value)), t) if t.is_none_or(|t| t < seq) => Some((kind, value)),
+            (_, Some(_)) => Some((Kind::Delete, Vec::new())),
+            (_, None) => None,
+        }
+    }
+
+    /// The newest point entry of `user_key` visible at `snapshot`, ignoring range tombstones.
+    fn get_point(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(SeqNo, Kind, Vec<u8>)> {
         // Common right after a switch or a reopen: skip building the search target.
-        if self.is_empty() {
+        if self.entries.load(AtomicOrdering::Relaxed) == 0 {
             return None;
         }
         let target = MemEntry::target(&key::encode(
@@ -187,8 +254,8 @@ impl MemTable {
             return None;
         }
         match parsed.kind {
-            Kind::Put => Some((Kind::Put, entry.value().to_vec())),
-            Kind::Delete => Some((Kind::Delete, Vec::new())),
+            Kind::Put => Some((parsed.seq, Kind::Put, entry.value().to_vec())),
+            Kind::Delete => Some((parsed.seq, Kind::Delete, Vec::new())),
         }
     }
 
@@ -203,9 +270,9 @@ impl MemTable {
         self.entries.load(AtomicOrdering::Relaxed)
     }
 
-    /// True when nothing has been added.
+    /// True when nothing has been added (no entry, no range tombstone).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && self.range_delete_count() == 0
     }
 
     /// A cursor over all entries in internal-key order; unpositioned until a seek.

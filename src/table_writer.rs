@@ -19,6 +19,7 @@ use crate::iter::InternalIterator;
 use crate::key;
 use crate::manifest::FileMeta;
 use crate::options::Options;
+use crate::range_del::Fragments;
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
 
@@ -39,6 +40,11 @@ pub(crate) struct TableWriter<'a> {
     /// only where a new user key begins.
     last_key: Vec<u8>,
     finished: bool,
+    /// Range tombstones to spread over the tables written: each table holds the part of
+    /// them between the previous table's cut and its own.
+    range_dels: Option<Arc<Fragments>>,
+    /// Where the next table's share of the range tombstones begins (`None`: unbounded).
+    range_lower: Option<Vec<u8>>,
 }
 
 struct Current {
@@ -79,7 +85,20 @@ impl<'a> TableWriter<'a> {
             done: Vec::new(),
             last_key: Vec::new(),
             finished: false,
+            range_dels: None,
+            range_lower: None,
         }
+    }
+
+    /// Range tombstones to write with the entries (`None` or empty: none). Tables are cut
+    /// between user keys; a cut after user key `u` gives the earlier table the tombstones'
+    /// part up to `u ++ 00` (exclusive: up to and including `u`) and the later one the rest,
+    /// so every table's key range covers its tombstones and tables stay disjoint. Tombstones
+    /// past the last entry go to the last table (or a table of their own).
+    #[must_use]
+    pub fn with_range_tombstones(mut self, range_dels: Option<Arc<Fragments>>) -> Self {
+        self.range_dels = range_dels.filter(|f| !f.is_empty());
+        self
     }
 
     /// Adds one entry (internal key order). A new table is started first if the current one
@@ -98,24 +117,10 @@ impl<'a> TableWriter<'a> {
             && c.builder.estimated_file_size() >= self.target_bytes
             && user_key != key::user_key(&self.last_key)
         {
-            self.finish_current()?;
+            self.finish_current(false)?;
         }
         if self.current.is_none() {
-            let number = (self.next_number)();
-            let path = filename::table_path(self.dir, number);
-            let file = self.env.create_writable(&path)?;
-            self.current = Some(Current {
-                builder: TableBuilder::new(
-                    file,
-                    path.clone(),
-                    TableBuildOptions {
-                        file_number: Some(number),
-                        ..self.build.clone()
-                    },
-                ),
-                number,
-                path,
-            });
+            self.start_table()?;
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
@@ -123,6 +128,25 @@ impl<'a> TableWriter<'a> {
             Some(c) => c.builder.add(ikey, value),
             None => Ok(()),
         }
+    }
+
+    fn start_table(&mut self) -> Result<()> {
+        let number = (self.next_number)();
+        let path = filename::table_path(self.dir, number);
+        let file = self.env.create_writable(&path)?;
+        self.current = Some(Current {
+            builder: TableBuilder::new(
+                file,
+                path.clone(),
+                TableBuildOptions {
+                    file_number: Some(number),
+                    ..self.build.clone()
+                },
+            ),
+            number,
+            path,
+        });
+        Ok(())
     }
 
     /// Copies every entry of `input` from its start, calling `hook` every
@@ -149,10 +173,35 @@ impl<'a> TableWriter<'a> {
     /// Finishes the current table now, so the next entry starts a new one. The caller must
     /// call it only between user keys.
     pub fn cut(&mut self) -> Result<()> {
-        self.finish_current()
+        self.finish_current(false)
     }
 
-    fn finish_current(&mut self) -> Result<()> {
+    /// Finishes the current table; `last`: no entry follows, so it takes every range
+    /// tombstone left.
+    fn finish_current(&mut self, last: bool) -> Result<()> {
+        if let Some(f) = self.range_dels.clone() {
+            let upper = match last {
+                true => None,
+                false => Some(key::user_key(&self.last_key).to_vec()).map(|mut u| {
+                    u.push(0);
+                    u
+                }),
+            };
+            if self.current.is_some() || last {
+                let share = f.tombstones_within(self.range_lower.as_deref(), upper.as_deref());
+                if !share.is_empty() {
+                    if self.current.is_none() {
+                        self.start_table()?;
+                    }
+                    if let Some(c) = self.current.as_mut() {
+                        c.builder.set_range_tombstones(share)?;
+                    }
+                }
+                if self.current.is_some() {
+                    self.range_lower = upper;
+                }
+            }
+        }
         let Some(c) = self.current.take() else {
             return Ok(());
         };
@@ -161,7 +210,7 @@ impl<'a> TableWriter<'a> {
             number,
             path,
         } = c;
-        if builder.num_entries() == 0 {
+        if builder.num_entries() == 0 && !builder.has_range_tombstones() {
             drop(builder);
             let _ = self.env.remove_file(&path);
             return Ok(());
@@ -182,6 +231,7 @@ impl<'a> TableWriter<'a> {
                 },
                 filter_bytes: props.filter_bytes,
                 expected_fpr: table.expected_fp_rate().unwrap_or(1.0),
+                range_deletions: props.range_deletions,
             })
         });
         match result {
@@ -200,7 +250,7 @@ impl<'a> TableWriter<'a> {
     /// Finishes the last table and returns every table written, in key order. The files are
     /// synced; their directory entry is the caller's to sync (before naming them anywhere).
     pub fn finish(mut self) -> Result<Vec<FileMeta>> {
-        self.finish_current()?;
+        self.finish_current(true)?;
         self.finished = true;
         Ok(std::mem::take(&mut self.done))
     }

@@ -102,11 +102,13 @@ pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
         },
     )?);
     let mut next_number = || ctx.host.new_file_number();
-    let mut out = ctx.writer(
-        r.level,
-        ctx.opts.filter_with_bits(r.level, r.bits_per_key),
-        &mut next_number,
-    );
+    let mut out = ctx
+        .writer(
+            r.level,
+            ctx.opts.filter_with_bits(r.level, r.bits_per_key),
+            &mut next_number,
+        )
+        .with_range_tombstones(table.range_fragments().cloned());
     // Like a compaction, let a frozen memtable flush every so often, so writers waiting for
     // room are not held up by a whole table's rewrite. (The flush only adds a level-0
     // table; this rewrite only touches its own level.)

@@ -136,8 +136,14 @@ fn kind_word(k: Kind) -> &'static str {
 fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
     let _ = writeln!(
         s,
-        "properties   format version {}, {} entries ({} deletions), {} data blocks, raw key bytes {}, raw value bytes {}",
-        p.format_version, p.entries, p.deletions, p.data_blocks, p.raw_key_bytes, p.raw_value_bytes
+        "properties   format version {}, {} entries ({} deletions), {} range tombstones, {} data blocks, raw key bytes {}, raw value bytes {}",
+        p.format_version,
+        p.entries,
+        p.deletions,
+        p.range_deletions,
+        p.data_blocks,
+        p.raw_key_bytes,
+        p.raw_value_bytes
     );
     let _ = writeln!(
         s,
@@ -147,7 +153,7 @@ fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
         p.data_bytes,
         p.compression_ratio()
     );
-    if p.entries > 0 {
+    if p.entries > 0 || p.range_deletions > 0 {
         let _ = writeln!(
             s,
             "key range    {}  ..  {}",
