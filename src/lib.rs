@@ -139,11 +139,11 @@ mod fuzz_regressions;
 #[cfg(test)]
 mod test_util;
 
-pub use batch::WriteBatch;
 /// What one operation of a write batch does (for the fuzz targets and internal benches).
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use batch::OpKind;
+pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};
 pub use iter::cursor::Cursor;
