@@ -13,7 +13,9 @@
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+
+use arc_swap::ArcSwapOption;
 use std::sync::{Arc, Mutex};
 
 use crossbeam_skiplist::SkipMap;
@@ -118,18 +120,14 @@ pub struct MemTable {
     map: SkipMap<MemEntry, ()>,
     bytes: AtomicUsize,
     entries: AtomicUsize,
-    /// Range tombstones, beside the skip list (they cover keys, not one key). Read only
-    /// when `range_del_count` is non-zero, so a memtable without any costs readers nothing.
-    range_dels: Mutex<MemRangeDels>,
+    /// Range tombstones, beside the skip list (they cover keys, not one key), as added.
+    range_dels: Mutex<Vec<RangeTombstone>>,
+    /// Their fragmented form, read without a lock; rebuilt on the first read after an add
+    /// (`range_dels_stale`). Looked at only when `range_del_count` is non-zero, so a memtable
+    /// without range tombstones costs readers one atomic load.
+    range_fragments: ArcSwapOption<Fragments>,
+    range_dels_stale: AtomicBool,
     range_del_count: AtomicUsize,
-}
-
-/// A memtable's range tombstones and their fragmented form, rebuilt on the first read after
-/// an add.
-#[derive(Default)]
-struct MemRangeDels {
-    list: Vec<RangeTombstone>,
-    fragments: Option<Arc<Fragments>>,
 }
 
 impl Default for MemTable {
@@ -154,24 +152,28 @@ impl MemTable {
             map: SkipMap::new(),
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
-            range_dels: Mutex::new(MemRangeDels::default()),
+            range_dels: Mutex::new(Vec::new()),
+            range_fragments: ArcSwapOption::empty(),
+            range_dels_stale: AtomicBool::new(false),
             range_del_count: AtomicUsize::new(0),
         }
     }
 
     /// Adds a range tombstone: `[start, end)` deleted at `seq`.
     pub fn add_range_delete(&self, seq: SeqNo, start: &[u8], end: &[u8]) {
-        let mut rd = self
+        let mut list = self
             .range_dels
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        rd.list.push(RangeTombstone {
+        list.push(RangeTombstone {
             start: start.to_vec(),
             end: end.to_vec(),
             seq,
         });
-        rd.fragments = None;
+        // Set under the lock, so a rebuild (also under it) cannot miss this tombstone.
+        self.range_dels_stale.store(true, AtomicOrdering::Release);
         self.range_del_count.fetch_add(1, AtomicOrdering::Release);
+        drop(list);
         self.bytes.fetch_add(
             start.len() + end.len() + ENTRY_OVERHEAD_BYTES,
             AtomicOrdering::Relaxed,
@@ -188,14 +190,19 @@ impl MemTable {
         if self.range_delete_count() == 0 {
             return None;
         }
-        let mut rd = self
+        if !self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            return self.range_fragments.load_full();
+        }
+        let list = self
             .range_dels
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if rd.fragments.is_none() {
-            rd.fragments = Some(Arc::new(Fragments::build(&rd.list)));
+        if self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            self.range_fragments
+                .store(Some(Arc::new(Fragments::build(&list))));
+            self.range_dels_stale.store(false, AtomicOrdering::Release);
         }
-        rd.fragments.clone()
+        self.range_fragments.load_full()
     }
 
     /// Adds one version of `user_key`.

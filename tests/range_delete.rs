@@ -240,3 +240,27 @@ fn a_damaged_range_deletion_block_is_a_located_error() {
         other => panic!("expected corruption, got {other:?}"),
     }
 }
+
+/// `repair` rebuilds the tables from the WALs and the old tables: range tombstones of both
+/// survive it.
+#[test]
+fn repair_keeps_range_deletes_from_tables_and_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), options()).unwrap();
+        for i in 0..400 {
+            db.put(k(i), b"v").unwrap();
+        }
+        db.flush().unwrap();
+        db.delete_range(k(0), k(100)).unwrap();
+        db.flush().unwrap();
+        // This one only in the WAL.
+        db.delete_range(k(300), k(350)).unwrap();
+    }
+    bloomkv::repair(dir.path()).unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert_eq!(db.get(k(50)).unwrap(), None);
+    assert_eq!(db.get(k(320)).unwrap(), None);
+    assert_eq!(db.get(k(200)).unwrap(), Some(b"v".to_vec()));
+    assert_eq!(db.iter().count(), 400 - 100 - 50);
+}
