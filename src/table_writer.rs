@@ -345,6 +345,70 @@ mod tests {
         assert_eq!(metas.iter().map(|m| m.entries).sum::<u64>(), 4000);
     }
 
+    /// A tombstone spanning many output tables is cut where the tables are: each table holds
+    /// the part between its neighbours' cuts, its key range covers that part, the tables stay
+    /// disjoint, and together they hold the whole tombstone (plus the part past the last key).
+    #[test]
+    fn range_tombstones_are_cut_at_table_boundaries() {
+        use crate::range_del::{Fragments, RangeTombstone};
+        let (dir, env, cache, opts) = setup();
+        let mut n = 10;
+        let mut numbers = || {
+            n += 1;
+            n
+        };
+        let whole = RangeTombstone {
+            start: b"key000100".to_vec(),
+            end: b"zzz".to_vec(),
+            seq: 99,
+        };
+        let mut w = TableWriter::new(
+            env.as_ref(),
+            dir.path(),
+            &cache,
+            &opts,
+            1,
+            None,
+            4096,
+            &mut numbers,
+        )
+        .with_range_tombstones(Some(Arc::new(Fragments::build(std::slice::from_ref(
+            &whole,
+        )))));
+        for i in 0..2000u32 {
+            let k = format!("key{i:06}");
+            w.add(&key::encode(k.as_bytes(), 10, Kind::Put), &[7; 50])
+                .unwrap();
+        }
+        let metas = w.finish().unwrap();
+        assert!(metas.len() > 5, "{} tables", metas.len());
+        let mut pieces: Vec<RangeTombstone> = Vec::new();
+        for m in &metas {
+            let t = cache.get(m.number).unwrap();
+            let got = t
+                .range_fragments()
+                .map(|f| f.tombstones())
+                .unwrap_or_default();
+            assert_eq!(m.range_deletions, got.len() as u64);
+            for p in &got {
+                assert!(key::user_key(&m.smallest) <= p.start.as_slice());
+                assert!(key::compare(&p.largest_key(), &m.largest).is_le());
+            }
+            pieces.extend(got);
+        }
+        for pair in metas.windows(2) {
+            assert!(key::compare(&pair[0].largest, &pair[1].smallest).is_lt());
+            assert!(key::user_key(&pair[0].largest) < key::user_key(&pair[1].smallest));
+        }
+        // The pieces meet end to start and add up to the tombstone.
+        assert_eq!(pieces.first().unwrap().start, whole.start);
+        assert_eq!(pieces.last().unwrap().end, whole.end);
+        for pair in pieces.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+        }
+        assert!(pieces.len() > 3 && pieces.iter().all(|p| p.seq == 99));
+    }
+
     /// Regression: the flush loop leaked a half-written table when its input failed.
     #[test]
     fn an_error_or_an_unfinished_writer_leaves_no_file_behind() {
