@@ -233,14 +233,27 @@ impl MemTable {
     /// `snapshot`: older tables must not be consulted), or `None` when this memtable holds no
     /// version visible at `snapshot`.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(Kind, Vec<u8>)> {
-        let covered = self
-            .range_fragments()
-            .and_then(|f| f.covering_seq(user_key, snapshot));
+        let covered = self.covering_range_delete(user_key, snapshot);
         match (self.get_point(user_key, snapshot), covered) {
             (Some((seq, kind, value)), t) if t.is_none_or(|t| t < seq) => Some((kind, value)),
             (_, Some(_)) => Some((Kind::Delete, Vec::new())),
             (_, None) => None,
         }
+    }
+
+    /// The newest range tombstone covering `user_key` visible at `snapshot`: its sequence
+    /// number. Borrows the fragments (no reference count) unless they need a rebuild.
+    fn covering_range_delete(&self, user_key: &[u8], snapshot: SeqNo) -> Option<SeqNo> {
+        if self.range_delete_count() == 0 {
+            return None;
+        }
+        if self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            return self.range_fragments()?.covering_seq(user_key, snapshot);
+        }
+        self.range_fragments
+            .load()
+            .as_ref()?
+            .covering_seq(user_key, snapshot)
     }
 
     /// The newest point entry of `user_key` visible at `snapshot`, ignoring range tombstones.

@@ -25,6 +25,8 @@ enum Op {
     Put(u8, u8),
     Delete(u8),
     DeleteRange(u8, u8),
+    /// One batch: `delete_range(a, b)` then `put(k, v)` (the put wins, being later).
+    Batch(u8, u8, u8, u8),
     Snapshot,
     Flush,
     Compact,
@@ -64,6 +66,8 @@ fn op() -> impl Strategy<Value = Op> {
         10 => (0..KEYS, any::<u8>()).prop_map(|(k, v)| Op::Put(k, v)),
         2 => (0..KEYS).prop_map(Op::Delete),
         3 => (0..KEYS + 1, 0..KEYS + 1).prop_map(|(a, b)| Op::DeleteRange(a.min(b), a.max(b))),
+        1 => (0..KEYS + 1, 0..KEYS + 1, 0..KEYS, any::<u8>())
+            .prop_map(|(a, b, k, v)| Op::Batch(a.min(b), a.max(b), k, v)),
         1 => Just(Op::Snapshot),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
@@ -157,6 +161,14 @@ fn run(ops: Vec<Op>) {
             Op::DeleteRange(a, b) => {
                 d.delete_range(key(a), key(b)).unwrap();
                 model.retain(|k, _| !(key(a) <= *k && *k < key(b)));
+            }
+            Op::Batch(a, b, k, v) => {
+                let mut batch = bloomkv::WriteBatch::new();
+                batch.delete_range(key(a), key(b));
+                batch.put(key(k), value(k, v));
+                d.write(batch).unwrap();
+                model.retain(|x, _| !(key(a) <= *x && *x < key(b)));
+                model.insert(key(k), value(k, v));
             }
             Op::Snapshot => {
                 if snaps.len() == 3 {
