@@ -8,6 +8,7 @@
 //! ```text
 //! sequence: u64 LE | count: u32 LE | op * count
 //! op = kind: u8 | varint key length | key | (Put only) varint value length | value
+//!    | kind 2 (range delete): varint start length | start | varint end length | end
 //! ```
 
 use std::fmt;
@@ -17,6 +18,34 @@ use crate::error::{Error, Result};
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::MemTable;
 use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
+
+/// What one operation of a batch does. The tags of puts and deletes are their internal-key
+/// kinds; a range delete (tag 2) has no internal-key kind: it becomes a range tombstone.
+/// DO NOT CHANGE THESE VALUES: they are on disk (in the WAL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// Tag 1: set a key.
+    Put,
+    /// Tag 0: delete a key.
+    Delete,
+    /// Tag 2: delete every key in `[start, end)`.
+    RangeDelete,
+}
+
+/// The WAL tag of a range delete.
+const TAG_RANGE_DELETE: u8 = 2;
+
+impl OpKind {
+    fn from_tag(tag: u8, at: usize) -> Result<OpKind> {
+        match tag {
+            TAG_RANGE_DELETE => Ok(OpKind::RangeDelete),
+            t => match Kind::try_from(t).map_err(|e| e.located_rel(at))? {
+                Kind::Put => Ok(OpKind::Put),
+                Kind::Delete => Ok(OpKind::Delete),
+            },
+        }
+    }
+}
 
 /// Bytes of the payload header: sequence (8) and count (4).
 pub const HEADER_LEN: usize = 12;
@@ -104,6 +133,30 @@ impl WriteBatch {
         self.set_count(self.count + 1);
     }
 
+    /// Adds "delete every key `k` with `start <= k < end`" (a range delete). It hides the
+    /// keys' versions written before it, in memtables and every level; later puts in the
+    /// range are visible again. See [`crate::Db::delete_range`] for the rules on the bounds
+    /// (checked by [`WriteBatch::validate`] and when the batch is written); `start == end`
+    /// is an empty range and adds nothing.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut batch = bloomkv::WriteBatch::new();
+    /// batch.delete_range("user:100", "user:200");
+    /// batch.put("user:150", "written after the range delete, so it stays");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
+    pub fn delete_range(&mut self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) {
+        let (start, end) = (start.as_ref(), end.as_ref());
+        if start == end {
+            return; // an empty range deletes nothing
+        }
+        self.rep.push(TAG_RANGE_DELETE);
+        put_length_prefixed(&mut self.rep, start);
+        put_length_prefixed(&mut self.rep, end);
+        self.set_count(self.count + 1);
+    }
+
     /// Number of operations.
     ///
     /// # Examples
@@ -162,8 +215,9 @@ impl WriteBatch {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if a key is longer than [`MAX_KEY_BYTES`], a value longer
-    /// than [`MAX_VALUE_BYTES`], or the batch holds more than `u32::MAX` operations; the
-    /// message names the operation index and the sizes.
+    /// than [`MAX_VALUE_BYTES`], a range delete's start is not below its end, or the batch
+    /// holds more than `u32::MAX` operations; the message names the operation index and the
+    /// sizes.
     ///
     /// # Examples
     /// ```
@@ -183,9 +237,24 @@ impl WriteBatch {
         }
         for (i, (kind, k, v)) in self.ops().enumerate() {
             let op = match kind {
-                Kind::Put => "put",
-                Kind::Delete => "delete",
+                OpKind::Put => "put",
+                OpKind::Delete => "delete",
+                OpKind::RangeDelete => "delete_range",
             };
+            if kind == OpKind::RangeDelete {
+                if k.len() > MAX_KEY_BYTES || v.len() > MAX_KEY_BYTES {
+                    return Err(Error::InvalidArgument(format!(
+                        "{op} #{i} of the batch: a bound of {} bytes exceeds the key limit of {MAX_KEY_BYTES}",
+                        k.len().max(v.len())
+                    )));
+                }
+                if k >= v {
+                    return Err(Error::InvalidArgument(format!(
+                        "{op} #{i} of the batch: start {k:?} is not below end {v:?} (the range is empty or inverted)"
+                    )));
+                }
+                continue;
+            }
             if k.len() > MAX_KEY_BYTES {
                 return Err(Error::InvalidArgument(format!(
                     "{op} #{i} of the batch: key of {} bytes exceeds the limit of {MAX_KEY_BYTES}",
@@ -248,10 +317,25 @@ impl WriteBatch {
             let count = d.u32_le()?;
             for i in 0..count {
                 let op_start = d.position();
-                let kind = Kind::try_from(d.u8()?).map_err(|e| e.located_rel(op_start))?;
-                take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
-                if kind == Kind::Put {
-                    take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
+                let kind = OpKind::from_tag(d.u8()?, op_start)?;
+                match kind {
+                    OpKind::Put => {
+                        take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
+                        take_field(&mut d, i, "value", MAX_VALUE_BYTES)?;
+                    }
+                    OpKind::Delete => {
+                        take_field(&mut d, i, "key", MAX_KEY_BYTES)?;
+                    }
+                    OpKind::RangeDelete => {
+                        let start = take_field(&mut d, i, "range start", MAX_KEY_BYTES)?;
+                        let end = take_field(&mut d, i, "range end", MAX_KEY_BYTES)?;
+                        if start >= end {
+                            return Err(Error::corrupt_bytes(
+                                op_start as u64,
+                                format!("op {i}: range delete with start not below end"),
+                            ));
+                        }
+                    }
                 }
                 if d.is_empty() && i + 1 < count {
                     return Err(Error::corrupt_bytes(
@@ -306,20 +390,21 @@ impl WriteBatch {
     }
 
     internal_item! {
-        /// The operations in order, as `(kind, key, value)`; the value is empty for a delete.
+        /// The operations in order, as `(kind, key, value)`; the value is empty for a delete,
+        /// and for a range delete the key is its start and the value its end.
         ///
         /// The payload is trusted (built by this type or checked by [`WriteBatch::from_payload`]).
-        fn ops(&self) -> impl Iterator<Item = (Kind, &[u8], &[u8])> {
+        fn ops(&self) -> impl Iterator<Item = (OpKind, &[u8], &[u8])> {
             let mut d = Decoder::new(&self.rep[HEADER_LEN..]);
             std::iter::from_fn(move || {
                 if d.is_empty() {
                     return None;
                 }
-                let kind = Kind::try_from(d.u8().ok()?).ok()?;
+                let kind = OpKind::from_tag(d.u8().ok()?, 0).ok()?;
                 let k = d.length_prefixed().ok()?;
                 let v: &[u8] = match kind {
-                    Kind::Put => d.length_prefixed().ok()?,
-                    Kind::Delete => &[],
+                    OpKind::Put | OpKind::RangeDelete => d.length_prefixed().ok()?,
+                    OpKind::Delete => &[],
                 };
                 Some((kind, k, v))
             })
@@ -331,7 +416,12 @@ impl WriteBatch {
         fn insert_into(&self, mem: &MemTable) {
             let base = self.sequence();
             for (i, (kind, k, v)) in self.ops().enumerate() {
-                mem.add(base + i as u64, kind, k, v);
+                let seq = base + i as u64;
+                match kind {
+                    OpKind::Put => mem.add(seq, Kind::Put, k, v),
+                    OpKind::Delete => mem.add(seq, Kind::Delete, k, v),
+                    OpKind::RangeDelete => mem.add_range_delete(seq, k, v),
+                }
             }
         }
     }

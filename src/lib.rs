@@ -119,7 +119,7 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    coding, filename, iter, key, manifest, memtable, version, wal,
+    coding, filename, iter, key, manifest, memtable, range_del, version, wal,
 );
 
 #[cfg(feature = "internals")]
@@ -140,6 +140,10 @@ mod fuzz_regressions;
 #[cfg(test)]
 mod test_util;
 
+/// What one operation of a write batch does (for the fuzz targets and internal benches).
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use batch::OpKind;
 pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
 pub use error::{Error, Result};

@@ -13,14 +13,17 @@
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+
+use arc_swap::ArcSwapOption;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_skiplist::SkipMap;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, KIND_SEEK, Kind, SeqNo, TRAILER_LEN};
+use crate::range_del::{Fragments, RangeTombstone};
 
 /// Bytes counted per entry by [`MemTable::approximate_bytes`] on top of the user key and value.
 ///
@@ -117,6 +120,14 @@ pub struct MemTable {
     map: SkipMap<MemEntry, ()>,
     bytes: AtomicUsize,
     entries: AtomicUsize,
+    /// Range tombstones, beside the skip list (they cover keys, not one key), as added.
+    range_dels: Mutex<Vec<RangeTombstone>>,
+    /// Their fragmented form, read without a lock; rebuilt on the first read after an add
+    /// (`range_dels_stale`). Looked at only when `range_del_count` is non-zero, so a memtable
+    /// without range tombstones costs readers one atomic load.
+    range_fragments: ArcSwapOption<Fragments>,
+    range_dels_stale: AtomicBool,
+    range_del_count: AtomicUsize,
 }
 
 impl Default for MemTable {
@@ -141,7 +152,57 @@ impl MemTable {
             map: SkipMap::new(),
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
+            range_dels: Mutex::new(Vec::new()),
+            range_fragments: ArcSwapOption::empty(),
+            range_dels_stale: AtomicBool::new(false),
+            range_del_count: AtomicUsize::new(0),
         }
+    }
+
+    /// Adds a range tombstone: `[start, end)` deleted at `seq`.
+    pub fn add_range_delete(&self, seq: SeqNo, start: &[u8], end: &[u8]) {
+        let mut list = self
+            .range_dels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        list.push(RangeTombstone {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            seq,
+        });
+        // Set under the lock, so a rebuild (also under it) cannot miss this tombstone.
+        self.range_dels_stale.store(true, AtomicOrdering::Release);
+        self.range_del_count.fetch_add(1, AtomicOrdering::Release);
+        drop(list);
+        self.bytes.fetch_add(
+            start.len() + end.len() + ENTRY_OVERHEAD_BYTES,
+            AtomicOrdering::Relaxed,
+        );
+    }
+
+    /// Number of range tombstones added.
+    pub fn range_delete_count(&self) -> usize {
+        self.range_del_count.load(AtomicOrdering::Acquire)
+    }
+
+    /// The range tombstones, cut into disjoint pieces; `None` when there are none.
+    pub fn range_fragments(&self) -> Option<Arc<Fragments>> {
+        if self.range_delete_count() == 0 {
+            return None;
+        }
+        if !self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            return self.range_fragments.load_full();
+        }
+        let list = self
+            .range_dels
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            self.range_fragments
+                .store(Some(Arc::new(Fragments::build(&list))));
+            self.range_dels_stale.store(false, AtomicOrdering::Release);
+        }
+        self.range_fragments.load_full()
     }
 
     /// Adds one version of `user_key`.
@@ -167,12 +228,38 @@ impl MemTable {
 
     /// The newest version of `user_key` with sequence number `<= snapshot`.
     ///
-    /// Returns `Some((Kind::Put, value))`, `Some((Kind::Delete, vec![]))` for a tombstone (the
-    /// key is deleted as of `snapshot`: older tables must not be consulted), or `None` when
-    /// this memtable holds no version visible at `snapshot`.
+    /// Returns `Some((Kind::Put, value))`, `Some((Kind::Delete, vec![]))` for a tombstone or
+    /// a covering range tombstone newer than any version here (the key is deleted as of
+    /// `snapshot`: older tables must not be consulted), or `None` when this memtable holds no
+    /// version visible at `snapshot`.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(Kind, Vec<u8>)> {
+        let covered = self.covering_range_delete(user_key, snapshot);
+        match (self.get_point(user_key, snapshot), covered) {
+            (Some((seq, kind, value)), t) if t.is_none_or(|t| t < seq) => Some((kind, value)),
+            (_, Some(_)) => Some((Kind::Delete, Vec::new())),
+            (_, None) => None,
+        }
+    }
+
+    /// The newest range tombstone covering `user_key` visible at `snapshot`: its sequence
+    /// number. Borrows the fragments (no reference count) unless they need a rebuild.
+    fn covering_range_delete(&self, user_key: &[u8], snapshot: SeqNo) -> Option<SeqNo> {
+        if self.range_delete_count() == 0 {
+            return None;
+        }
+        if self.range_dels_stale.load(AtomicOrdering::Acquire) {
+            return self.range_fragments()?.covering_seq(user_key, snapshot);
+        }
+        self.range_fragments
+            .load()
+            .as_ref()?
+            .covering_seq(user_key, snapshot)
+    }
+
+    /// The newest point entry of `user_key` visible at `snapshot`, ignoring range tombstones.
+    fn get_point(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(SeqNo, Kind, Vec<u8>)> {
         // Common right after a switch or a reopen: skip building the search target.
-        if self.is_empty() {
+        if self.entries.load(AtomicOrdering::Relaxed) == 0 {
             return None;
         }
         let target = MemEntry::target(&key::encode(
@@ -187,8 +274,8 @@ impl MemTable {
             return None;
         }
         match parsed.kind {
-            Kind::Put => Some((Kind::Put, entry.value().to_vec())),
-            Kind::Delete => Some((Kind::Delete, Vec::new())),
+            Kind::Put => Some((parsed.seq, Kind::Put, entry.value().to_vec())),
+            Kind::Delete => Some((parsed.seq, Kind::Delete, Vec::new())),
         }
     }
 
@@ -203,9 +290,9 @@ impl MemTable {
         self.entries.load(AtomicOrdering::Relaxed)
     }
 
-    /// True when nothing has been added.
+    /// True when nothing has been added (no entry, no range tombstone).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && self.range_delete_count() == 0
     }
 
     /// A cursor over all entries in internal-key order; unpositioned until a seek.

@@ -150,9 +150,29 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
         .collect();
     tables.sort_unstable();
     let skipped = Arc::new(parking_lot::Mutex::new(Vec::<(u64, u64, String)>::new()));
+    // Range tombstones: the WALs' and those of every table whose range-deletion block reads
+    // back (a table that does not open keeps only what its blocks salvage).
+    let mut range_dels = mem
+        .range_fragments()
+        .map(|f| f.tombstones())
+        .unwrap_or_default();
     for &number in &tables {
         report.tables_scanned += 1;
         let path = filename::table_path(dir, number);
+        if let Ok(file) = env.open_random_access(&path)
+            && let Ok(table) = crate::sstable::Table::open(
+                file,
+                crate::sstable::TableReadOptions {
+                    file_number: number,
+                    filter: None,
+                    cache: None,
+                    counters: Arc::new(ReadCounters::default()),
+                },
+            )
+            && let Some(f) = table.range_fragments()
+        {
+            range_dels.extend(f.tombstones());
+        }
         match SalvageIter::open(env.as_ref(), &path, number, Arc::clone(&skipped)) {
             Ok(it) => children.push(Box::new(it)),
             Err(e) => {
@@ -183,8 +203,14 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
         opts.filter_with_bits(1, opts.bits_per_key_for_level(1)),
         opts.target_file_bytes,
         &mut numbers,
-    );
+    )
+    .with_range_tombstones(Some(Arc::new(crate::range_del::Fragments::build(
+        &range_dels,
+    ))));
     copy_salvaged(MergingIterator::new(children), &mut out, &mut report)?;
+    if let Some(seq) = range_dels.iter().map(|t| t.seq).max() {
+        report.last_sequence = report.last_sequence.max(seq);
+    }
     for meta in out.finish()? {
         edit.new_files.push((1, meta));
     }

@@ -19,6 +19,7 @@ use crate::iter::InternalIterator;
 use crate::key;
 use crate::manifest::FileMeta;
 use crate::options::Options;
+use crate::range_del::Fragments;
 use crate::rate::RateLimiter;
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
@@ -41,6 +42,11 @@ pub(crate) struct TableWriter<'a> {
     limiter: Option<&'a RateLimiter>,
     /// Bytes of the current table already charged to `limiter`.
     charged: u64,
+    /// Range tombstones to spread over the tables written: each table holds the part of
+    /// them between the previous table's cut and its own.
+    range_dels: Option<Arc<Fragments>>,
+    /// Where the next table's share of the range tombstones begins (`None`: unbounded).
+    range_lower: Option<Vec<u8>>,
 }
 
 /// Bytes written between charges to a rate limiter: often enough to keep the pace smooth,
@@ -87,12 +93,25 @@ impl<'a> TableWriter<'a> {
             finished: false,
             limiter: None,
             charged: 0,
+            range_dels: None,
+            range_lower: None,
         }
     }
 
     /// Paces the tables' writing to `limiter`'s rate (`None`: unpaced).
     pub fn rate_limited(mut self, limiter: Option<&'a RateLimiter>) -> TableWriter<'a> {
         self.limiter = limiter;
+        self
+    }
+
+    /// Range tombstones to write with the entries (`None` or empty: none). Tables are cut
+    /// between user keys; a cut after user key `u` gives the earlier table the tombstones'
+    /// part up to `u ++ 00` (exclusive: up to and including `u`) and the later one the rest,
+    /// so every table's key range covers its tombstones and tables stay disjoint. Tombstones
+    /// past the last entry go to the last table (or a table of their own).
+    #[must_use]
+    pub fn with_range_tombstones(mut self, range_dels: Option<Arc<Fragments>>) -> Self {
+        self.range_dels = range_dels.filter(|f| !f.is_empty());
         self
     }
 
@@ -112,24 +131,10 @@ impl<'a> TableWriter<'a> {
             && c.builder.estimated_file_size() >= self.target_bytes
             && user_key != key::user_key(&self.last_key)
         {
-            self.finish_current()?;
+            self.finish_current(false)?;
         }
         if self.current.is_none() {
-            let number = (self.next_number)();
-            let path = filename::table_path(self.dir, number);
-            let file = self.env.create_writable(&path)?;
-            self.current = Some(Current {
-                builder: TableBuilder::new(
-                    file,
-                    path.clone(),
-                    TableBuildOptions {
-                        file_number: Some(number),
-                        ..self.build.clone()
-                    },
-                ),
-                number,
-                path,
-            });
+            self.start_table()?;
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
@@ -147,6 +152,25 @@ impl<'a> TableWriter<'a> {
         Ok(())
     }
 
+    fn start_table(&mut self) -> Result<()> {
+        let number = (self.next_number)();
+        let path = filename::table_path(self.dir, number);
+        let file = self.env.create_writable(&path)?;
+        self.current = Some(Current {
+            builder: TableBuilder::new(
+                file,
+                path.clone(),
+                TableBuildOptions {
+                    file_number: Some(number),
+                    ..self.build.clone()
+                },
+            ),
+            number,
+            path,
+        });
+        Ok(())
+    }
+
     /// Copies every entry of `input` from its start.
     pub fn copy_all(&mut self, input: &mut dyn InternalIterator) -> Result<()> {
         input.seek_to_first()?;
@@ -160,10 +184,35 @@ impl<'a> TableWriter<'a> {
     /// Finishes the current table now, so the next entry starts a new one. The caller must
     /// call it only between user keys.
     pub fn cut(&mut self) -> Result<()> {
-        self.finish_current()
+        self.finish_current(false)
     }
 
-    fn finish_current(&mut self) -> Result<()> {
+    /// Finishes the current table; `last`: no entry follows, so it takes every range
+    /// tombstone left.
+    fn finish_current(&mut self, last: bool) -> Result<()> {
+        if let Some(f) = self.range_dels.clone() {
+            let upper = match last {
+                true => None,
+                false => Some(key::user_key(&self.last_key).to_vec()).map(|mut u| {
+                    u.push(0);
+                    u
+                }),
+            };
+            if self.current.is_some() || last {
+                let share = f.tombstones_within(self.range_lower.as_deref(), upper.as_deref());
+                if !share.is_empty() {
+                    if self.current.is_none() {
+                        self.start_table()?;
+                    }
+                    if let Some(c) = self.current.as_mut() {
+                        c.builder.set_range_tombstones(share)?;
+                    }
+                }
+                if self.current.is_some() {
+                    self.range_lower = upper;
+                }
+            }
+        }
         let Some(c) = self.current.take() else {
             return Ok(());
         };
@@ -172,7 +221,7 @@ impl<'a> TableWriter<'a> {
             number,
             path,
         } = c;
-        if builder.num_entries() == 0 {
+        if builder.num_entries() == 0 && !builder.has_range_tombstones() {
             drop(builder);
             let _ = self.env.remove_file(&path);
             return Ok(());
@@ -197,6 +246,7 @@ impl<'a> TableWriter<'a> {
                 },
                 filter_bytes: props.filter_bytes,
                 expected_fpr: table.expected_fp_rate().unwrap_or(1.0),
+                range_deletions: props.range_deletions,
             })
         });
         match result {
@@ -215,7 +265,7 @@ impl<'a> TableWriter<'a> {
     /// Finishes the last table and returns every table written, in key order. The files are
     /// synced; their directory entry is the caller's to sync (before naming them anywhere).
     pub fn finish(mut self) -> Result<Vec<FileMeta>> {
-        self.finish_current()?;
+        self.finish_current(true)?;
         self.finished = true;
         Ok(std::mem::take(&mut self.done))
     }
@@ -308,6 +358,70 @@ mod tests {
         }
         assert!(metas.iter().all(|m| m.filter_bits_per_key == 10.0));
         assert_eq!(metas.iter().map(|m| m.entries).sum::<u64>(), 4000);
+    }
+
+    /// A tombstone spanning many output tables is cut where the tables are: each table holds
+    /// the part between its neighbours' cuts, its key range covers that part, the tables stay
+    /// disjoint, and together they hold the whole tombstone (plus the part past the last key).
+    #[test]
+    fn range_tombstones_are_cut_at_table_boundaries() {
+        use crate::range_del::{Fragments, RangeTombstone};
+        let (dir, env, cache, opts) = setup();
+        let mut n = 10;
+        let mut numbers = || {
+            n += 1;
+            n
+        };
+        let whole = RangeTombstone {
+            start: b"key000100".to_vec(),
+            end: b"zzz".to_vec(),
+            seq: 99,
+        };
+        let mut w = TableWriter::new(
+            env.as_ref(),
+            dir.path(),
+            &cache,
+            &opts,
+            1,
+            None,
+            4096,
+            &mut numbers,
+        )
+        .with_range_tombstones(Some(Arc::new(Fragments::build(std::slice::from_ref(
+            &whole,
+        )))));
+        for i in 0..2000u32 {
+            let k = format!("key{i:06}");
+            w.add(&key::encode(k.as_bytes(), 10, Kind::Put), &[7; 50])
+                .unwrap();
+        }
+        let metas = w.finish().unwrap();
+        assert!(metas.len() > 5, "{} tables", metas.len());
+        let mut pieces: Vec<RangeTombstone> = Vec::new();
+        for m in &metas {
+            let t = cache.get(m.number).unwrap();
+            let got = t
+                .range_fragments()
+                .map(|f| f.tombstones())
+                .unwrap_or_default();
+            assert_eq!(m.range_deletions, got.len() as u64);
+            for p in &got {
+                assert!(key::user_key(&m.smallest) <= p.start.as_slice());
+                assert!(key::compare(&p.largest_key(), &m.largest).is_le());
+            }
+            pieces.extend(got);
+        }
+        for pair in metas.windows(2) {
+            assert!(key::compare(&pair[0].largest, &pair[1].smallest).is_lt());
+            assert!(key::user_key(&pair[0].largest) < key::user_key(&pair[1].smallest));
+        }
+        // The pieces meet end to start and add up to the tombstone.
+        assert_eq!(pieces.first().unwrap().start, whole.start);
+        assert_eq!(pieces.last().unwrap().end, whole.end);
+        for pair in pieces.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+        }
+        assert!(pieces.len() > 3 && pieces.iter().all(|p| p.seq == 99));
     }
 
     /// Regression: the flush loop leaked a half-written table when its input failed.

@@ -1,5 +1,5 @@
 //! Crash test: a child process (this test binary, re-executed) runs a random mix of puts,
-//! deletes and batches with `sync_writes: true`, a tiny memtable and tiny target files so
+//! deletes, range deletes and batches with `sync_writes: true`, a tiny memtable and tiny target files so
 //! flushes and compactions run all the time, and reports each write before making it ("T")
 //! and when it is acknowledged ("A"). The parent SIGKILLs it at a random moment (sometimes
 //! before it has even finished opening, so recovery itself gets killed too), reopens, and
@@ -35,7 +35,8 @@ fn options() -> Options {
     }
 }
 
-/// One write: (key, Some(value) | None for a delete), applied in order.
+/// One write: (key, Some(value) | None for a delete), applied in order. A range delete of
+/// `[a, b)` is the key `a..b` with `None`.
 type Ops = Vec<(String, Option<String>)>;
 
 fn encode(ops: &Ops) -> String {
@@ -68,7 +69,12 @@ fn random_write(rng: &mut Rng, tag: u64) -> Ops {
     let value = |rng: &mut Rng| format!("{tag}-{}", "v".repeat(rng.below(120) as usize));
     match rng.below(10) {
         0..=5 => vec![(key(rng), Some(value(rng)))],
-        6 | 7 => vec![(key(rng), None)],
+        6 => vec![(key(rng), None)],
+        7 => {
+            let a = rng.below(KEYS);
+            let b = (a + 1 + rng.below(30)).min(KEYS);
+            vec![(format!("k{a:04}..k{b:04}"), None)]
+        }
         _ => (0..2 + rng.below(5))
             .map(|_| {
                 if rng.below(4) == 0 {
@@ -101,9 +107,10 @@ fn crash_child() {
         out.flush().unwrap();
         let mut batch = WriteBatch::new();
         for (k, v) in &ops {
-            match v {
-                Some(v) => batch.put(k, v),
-                None => batch.delete(k),
+            match (v, k.split_once("..")) {
+                (Some(v), _) => batch.put(k, v),
+                (None, Some((a, b))) => batch.delete_range(a, b),
+                (None, None) => batch.delete(k),
             }
         }
         db.write(batch).unwrap();
@@ -112,9 +119,26 @@ fn crash_child() {
     }
 }
 
-/// The state each key of `ops` ends in when the whole write applies (last op wins).
+/// The state each key of `ops` ends in when the whole write applies (last op wins; a range
+/// delete sets every key of its range to absent).
 fn effect(ops: &Ops) -> BTreeMap<String, Option<String>> {
-    ops.iter().cloned().collect()
+    let mut out = BTreeMap::new();
+    for (k, v) in ops {
+        match k.split_once("..") {
+            Some((a, b)) => {
+                for i in 0..KEYS {
+                    let key = format!("k{i:04}");
+                    if a <= key.as_str() && key.as_str() < b {
+                        out.insert(key, None);
+                    }
+                }
+            }
+            None => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
 }
 
 fn get(db: &Db, k: &str) -> Option<String> {

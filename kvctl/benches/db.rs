@@ -1,6 +1,9 @@
 //! Database throughput on a prepared 200k-key database (W1 keys and values, settled tree,
 //! reopened so engine caches start cold): put, get of present keys, get of absent keys with
-//! filters on (10 bits/key) and off, and a 1,000-key scan from a random key.
+//! filters on (10 bits/key) and off, and a 1,000-key scan from a random key. The `rd_*`
+//! benches repeat the gets with 300 range tombstones present (tiny ranges between present
+//! keys, covering none of them), first in the memtable, then flushed to a level-0 table
+//! whose key range spans every key (so every get consults its tombstones).
 //!
 //! `cargo bench --bench db -- --measurement-time 2 --warm-up-time 1`
 
@@ -59,6 +62,31 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+
+    let rd = prepared(&tmp.path().join("rd"), 10.0);
+    for j in 0..300u64 {
+        let mut lo = ks.key(j * (N / 300)).to_vec();
+        lo.push(0);
+        let mut hi = lo.clone();
+        hi.push(0);
+        rd.delete_range(&lo, &hi).unwrap();
+    }
+    for place in ["memtable", "table"] {
+        if place == "table" {
+            rd.flush().unwrap();
+        }
+        g.bench_function(format!("rd_{place}_get_present"), |b| {
+            b.iter(|| black_box(rd.get(ks.key(rng.below(N))).unwrap()))
+        });
+        let mut j = N;
+        g.bench_function(format!("rd_{place}_get_absent"), |b| {
+            b.iter(|| {
+                j += 1;
+                black_box(rd.get(ks.key(j)).unwrap())
+            })
+        });
+    }
+
     g.throughput(Throughput::Elements(1_000));
     g.bench_function("scan_1000", |b| {
         b.iter(|| {

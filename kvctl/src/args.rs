@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{bench, compact, dedup, delete, filter, get, load, put, scan, sst, stats};
+use crate::commands::{
+    bench, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst, stats,
+};
 use crate::escape::Codec;
 
 /// kvctl: put, get, scan, load, dedup and inspect a bloomkv database.
@@ -58,6 +60,8 @@ pub enum Command {
     Get(get::Args),
     /// Delete KEY (no error if absent).
     Delete(delete::Args),
+    /// Delete every key from START up to, not including, END (one range tombstone).
+    DeleteRange(delete_range::Args),
     /// Print key, TAB, value lines in key order (the help text says it as `key<TAB>value`).
     #[command(about = "Print \"key<TAB>value\" lines in key order")]
     Scan(scan::Args),

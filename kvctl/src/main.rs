@@ -18,7 +18,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::args::{Cli, Command};
-use crate::commands::{bench, compact, dedup, delete, filter, get, load, put, scan, sst, stats};
+use crate::commands::{
+    bench, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst, stats,
+};
 
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
         Command::Put(a) => put::run(&global, a),
         Command::Get(a) => get::run(&global, a),
         Command::Delete(a) => delete::run(&global, a),
+        Command::DeleteRange(a) => delete_range::run(&global, a),
         Command::Scan(a) => scan::run(&global, a),
         Command::Load(a) => load::run(&global, a),
         Command::Dedup(a) => dedup::run(&global, a),

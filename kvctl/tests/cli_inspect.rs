@@ -140,7 +140,7 @@ fn sst_dump_shows_footer_properties_filter_blocks_and_entries() {
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     for needle in [
         "footer",
-        "format version 2",
+        "format version 3",
         "properties",
         "compression  lz4: data blocks",
         "499 entries",

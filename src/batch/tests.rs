@@ -1,6 +1,7 @@
 //! WriteBatch: payload layout, round trips, damaged payloads, limits, memtable insertion.
 
 use crate::Error;
+use crate::batch::OpKind;
 use crate::batch::{HEADER_LEN, WriteBatch};
 use crate::key::{Kind, MAX_SEQ};
 use crate::memtable::MemTable;
@@ -23,7 +24,14 @@ fn build(seq: u64, ops: &[Op]) -> WriteBatch {
 
 fn ops_of(b: &WriteBatch) -> Vec<Op> {
     b.ops()
-        .map(|(k, key, v)| (k, key.to_vec(), v.to_vec()))
+        .map(|(k, key, v)| {
+            let kind = match k {
+                OpKind::Put => Kind::Put,
+                OpKind::Delete => Kind::Delete,
+                OpKind::RangeDelete => unreachable!("these tests build no range delete"),
+            };
+            (kind, key.to_vec(), v.to_vec())
+        })
         .collect()
 }
 

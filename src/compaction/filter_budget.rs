@@ -173,6 +173,7 @@ mod tests {
                     filter_bits_per_key: bits,
                     filter_bytes: (entries as f64 * bits / 8.0) as u64,
                     expected_fpr: 0.01,
+                    range_deletions: 0,
                 },
             ));
         }

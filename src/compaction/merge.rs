@@ -15,6 +15,7 @@ use crate::iter::merge::MergingIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::manifest::VersionEdit;
 use crate::options::NUM_LEVELS;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
@@ -125,13 +126,17 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     let mut input = MergingIterator::new(children);
     input.seek_to_first()?;
 
+    let (range_dels, kept_range_dels) = range_tombstones(ctx, version, &plan, out_level)?;
     let mut next_number = || ctx.host.new_file_number();
-    let mut writer = ctx.writer(
-        out_level,
-        ctx.opts.filter_with_bits(out_level, filter_bits),
-        &mut next_number,
-    );
+    let mut writer = ctx
+        .writer(
+            out_level,
+            ctx.opts.filter_with_bits(out_level, filter_bits),
+            &mut next_number,
+        )
+        .with_range_tombstones(kept_range_dels);
     let mut merger = KeyMerger {
+        range_dels,
         snapshots: ctx.snapshots,
         version,
         out_level,
@@ -165,6 +170,44 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     })
 }
 
+/// A set of range tombstones, if there are any.
+type Tombstones = Option<Arc<Fragments>>;
+
+/// The inputs' range tombstones: all of them (they decide which versions are hidden), and
+/// those the outputs keep. A tombstone is dropped once no level below the output holds a
+/// table overlapping its range and every live snapshot sees it: every version it covers is
+/// dropped here, and there is nothing left for it to hide.
+fn range_tombstones(
+    ctx: &Context<'_>,
+    version: &Version,
+    plan: &Plan,
+    out_level: usize,
+) -> Result<(Tombstones, Tombstones)> {
+    let mut all: Vec<RangeTombstone> = Vec::new();
+    for f in plan.all_inputs().filter(|f| f.meta.range_deletions > 0) {
+        if let Some(frags) = f.reader()?.range_fragments() {
+            all.extend(frags.tombstones());
+        }
+    }
+    if all.is_empty() {
+        return Ok((None, None));
+    }
+    let below_overlaps = |t: &RangeTombstone| {
+        version.levels()[out_level + 1..].iter().flatten().any(|f| {
+            f.smallest_user_key() < t.end.as_slice() && f.largest_user_key() >= t.start.as_slice()
+        })
+    };
+    let kept: Vec<RangeTombstone> = all
+        .iter()
+        .filter(|t| ctx.snapshots.first().is_some_and(|&s| s < t.seq) || below_overlaps(t))
+        .cloned()
+        .collect();
+    Ok((
+        Some(Arc::new(Fragments::build(&all))),
+        Some(Arc::new(Fragments::build(&kept))),
+    ))
+}
+
 /// Decides, entry by entry, which versions of each user key survive, and writes them.
 ///
 /// Entries arrive in internal-key order: per user key, newest first. A version is kept when
@@ -175,6 +218,9 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
 /// tombstones in a base level are held back until it is known whether an older kept put
 /// follows them.
 struct KeyMerger<'a> {
+    /// The inputs' range tombstones: a version is hidden from readers at or above the first
+    /// newer tombstone covering it, like by a newer version of its key.
+    range_dels: Option<Arc<Fragments>>,
     snapshots: &'a [SeqNo],
     version: &'a Version,
     /// The level the merged tables go to.
@@ -207,11 +253,20 @@ impl KeyMerger<'_> {
                 out.cut()?;
             }
         }
-        let keep = match self.newer_seq {
+        let covered_at = self
+            .range_dels
+            .as_ref()
+            .and_then(|f| f.next_covering_above(parsed.user_key, parsed.seq));
+        let hidden_at = match (self.newer_seq, covered_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let keep = match hidden_at {
             None => true,
             Some(newer) => {
                 // The oldest snapshot at or above this version reads it unless the newer
-                // version is visible to that snapshot too (`snapshots` is ascending).
+                // version (or range tombstone) is visible to that snapshot too (`snapshots`
+                // is ascending).
                 let i = self.snapshots.partition_point(|&t| t < parsed.seq);
                 self.snapshots.get(i).is_some_and(|&t| t < newer)
             }

@@ -102,11 +102,13 @@ pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
         },
     )?);
     let mut next_number = || ctx.host.new_file_number();
-    let mut out = ctx.writer(
-        r.level,
-        ctx.opts.filter_with_bits(r.level, r.bits_per_key),
-        &mut next_number,
-    );
+    let mut out = ctx
+        .writer(
+            r.level,
+            ctx.opts.filter_with_bits(r.level, r.bits_per_key),
+            &mut next_number,
+        )
+        .with_range_tombstones(table.range_fragments().cloned());
     out.copy_all(&mut table.iter())?;
     let written = out.finish()?;
     let got = written.first().map_or(0.0, |m| m.filter_bits_per_key);

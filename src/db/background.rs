@@ -150,7 +150,8 @@ impl DbInner {
                 self.opts.filter_with_bits(0, bits),
                 u64::MAX,
                 &mut numbers,
-            );
+            )
+            .with_range_tombstones(imm.range_fragments());
             out.copy_all(&mut imm.iter())?;
             let written = out.finish()?;
             for meta in written {

@@ -83,7 +83,10 @@ impl<'a> ReadOptions<'a> {
 impl Db {
     fn cursor_at(&self, seq: SeqNo, (lower, upper): (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> Cursor {
         let (merged, view) = self.inner().internal_iter();
-        Cursor::new(Box::new(merged), seq, lower, upper).with_keep_alive(Box::new(view))
+        let range_dels = super::read::range_del_view(&view);
+        Cursor::new(Box::new(merged), seq, lower, upper)
+            .with_range_dels(range_dels)
+            .with_keep_alive(Box::new(view))
     }
 
     /// A [`Cursor`] over the live keys: seek to a key, walk forward and backward.

@@ -335,6 +335,44 @@ impl Db {
         self.write(b)
     }
 
+    /// Deletes every key `k` with `start <= k < end` (half-open, bytewise), like RocksDB's
+    /// `DeleteRange`: one write, whatever the number of keys, stored as a range tombstone.
+    ///
+    /// Versions written before it are hidden from every read that does not use an older
+    /// snapshot (`get`, `multi_get`, `key_may_exist`, iterators, cursors); a put into the
+    /// range afterwards is visible as usual. Compaction drops the covered versions and, once
+    /// nothing below can hold keys of the range and no snapshot needs it, the tombstone.
+    ///
+    /// `start == end` is an empty range: nothing is written.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `start > end` or a bound is longer than
+    /// [`crate::MAX_KEY_BYTES`]; otherwise as for [`Db::put`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     db.put(k, "v")?;
+    /// }
+    /// let before = db.snapshot();
+    /// db.delete_range("b", "d")?; // deletes "b" and "c", not "d"
+    /// assert_eq!(db.get("b")?, None);
+    /// assert_eq!(db.get("d")?, Some(b"v".to_vec()));
+    /// assert_eq!(before.get("c")?, Some(b"v".to_vec())); // the older snapshot still sees it
+    /// db.put("c", "again")?;
+    /// assert_eq!(db.get("c")?, Some(b"again".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn delete_range(&self, start: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(start, end);
+        self.write(b)
+    }
+
     /// Applies every operation of `batch` atomically, also across a crash.
     ///
     /// # Errors

@@ -188,7 +188,7 @@ impl Db {
                     }
                 }
             }
-            if let Some((kind, value)) = probe.entry {
+            if let Some((kind, _, value)) = probe.entry {
                 pending[i].answer = Some((kind == Kind::Put).then_some(value));
             }
         }
@@ -242,6 +242,11 @@ impl Db {
                 Some(p) if !Arc::ptr_eq(p, policy) => p.hash_key(key),
                 _ => hash,
             };
+            // A range tombstone here hides every older version below: the key is absent
+            // unless the table holds a newer version, which only a read could tell.
+            if table.covering_range_delete(key, seq).is_some() {
+                return table.filter_may_contain(hash, false) != Some(false);
+            }
             if table.filter_may_contain(hash, false) != Some(false) {
                 return true;
             }

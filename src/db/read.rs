@@ -11,6 +11,7 @@ use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::metrics::bump;
+use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;
 use crate::version::level_iter::{ErrorIter, LevelIter};
 use std::sync::Arc;
@@ -150,7 +151,10 @@ impl DbInner {
 
     pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
         let (merged, view) = self.internal_iter();
-        DbIter::new(Box::new(merged), seq, start, end).with_keep_alive(Box::new(view))
+        let range_dels = range_del_view(&view);
+        DbIter::new(Box::new(merged), seq, start, end)
+            .with_range_dels(range_dels)
+            .with_keep_alive(Box::new(view))
     }
 
     /// One iterator over both memtables and every level of the current view (newest source
@@ -189,4 +193,26 @@ impl DbInner {
             c.false_positives.load(Ordering::Relaxed),
         )
     }
+}
+
+/// The range tombstones a scan of `view` must honour: both memtables' and those of every
+/// table the MANIFEST records as holding some (the others are not opened).
+pub(crate) fn range_del_view(view: &super::core::ReadView) -> Result<RangeDelView> {
+    let mut out = RangeDelView::default();
+    if let Some(f) = view.mem.range_fragments() {
+        out.push(f);
+    }
+    if let Some(f) = view.imm.as_ref().and_then(|imm| imm.range_fragments()) {
+        out.push(f);
+    }
+    for file in view
+        .version
+        .all_files()
+        .filter(|f| f.meta.range_deletions > 0)
+    {
+        if let Some(f) = file.reader()?.range_fragments() {
+            out.push(Arc::clone(f));
+        }
+    }
+    Ok(out)
 }

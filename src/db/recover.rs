@@ -397,7 +397,8 @@ fn replay_logs(
                     opts.filter_with_bits(0, opts.bits_per_key_for_level(0)),
                     u64::MAX,
                     &mut numbers,
-                );
+                )
+                .with_range_tombstones(out.mem.range_fragments());
                 table.copy_all(&mut out.mem.iter())?;
                 for meta in table.finish()? {
                     out.edit.new_files.push((0, meta));

@@ -16,6 +16,7 @@ use std::ops::Bound;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ, SeqNo};
+use crate::range_del::RangeDelView;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Direction {
@@ -71,6 +72,10 @@ pub struct Cursor {
     /// The current value while walking backward (forward it is read from `inner`).
     value: Vec<u8>,
     status: Option<Error>,
+    /// Range tombstones of every source: a version they cover is hidden like a deleted one.
+    range_dels: RangeDelView,
+    /// An error met while gathering the range tombstones: every positioning call fails with it.
+    broken: Option<Error>,
     keep_alive: Option<Box<dyn Any + Send>>,
 }
 
@@ -93,8 +98,21 @@ impl Cursor {
             key: Vec::new(),
             value: Vec::new(),
             status: None,
+            range_dels: RangeDelView::default(),
+            broken: None,
             keep_alive: None,
         }
+    }
+
+    /// Hides what the range tombstones `range_dels` cover; an error gathering them makes
+    /// every positioning call fail with it.
+    #[must_use]
+    pub(crate) fn with_range_dels(mut self, range_dels: Result<RangeDelView>) -> Cursor {
+        match range_dels {
+            Ok(r) => self.range_dels = r,
+            Err(e) => self.broken = Some(e),
+        }
+        self
     }
 
     /// Keeps `guard` alive until this cursor is dropped (after the inner iterator).
@@ -277,7 +295,11 @@ impl Cursor {
     /// Runs one positioning step, keeping the status and validity in line with its outcome.
     fn run(&mut self, step: impl FnOnce(&mut Cursor) -> Result<()>) -> Result<()> {
         self.status = None;
-        match step(self) {
+        let outcome = match &self.broken {
+            Some(e) => Err(duplicate(e)),
+            None => step(self),
+        };
+        match outcome {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.valid = false;
@@ -336,6 +358,12 @@ impl Cursor {
         Ok(())
     }
 
+    /// Whether a range tombstone visible at the snapshot hides the version of `user_key` at
+    /// `seq`.
+    fn range_deleted(&self, user_key: &[u8], seq: SeqNo) -> bool {
+        !self.range_dels.is_empty() && self.range_dels.covers(user_key, seq, self.snapshot)
+    }
+
     /// Whether `user_key` is within the lower bound.
     fn above_lower(&self, user_key: &[u8]) -> bool {
         match &self.lower {
@@ -372,13 +400,11 @@ impl Cursor {
                 // Entries of a user key come newest first: this is its newest visible one.
                 self.key.clear();
                 self.key.extend_from_slice(parsed.user_key);
-                match parsed.kind {
-                    Kind::Put => {
-                        self.valid = true;
-                        return Ok(());
-                    }
-                    Kind::Delete => skipping = true,
+                if parsed.kind == Kind::Put && !self.range_deleted(parsed.user_key, parsed.seq) {
+                    self.valid = true;
+                    return Ok(());
                 }
+                skipping = true;
             }
             self.inner.next()?;
         }
@@ -404,7 +430,7 @@ impl Cursor {
                 }
                 self.key.clear();
                 self.key.extend_from_slice(parsed.user_key);
-                live = parsed.kind == Kind::Put;
+                live = parsed.kind == Kind::Put && !self.range_deleted(parsed.user_key, parsed.seq);
                 self.value.clear();
                 if live {
                     self.value.extend_from_slice(self.inner.value());

@@ -59,6 +59,16 @@ impl DbIter {
         }
     }
 
+    /// Hides what the range tombstones cover (see [`Cursor::with_range_dels`]).
+    #[must_use]
+    pub(crate) fn with_range_dels(
+        mut self,
+        range_dels: Result<crate::range_del::RangeDelView>,
+    ) -> DbIter {
+        self.cursor = self.cursor.with_range_dels(range_dels);
+        self
+    }
+
     internal_item! {
         /// Keeps `guard` alive until this iterator is dropped (after the inner iterator).
         #[must_use]

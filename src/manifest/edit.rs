@@ -25,6 +25,9 @@ pub struct FileMeta {
     pub filter_bytes: u64,
     /// The false-positive rate its filter is expected to have; 1.0 when it has no filter.
     pub expected_fpr: f64,
+    /// Range tombstones in it (its range-deletion block): readers gather the tombstones of
+    /// tables with some without opening the others.
+    pub range_deletions: u64,
 }
 
 /// One change to the database's file set and counters, as appended to the manifest.
@@ -53,6 +56,8 @@ const TAG_LAST_SEQUENCE: u64 = 3;
 const TAG_COMPACT_POINTER: u64 = 4;
 const TAG_DELETED_FILE: u64 = 5;
 const TAG_NEW_FILE: u64 = 6;
+/// A new file holding range tombstones: tag 6's fields, then their count (manifest version 2).
+const TAG_NEW_FILE_WITH_RANGE_DELETES: u64 = 7;
 
 impl VersionEdit {
     /// Encodes the edit: each present field as a varint tag followed by its value. Scalars
@@ -80,7 +85,13 @@ impl VersionEdit {
             put_varint64(&mut out, *number);
         }
         for (level, f) in &self.new_files {
-            put_varint64(&mut out, TAG_NEW_FILE);
+            put_varint64(
+                &mut out,
+                match f.range_deletions {
+                    0 => TAG_NEW_FILE,
+                    _ => TAG_NEW_FILE_WITH_RANGE_DELETES,
+                },
+            );
             put_varint64(&mut out, *level as u64);
             put_varint64(&mut out, f.number);
             put_varint64(&mut out, f.size);
@@ -91,6 +102,9 @@ impl VersionEdit {
             out.extend_from_slice(&f.filter_bits_per_key.to_bits().to_le_bytes());
             put_varint64(&mut out, f.filter_bytes);
             out.extend_from_slice(&f.expected_fpr.to_bits().to_le_bytes());
+            if f.range_deletions > 0 {
+                put_varint64(&mut out, f.range_deletions);
+            }
         }
         out
     }
@@ -135,6 +149,19 @@ impl VersionEdit {
                 TAG_NEW_FILE => {
                     let level = level(&mut d)?;
                     edit.new_files.push((level, file_meta(&mut d)?));
+                }
+                TAG_NEW_FILE_WITH_RANGE_DELETES => {
+                    let level = level(&mut d)?;
+                    let mut meta = file_meta(&mut d)?;
+                    let at = d.position();
+                    meta.range_deletions = d.varint64()?;
+                    if meta.range_deletions == 0 {
+                        return Err(Error::corrupt_bytes(
+                            at as u64,
+                            "a new file with range deletes records none",
+                        ));
+                    }
+                    edit.new_files.push((level, meta));
                 }
                 other => {
                     return Err(Error::corrupt_bytes(
@@ -204,5 +231,6 @@ fn file_meta(d: &mut Decoder<'_>) -> Result<FileMeta> {
         filter_bits_per_key,
         filter_bytes,
         expected_fpr,
+        range_deletions: 0,
     })
 }

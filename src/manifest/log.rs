@@ -16,7 +16,9 @@ pub const MANIFEST_MAGIC: [u8; 8] = *b"BKVMANIF";
 
 /// The manifest format this build writes and the newest it reads. It also versions the WAL
 /// and the layout of the database directory, which have no headers of their own.
-pub const MANIFEST_FORMAT_VERSION: u32 = 1;
+/// Version 2 added range deletes: WAL batches may hold op tag 2, and version edits tag 7
+/// (a new file with range tombstones). Version-1 manifests and logs are still read.
+pub const MANIFEST_FORMAT_VERSION: u32 = 2;
 
 const HEADER_LEN: usize = MANIFEST_MAGIC.len() + 4;
 

@@ -9,6 +9,7 @@ use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind};
+use crate::range_del::{self, RangeTombstone};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{CODEC_NONE, Compression, compress_block};
 use crate::sstable::format::{
@@ -19,6 +20,10 @@ use crate::sstable::separator::{last_separator, separator};
 
 /// Metaindex name of the properties block.
 pub const PROPERTIES_BLOCK_NAME: &str = "properties";
+
+/// Metaindex name of the range-deletion block (format version 3; only in tables holding
+/// range tombstones).
+pub const RANGE_DELETION_BLOCK_NAME: &str = "rangedel";
 
 /// Metaindex name prefix of the filter block; the policy name follows.
 pub const FILTER_BLOCK_PREFIX: &str = "filter.";
@@ -72,6 +77,8 @@ pub struct TableBuilder {
     failed: Option<String>,
     /// Scratch space for a compressed block.
     compressed: Vec<u8>,
+    /// Range tombstones to store, sorted by start then sequence number descending.
+    range_tombstones: Vec<RangeTombstone>,
 }
 
 impl std::fmt::Debug for TableBuilder {
@@ -117,9 +124,11 @@ impl TableBuilder {
                 data_raw_bytes: 0,
                 data_bytes: 0,
                 file_number,
+                range_deletions: 0,
             },
             failed: None,
             compressed: Vec::new(),
+            range_tombstones: Vec::new(),
         }
     }
 
@@ -196,6 +205,35 @@ impl TableBuilder {
         self.props.entries
     }
 
+    /// Sets the range tombstones the table holds (written to its range-deletion block on
+    /// `finish`; the table's key range is widened to cover them).
+    ///
+    /// # Errors
+    /// `InvalidArgument` unless every tombstone has `start < end` and they are sorted by
+    /// start, then sequence number descending, without duplicates.
+    pub(crate) fn set_range_tombstones(&mut self, tombstones: Vec<RangeTombstone>) -> Result<()> {
+        let bad = tombstones
+            .iter()
+            .any(|t| t.start >= t.end || t.seq > key::MAX_SEQ)
+            || tombstones.windows(2).any(|w| {
+                (w[0].start.as_slice(), std::cmp::Reverse(w[0].seq))
+                    >= (w[1].start.as_slice(), std::cmp::Reverse(w[1].seq))
+            });
+        if bad {
+            return Err(Error::InvalidArgument(format!(
+                "table {}: range tombstones empty, inverted or out of order",
+                self.path.display()
+            )));
+        }
+        self.range_tombstones = tombstones;
+        Ok(())
+    }
+
+    /// Whether the table holds range tombstones.
+    pub(crate) fn has_range_tombstones(&self) -> bool {
+        !self.range_tombstones.is_empty()
+    }
+
     /// Bytes written so far plus the size of the data block being built.
     pub fn estimated_file_size(&self) -> u64 {
         self.offset + self.data.size_estimate() as u64
@@ -257,8 +295,30 @@ impl TableBuilder {
             self.index.add(&sep, &handle.encode());
         }
         self.props.largest_key = self.last_key.clone();
+        // The table's key range covers its range tombstones, so that a lookup of any key
+        // they cover consults this table.
+        for t in &self.range_tombstones {
+            let (lo, hi) = (t.smallest_key(), t.largest_key());
+            if self.props.smallest_key.is_empty()
+                || key::compare(&lo, &self.props.smallest_key).is_lt()
+            {
+                self.props.smallest_key = lo;
+            }
+            if self.props.largest_key.is_empty()
+                || key::compare(&hi, &self.props.largest_key).is_gt()
+            {
+                self.props.largest_key = hi;
+            }
+        }
+        self.props.range_deletions = self.range_tombstones.len() as u64;
+        let range_block = (!self.range_tombstones.is_empty())
+            .then(|| range_del::encode_block(&self.range_tombstones));
+        let range_handle = match range_block {
+            Some(b) => Some(self.write_block(&b, false)?),
+            None => None,
+        };
 
-        // Metaindex entries must be sorted bytewise: "filter.*" < "properties".
+        // Metaindex entries must be sorted bytewise: "filter.*" < "properties" < "rangedel".
         let mut meta = BlockBuilder::new(1);
         if let Some(policy) = self.opts.filter.clone() {
             let filter = policy.create_filter_from_hashes(&self.user_key_hashes);
@@ -274,6 +334,9 @@ impl TableBuilder {
         let props_block = self.props.encode_block();
         let props_handle = self.write_block(&props_block, false)?;
         meta.add(PROPERTIES_BLOCK_NAME.as_bytes(), &props_handle.encode());
+        if let Some(h) = range_handle {
+            meta.add(RANGE_DELETION_BLOCK_NAME.as_bytes(), &h.encode());
+        }
         let meta_block = meta.finish();
         let metaindex = self.write_block(&meta_block, false)?;
         let index_block = self.index.finish();

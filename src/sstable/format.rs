@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 use crate::sstable::compression::{CODEC_NONE, decompress_block};
 
 /// The table format version this build writes and the newest it reads. Version 2 added block
-/// compression (the trailer's codec byte); version 1 tables hold raw blocks only and stay
-/// readable.
-pub const FORMAT_VERSION: u32 = 2;
+/// compression (the trailer's codec byte); version 3 added optional meta blocks (the
+/// range-deletion block). Version 1 and 2 tables stay readable.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Identifies a bloomkv table; the last 8 bytes of every `.sst` file (little-endian).
 pub const TABLE_MAGIC: u64 = 0x626c_6f6f_6d6b_7631; // "bloomkv1" read as a big-endian number

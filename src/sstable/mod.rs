@@ -24,7 +24,10 @@ mod table;
 pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use crate::sstable::cache::BlockCache;
 pub use block::Block;
-pub use builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, TableBuildOptions, TableBuilder};
+pub use builder::{
+    FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, RANGE_DELETION_BLOCK_NAME, TableBuildOptions,
+    TableBuilder,
+};
 pub use compression::Compression;
 pub(crate) use iter::TableIter;
 pub use properties::TableProperties;
@@ -52,6 +55,31 @@ pub mod internal_key {
     pub use crate::key::{
         KIND_SEEK, Kind, MAX_SEQ, ParsedKey, SeqNo, TRAILER_LEN, compare, encode, parse, user_key,
     };
+}
+
+/// One range tombstone of a table: `(start, end, sequence)`.
+pub type RangeDeletion = (Vec<u8>, Vec<u8>, u64);
+
+/// Decodes and checks the contents of a range-deletion block (as
+/// [`format::read_block`] returns them; see `docs/FORMAT.md`, "Range-deletion block"): its
+/// tombstones as `(start, end, sequence)`, each deleting the user keys in `[start, end)`
+/// written at lower sequence numbers.
+///
+/// # Errors
+/// `Corruption` at the offset within `block` of the first bad field: a count, length or
+/// sequence out of range, `start >= end`, tombstones out of order, trailing bytes.
+///
+/// ```
+/// let block = [1, 1, b'b', 1, b'd', 7, 0, 0, 0, 0, 0, 0, 0];
+/// let tombstones = bloomkv::sstable::decode_range_deletions(&block)?;
+/// assert_eq!(tombstones, [(b"b".to_vec(), b"d".to_vec(), 7)]);
+/// # Ok::<(), bloomkv::Error>(())
+/// ```
+pub fn decode_range_deletions(block: &[u8]) -> crate::Result<Vec<RangeDeletion>> {
+    Ok(crate::range_del::decode_block(block)?
+        .into_iter()
+        .map(|t| (t.start, t.end, t.seq))
+        .collect())
 }
 
 /// The file name of table `number` inside a database directory: `NNNNNN.sst`.

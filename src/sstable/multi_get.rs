@@ -14,8 +14,9 @@ pub(crate) struct MultiGetProbe {
     pub filter_checked: bool,
     /// The filter said "may contain" (or there was no filter).
     pub maybe: bool,
-    /// The newest visible entry of the key in this table: kind and value.
-    pub entry: Option<(Kind, Vec<u8>)>,
+    /// The newest visible entry of the key in this table: kind, sequence number and value
+    /// (a delete when a range tombstone of the table hides the key).
+    pub entry: Option<(Kind, u64, Vec<u8>)>,
 }
 
 impl Table {
@@ -34,6 +35,22 @@ impl Table {
         lookups: &[&[u8]],
         hashes: &[u64],
     ) -> Result<Vec<MultiGetProbe>> {
+        let mut out = self.multi_get_points(lookups, hashes)?;
+        // Range tombstones are not in the filter: checked for every key, filtered out or not.
+        if let Some(f) = self.range_fragments() {
+            for (lookup, probe) in lookups.iter().zip(&mut out) {
+                let snapshot = super::table::lookup_seq(lookup);
+                if let Some(t) = f.covering_seq(key::user_key(lookup), snapshot)
+                    && probe.entry.as_ref().is_none_or(|(_, seq, _)| *seq < t)
+                {
+                    probe.entry = Some((Kind::Delete, t, Vec::new()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn multi_get_points(&self, lookups: &[&[u8]], hashes: &[u64]) -> Result<Vec<MultiGetProbe>> {
         let mut out = Vec::with_capacity(lookups.len());
         // The block last read: its index position and an iterator over it.
         let mut open: Option<(usize, BlockIter)> = None;
@@ -83,7 +100,7 @@ impl Table {
             if it.valid() {
                 let p = key::parse(it.key()).map_err(locate)?;
                 if p.user_key == key::user_key(lookup) {
-                    probe.entry = Some((p.kind, it.value().to_vec()));
+                    probe.entry = Some((p.kind, p.seq, it.value().to_vec()));
                 }
             }
             out.push(probe);

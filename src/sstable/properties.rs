@@ -52,6 +52,9 @@ pub struct TableProperties {
     /// it: a reader checks it against the number it opened, so a table copied or renamed
     /// over another is caught. Tables written before it was recorded have none.
     pub file_number: Option<u64>,
+    /// Number of range tombstones in the table's range-deletion block (format version 3;
+    /// 0 when it has none).
+    pub range_deletions: u64,
 }
 
 impl TableProperties {
@@ -78,6 +81,7 @@ const FILE_NUMBER: &str = "file_number";
 const FILTER_POLICY: &str = "filter.policy";
 const FORMAT_VERSION: &str = "format_version";
 const LARGEST_KEY: &str = "largest_key";
+const RANGE_DELETIONS: &str = "range_deletions";
 const RAW_KEY_BYTES: &str = "raw_key_bytes";
 const RAW_VALUE_BYTES: &str = "raw_value_bytes";
 const SMALLEST_KEY: &str = "smallest_key";
@@ -106,6 +110,9 @@ impl TableProperties {
         fields.insert(FILTER_POLICY, self.filter_policy.as_bytes().to_vec());
         fields.insert(FORMAT_VERSION, varint(u64::from(self.format_version)));
         fields.insert(LARGEST_KEY, self.largest_key.clone());
+        if self.range_deletions > 0 {
+            fields.insert(RANGE_DELETIONS, varint(self.range_deletions));
+        }
         fields.insert(RAW_KEY_BYTES, varint(self.raw_key_bytes));
         fields.insert(RAW_VALUE_BYTES, varint(self.raw_value_bytes));
         fields.insert(SMALLEST_KEY, self.smallest_key.clone());
@@ -197,6 +204,7 @@ impl TableProperties {
                 true => Some(num(FILE_NUMBER)?),
                 false => None,
             },
+            range_deletions: optional_num(RANGE_DELETIONS)?,
         };
         Ok(props)
     }
@@ -225,6 +233,7 @@ mod tests {
             data_raw_bytes: 12_000,
             data_bytes: 6_000,
             file_number: Some(42),
+            range_deletions: 3,
         };
         assert_eq!(TableProperties::decode_block(p.encode_block()).unwrap(), p);
     }

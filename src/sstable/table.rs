@@ -11,8 +11,11 @@ use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind, SeqNo};
 use crate::metrics::ReadCounters;
+use crate::range_del::{self, Fragments};
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
-use crate::sstable::builder::{FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME};
+use crate::sstable::builder::{
+    FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, RANGE_DELETION_BLOCK_NAME,
+};
 use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::CODEC_NONE;
 use crate::sstable::format::{
@@ -88,6 +91,8 @@ pub struct Table {
     counters: Arc<ReadCounters>,
     filter_checks: AtomicU64,
     filter_false_positives: AtomicU64,
+    /// The range tombstones of the range-deletion block, cut into pieces; `None` without.
+    range_dels: Option<Arc<Fragments>>,
 }
 
 /// What opening a table read and verified, everything but the file handle: the table cache
@@ -99,6 +104,7 @@ pub(crate) struct TableParts {
     index: Vec<IndexEntry>,
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
+    range_dels: Option<Arc<Fragments>>,
 }
 
 impl TableParts {
@@ -135,6 +141,7 @@ impl Table {
             index: self.index,
             props: self.props,
             filter: self.filter,
+            range_dels: self.range_dels,
         }
     }
 
@@ -145,6 +152,7 @@ impl Table {
             index: self.index.clone(),
             props: self.props.clone(),
             filter: self.filter.clone(),
+            range_dels: self.range_dels.clone(),
         }
     }
 
@@ -166,6 +174,7 @@ impl Table {
             index: parts.index,
             props: parts.props,
             filter: parts.filter,
+            range_dels: parts.range_dels,
             cache: opts.cache,
             counters: opts.counters,
             file,
@@ -215,6 +224,7 @@ impl Table {
             .map_err(locate(footer.metaindex))?;
         let mut meta_it = BlockIter::new(Arc::new(meta), bytewise);
         let mut props_handle = None;
+        let mut range_handle = None;
         let mut filter_handles = Vec::new();
         meta_it.seek_to_first().map_err(locate(footer.metaindex))?;
         while meta_it.valid() {
@@ -224,6 +234,9 @@ impl Table {
             if name == PROPERTIES_BLOCK_NAME.as_bytes() {
                 check_handle(h, blocks_end, &path, at, "properties")?;
                 props_handle = Some(h);
+            } else if name == RANGE_DELETION_BLOCK_NAME.as_bytes() {
+                check_handle(h, blocks_end, &path, at, "range-deletion")?;
+                range_handle = Some(h);
             } else if let Some(policy) = name.strip_prefix(FILTER_BLOCK_PREFIX.as_bytes()) {
                 filter_handles.push((policy.to_vec(), h));
             }
@@ -247,7 +260,7 @@ impl Table {
                 "properties and footer disagree on the format version",
             ));
         }
-        if props.entries > 0
+        if (props.entries > 0 || props.range_deletions > 0)
             && (props.smallest_key.len() < key::TRAILER_LEN
                 || props.largest_key.len() < key::TRAILER_LEN
                 || key::compare(&props.smallest_key, &props.largest_key) == Ordering::Greater)
@@ -274,8 +287,10 @@ impl Table {
             props.data_bytes = index.iter().map(|e| e.handle.size).sum();
             props.data_raw_bytes = props.data_bytes;
         }
+        let range_dels = Self::read_range_dels(&*file, &path, &props, range_handle, blocks_end)?;
         let filter = Self::load_filter(&*file, &path, &opts, &props, &filter_handles, blocks_end);
         Ok(Table {
+            range_dels,
             path,
             file_number: opts.file_number,
             blocks_end,
@@ -328,6 +343,64 @@ impl Table {
             it.advance().map_err(locate)?;
         }
         Ok(out)
+    }
+
+    /// Reads and checks the range-deletion block: its count must match the properties and
+    /// every tombstone must lie inside the table's key range.
+    fn read_range_dels(
+        file: &dyn RandomAccessFile,
+        path: &Path,
+        props: &TableProperties,
+        handle: Option<BlockHandle>,
+        blocks_end: u64,
+    ) -> Result<Option<Arc<Fragments>>> {
+        let Some(handle) = handle else {
+            if props.range_deletions > 0 {
+                return Err(Error::corruption(
+                    path,
+                    blocks_end,
+                    format!(
+                        "properties count {} range tombstones but the metaindex has no range-deletion block",
+                        props.range_deletions
+                    ),
+                ));
+            }
+            return Ok(None);
+        };
+        let bytes = read_block(file, path, handle, blocks_end)?;
+        let tombstones =
+            range_del::decode_block(&bytes).map_err(|e| match e.located(path, handle.offset) {
+                Error::Corruption { file, offset, why } => Error::Corruption {
+                    file,
+                    offset,
+                    why: format!("range-deletion block: {why}"),
+                },
+                other => other,
+            })?;
+        let bad = |why: String| Err(Error::corruption(path, handle.offset, why));
+        if tombstones.len() as u64 != props.range_deletions {
+            return bad(format!(
+                "range-deletion block holds {} tombstones, the properties say {}",
+                tombstones.len(),
+                props.range_deletions
+            ));
+        }
+        let inside = |t: &range_del::RangeTombstone| {
+            !key::compare(&t.smallest_key(), &props.smallest_key).is_lt()
+                && !key::compare(&t.largest_key(), &props.largest_key).is_gt()
+        };
+        if let Some(t) = tombstones.iter().find(|t| !inside(t)) {
+            return bad(format!(
+                "range tombstone [{:?}, {:?}) lies outside the table's key range",
+                t.start, t.end
+            ));
+        }
+        Ok(Some(Arc::new(Fragments::build(&tombstones))))
+    }
+
+    /// The table's range tombstones, cut into pieces; `None` when it has none.
+    pub(crate) fn range_fragments(&self) -> Option<&Arc<Fragments>> {
+        self.range_dels.as_ref()
     }
 
     /// The filter to use, or `None`. Never fails: a filter is only an optimisation.
@@ -481,7 +554,7 @@ impl Table {
             )));
         }
         let user_key = key::user_key(lookup);
-        if self.props.entries == 0
+        if (self.props.entries == 0 && self.props.range_deletions == 0)
             || user_key < key::user_key(&self.props.smallest_key)
             || user_key > key::user_key(&self.props.largest_key)
         {
@@ -516,8 +589,25 @@ impl Table {
     /// [`ReadCounters`]' filter figures: the engine keeps those per level (one increment per
     /// check instead of two) and adds the levels up for its totals.
     ///
+    /// A range tombstone of this table that covers the key and is newer than the version
+    /// found (or finds none) makes the answer a delete at the tombstone's sequence number:
+    /// the tombstones are consulted before the filter, which knows nothing of them.
+    ///
     /// `lookup` must be at least a trailer long.
     pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+        let mut out = self.get_point(lookup, hash)?;
+        if let Some(f) = &self.range_dels {
+            let snapshot = lookup_seq(lookup);
+            if let Some(t) = f.covering_seq(key::user_key(lookup), snapshot)
+                && out.entry.as_ref().is_none_or(|(_, seq, _)| *seq < t)
+            {
+                out.entry = Some((Kind::Delete, t, Vec::new()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn get_point(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
         let user_key = key::user_key(lookup);
         let mut out = TableGet {
             verdict: FilterVerdict::OutOfRange,
@@ -599,6 +689,12 @@ impl Table {
         Ok(out)
     }
 
+    /// The sequence number of the newest range tombstone of this table that covers
+    /// `user_key` and is visible at `snapshot` (answered from memory).
+    pub(crate) fn covering_range_delete(&self, user_key: &[u8], snapshot: SeqNo) -> Option<SeqNo> {
+        self.range_dels.as_ref()?.covering_seq(user_key, snapshot)
+    }
+
     /// The filter's answer for a key hashed by this table's policy, without reading anything:
     /// `None` when the table has no usable filter. With `count`, the check (and, when the
     /// caller later reports it, the false positive) goes into the table's own counters.
@@ -614,4 +710,9 @@ impl Table {
     pub(crate) fn note_false_positive(&self) {
         self.filter_false_positives.fetch_add(1, Relaxed);
     }
+}
+
+/// The sequence number of a lookup key (`key::encode(user_key, snapshot, KIND_SEEK)`).
+pub(crate) fn lookup_seq(lookup: &[u8]) -> SeqNo {
+    key::parse(lookup).map_or(key::MAX_SEQ, |p| p.seq)
 }

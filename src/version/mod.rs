@@ -426,6 +426,7 @@ mod tests {
             filter_bits_per_key: 10.0,
             filter_bytes: 4,
             expected_fpr: 0.01,
+            range_deletions: 0,
         }
     }
 

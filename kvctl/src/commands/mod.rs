@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compact;
 pub mod dedup;
 pub mod delete;
+pub mod delete_range;
 pub mod explain;
 pub mod filter;
 pub mod get;

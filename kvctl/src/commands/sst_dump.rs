@@ -11,7 +11,8 @@ use bloomkv::sstable::block::{Block, BlockIter, bytewise};
 use bloomkv::sstable::format::{BlockHandle, FOOTER_LEN, Footer, TABLE_MAGIC, read_block};
 use bloomkv::sstable::internal_key::{self as key, Kind};
 use bloomkv::sstable::{
-    FILTER_BLOCK_PREFIX, ReadCounters, Table, TableProperties, TableReadOptions,
+    FILTER_BLOCK_PREFIX, RANGE_DELETION_BLOCK_NAME, ReadCounters, Table, TableProperties,
+    TableReadOptions, decode_range_deletions,
 };
 
 use crate::args::GlobalArgs;
@@ -101,6 +102,7 @@ fn dump(path: &Path, entries: bool, codec: Codec, out: &mut Out) -> Result<(), F
     }
     s.push('\n');
     out.bytes(s.as_bytes())?;
+    range_deletions(&*file, path, props, &meta, blocks_end, entries, codec, out)?;
     let filter_result = filter(&*file, path, props, &meta, blocks_end, out);
     data_blocks(
         &*file, path, &footer, props, blocks_end, entries, codec, out,
@@ -108,6 +110,65 @@ fn dump(path: &Path, entries: bool, codec: Codec, out: &mut Out) -> Result<(), F
     // A damaged filter does not stop reads (the engine then reads without it) but is damage
     // all the same: reported after the rest has been verified.
     filter_result
+}
+
+/// The range-deletion block, verified: its tombstone count (checked against the
+/// properties) and, with `--entries`, every tombstone.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the dump's shared context, passed plainly"
+)]
+fn range_deletions(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    p: &TableProperties,
+    meta: &[(Vec<u8>, BlockHandle)],
+    blocks_end: u64,
+    entries: bool,
+    codec: Codec,
+    out: &mut Out,
+) -> Result<(), Failure> {
+    let found = meta
+        .iter()
+        .find(|(name, _)| name.as_slice() == RANGE_DELETION_BLOCK_NAME.as_bytes());
+    let mut s = String::new();
+    let Some((_, h)) = found else {
+        let _ = writeln!(s, "range dels   none");
+        out.bytes(s.as_bytes())?;
+        return Ok(());
+    };
+    let tombstones = read_block(file, path, *h, blocks_end)
+        .and_then(|b| decode_range_deletions(&b).map_err(|e| e.located(path, h.offset)))?;
+    if tombstones.len() as u64 != p.range_deletions {
+        return Err(bloomkv::Error::Corruption {
+            file: path.to_path_buf(),
+            offset: h.offset,
+            why: format!(
+                "range-deletion block holds {} tombstones, the properties say {}",
+                tombstones.len(),
+                p.range_deletions
+            ),
+        }
+        .into());
+    }
+    let _ = writeln!(
+        s,
+        "range dels   {} range tombstones at {}",
+        tombstones.len(),
+        handle(*h)
+    );
+    if entries {
+        for (start, end, seq) in &tombstones {
+            let _ = writeln!(
+                s,
+                "range del    [{}, {}) @ seq {seq}",
+                codec.show(start),
+                codec.show(end)
+            );
+        }
+    }
+    out.bytes(s.as_bytes())?;
+    Ok(())
 }
 
 fn handle(h: BlockHandle) -> String {
@@ -136,8 +197,14 @@ fn kind_word(k: Kind) -> &'static str {
 fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
     let _ = writeln!(
         s,
-        "properties   format version {}, {} entries ({} deletions), {} data blocks, raw key bytes {}, raw value bytes {}",
-        p.format_version, p.entries, p.deletions, p.data_blocks, p.raw_key_bytes, p.raw_value_bytes
+        "properties   format version {}, {} entries ({} deletions), {} range tombstones, {} data blocks, raw key bytes {}, raw value bytes {}",
+        p.format_version,
+        p.entries,
+        p.deletions,
+        p.range_deletions,
+        p.data_blocks,
+        p.raw_key_bytes,
+        p.raw_value_bytes
     );
     let _ = writeln!(
         s,
@@ -147,7 +214,7 @@ fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
         p.data_bytes,
         p.compression_ratio()
     );
-    if p.entries > 0 {
+    if p.entries > 0 || p.range_deletions > 0 {
         let _ = writeln!(
             s,
             "key range    {}  ..  {}",

@@ -50,8 +50,8 @@ fn constants_match() {
     assert_eq!(FOOTER_LEN, 56);
     assert_doc_says("### Block trailer (5 bytes, after every block)");
     assert_eq!(BLOCK_TRAILER_LEN, 5);
-    assert_doc_says("u32 format version (2; version 1 tables are still read)");
-    assert_eq!(FORMAT_VERSION, 2);
+    assert_doc_says("u32 format version (3; version 1 and 2 tables are still read)");
+    assert_eq!(FORMAT_VERSION, 3);
     assert_doc_says("`0` = stored raw, `1` = LZ4, `2` = Zstandard");
     assert_eq!((CODEC_NONE, CODEC_LZ4, CODEC_ZSTD), (0, 1, 2));
     assert_doc_says("`1 ..= 16777216` (16 MiB");
@@ -64,7 +64,10 @@ fn constants_match() {
     assert_eq!(HEADER_SIZE, 7);
     assert_doc_says("\"BKVMANIF\" (42 4B 56 4D 41 4E 49 46)");
     assert_eq!(&manifest::MANIFEST_MAGIC, b"BKVMANIF");
-    assert_eq!(manifest::MANIFEST_FORMAT_VERSION, 1);
+    assert_doc_says("version  u32 LE, currently 2");
+    assert_eq!(manifest::MANIFEST_FORMAT_VERSION, 2);
+    assert_doc_says("| `rangedel` | the range-deletion block");
+    assert_eq!(crate::sstable::RANGE_DELETION_BLOCK_NAME, "rangedel");
 }
 
 #[test]
@@ -91,6 +94,14 @@ fn examples_match() {
     b.set_sequence(5);
     let example = DOC.split("`delete(\"k\")`:\n`").nth(1).unwrap();
     assert_eq!(b.payload(), hex(&example[..example.find('`').unwrap()]));
+    let mut b = WriteBatch::new();
+    b.delete_range("a", "c");
+    b.set_sequence(9);
+    let example = DOC
+        .split("`delete_range(\"a\", \"c\")`:\n`")
+        .nth(1)
+        .unwrap();
+    assert_eq!(b.payload(), hex(&example[..example.find('`').unwrap()]));
 
     // An empty WAL record: crc32([0x01]) LE, 00 00, 01.
     assert_doc_says("(`crc32([0x01]) LE, 00 00, 01`)");
@@ -112,7 +123,7 @@ fn manifest_header_and_current_bytes() {
     // First physical record: 7-byte header, then the 12-byte header payload.
     assert_eq!(&bytes[4..7], &[12, 0, 1]);
     assert_eq!(&bytes[7..15], b"BKVMANIF");
-    assert_eq!(&bytes[15..19], &1u32.to_le_bytes());
+    assert_eq!(&bytes[15..19], &2u32.to_le_bytes());
     manifest::set_current(&StdEnv, dir.path(), 123).unwrap();
     assert_doc_says("`MANIFEST-000123\\n`");
     assert_eq!(
@@ -208,7 +219,7 @@ fn table_footer_layout() {
     b.finish().unwrap();
     let bytes = file.contents();
     let footer = &bytes[bytes.len() - 56..];
-    assert_eq!(&footer[40..44], &2u32.to_le_bytes());
+    assert_eq!(&footer[40..44], &3u32.to_le_bytes());
     assert_eq!(
         &footer[44..48],
         &crc32fast::hash(&footer[..44]).to_le_bytes()
@@ -344,4 +355,56 @@ fn compressed_block_layout() {
     let mut v = Vec::new();
     crate::coding::put_varint32(&mut v, 4096);
     assert_eq!(v, hex("80 20"));
+}
+
+/// "Range-deletion block": the example's bytes, and a table holding a tombstone names the
+/// block in its metaindex, counts it in its properties and widens its key range as stated.
+#[test]
+fn range_deletion_block_is_as_documented() {
+    use crate::range_del::{RangeTombstone, encode_block};
+    let t = RangeTombstone {
+        start: b"b".to_vec(),
+        end: b"d".to_vec(),
+        seq: 7,
+    };
+    let example = hex(quoted_after("at sequence 7 is the 13 bytes\n"));
+    assert_eq!(example.len(), 13);
+    assert_eq!(encode_block(std::slice::from_ref(&t)), example);
+
+    let file = MemWritableFile::new();
+    let mut b = TableBuilder::new(
+        Box::new(file.clone()),
+        "000002.sst".into(),
+        TableBuildOptions::default(),
+    );
+    b.add(&key::encode(b"a", 3, Kind::Put), b"v").unwrap();
+    // A tombstone cut after "b" (end "b" ++ 00) and one past the last entry.
+    let cut = RangeTombstone {
+        start: b"a".to_vec(),
+        end: b"b\0".to_vec(),
+        seq: 9,
+    };
+    b.set_range_tombstones(vec![cut.clone(), t.clone()])
+        .unwrap();
+    let props = b.finish().unwrap();
+    assert_eq!(props.range_deletions, 2);
+    assert_eq!(props.smallest_key, key::encode(b"a", 9, Kind::Delete));
+    assert_eq!(props.largest_key, key::encode(b"d", 0, Kind::Delete));
+    assert_eq!(cut.largest_key(), key::encode(b"b", 0, Kind::Delete));
+    let bytes = file.contents();
+    let needle = encode_block(&[cut, t]);
+    assert!(bytes.windows(needle.len()).any(|w| w == needle.as_slice()));
+    let table = Table::open(
+        Arc::new(MemRandomAccessFile::new(bytes, "000002.sst")),
+        TableReadOptions {
+            file_number: 2,
+            filter: None,
+            cache: None,
+            counters: Arc::new(ReadCounters::default()),
+        },
+    )
+    .unwrap();
+    assert_eq!(table.covering_range_delete(b"c", 100), Some(7));
+    assert_eq!(table.covering_range_delete(b"a", 100), Some(9));
+    assert_eq!(table.covering_range_delete(b"d", 100), None);
 }

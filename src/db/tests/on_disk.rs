@@ -43,7 +43,7 @@ fn newer_format_version_is_a_clear_error() {
     use crate::env::{Env, StdEnv};
     let dir = tempfile::tempdir().unwrap();
     drop(Db::open(dir.path(), Options::default()).unwrap());
-    // A MANIFEST whose header claims format version 2, made current.
+    // A MANIFEST whose header claims the next format version, made current.
     let path = crate::filename::manifest_path(dir.path(), 900);
     let mut log = crate::wal::LogWriter::new(StdEnv.create_writable(&path).unwrap());
     let mut header = crate::manifest::MANIFEST_MAGIC.to_vec();
@@ -56,8 +56,8 @@ fn newer_format_version_is_a_clear_error() {
         matches!(
             err,
             Error::UnsupportedVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             }
         ),

@@ -24,6 +24,7 @@ fn file_meta() -> impl Strategy<Value = FileMeta> {
                     filter_bits_per_key: bits,
                     filter_bytes: fbytes,
                     expected_fpr: fpr,
+                    range_deletions: number % 3,
                 }
             },
         )
@@ -96,6 +97,7 @@ fn meta() -> FileMeta {
         filter_bits_per_key: 10.0,
         filter_bytes: 13,
         expected_fpr: 0.0082,
+        range_deletions: 0,
     }
 }
 

@@ -29,6 +29,7 @@ fn edit(i: u64) -> VersionEdit {
                 filter_bits_per_key: 10.0,
                 filter_bytes: i * 2,
                 expected_fpr: 0.01,
+                range_deletions: 0,
             },
         )],
     }

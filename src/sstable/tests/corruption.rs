@@ -209,6 +209,7 @@ fn props(entries: u64, blocks: u64, smallest: &[u8], largest: &[u8]) -> TablePro
         data_raw_bytes: 0,
         data_bytes: 0,
         file_number: None,
+        range_deletions: 0,
     }
 }
 

@@ -1,0 +1,40 @@
+//! `kvctl delete-range START END`.
+
+use std::ffi::OsString;
+
+use crate::args::GlobalArgs;
+use crate::escape::escape;
+use crate::exit::CliError;
+use crate::open;
+
+/// Arguments of `delete-range`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The first key deleted (hex with --hex).
+    pub start: OsString,
+    /// The first key after the range, not deleted (hex with --hex).
+    pub end: OsString,
+}
+
+/// Deletes every key in `[START, END)` with one range tombstone; creates the database if
+/// missing, like every write. START == END deletes nothing; START > END is a usage error.
+pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
+    let codec = g.codec();
+    let start = codec.arg("START", a.start)?;
+    let end = codec.arg("END", a.end)?;
+    if start > end {
+        return Err(CliError::Usage(format!(
+            "delete-range: START {} sorts after END {}",
+            escape(&start),
+            escape(&end)
+        )));
+    }
+    let db = open::for_write(&g.db)?;
+    db.delete_range(&start, &end)
+        .map_err(CliError::with(format_args!(
+            "delete-range {} {} in {}",
+            escape(&start),
+            escape(&end),
+            g.db.display()
+        )))
+}
