@@ -160,6 +160,8 @@ fn a_table_whose_reader_was_closed_reopens_without_reading_its_index_or_filter()
         target_file_bytes: 64 << 10,
         // Three readers pinned, one per shard of the LRU: most of the tables get closed.
         max_open_files: 4,
+        // Raw blocks, so the repeated values still fill many tables.
+        compression: Compression::None,
         env: counting.clone(),
         ..Options::default()
     };
