@@ -138,6 +138,9 @@ fn main() -> Res<()> {
         cache as usize,
         a.peer_bits.unwrap_or(10.0),
     )?));
+    if let Some(only) = &a.only {
+        engines.retain(|e| only.iter().any(|n| n == e.name()));
+    }
     let peers = a
         .peer_bits
         .map_or("their defaults (RocksDB 10 bits/key)".to_string(), |b| {
