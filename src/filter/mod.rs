@@ -20,6 +20,7 @@ mod fuse;
 pub mod layout;
 pub mod math;
 pub mod monkey;
+pub(crate) mod monkey_kinds;
 mod partition;
 mod policy;
 mod ribbon;
