@@ -25,6 +25,7 @@ mod partition;
 mod policy;
 mod ribbon;
 mod scalable;
+mod static_header;
 
 pub use any::AnyFilter;
 pub use bloom::BloomFilter;
