@@ -45,6 +45,10 @@ pub(crate) struct KindCurve<'a> {
 /// What sampling a kind's curve found.
 #[derive(Debug)]
 struct Sampled {
+    /// Every sampled `(bits, rate)`, bits increasing, from `(0, 1)`: the rates the solver
+    /// compares allocations with, without evaluating the policy's rate model again (a
+    /// blocked Bloom rate costs ~50 µs, and the allocation runs for every table written).
+    points: Vec<(f64, f64)>,
     /// Lower convex hull of `(bits, rate)`, from `(0, 1)`, bits increasing, rate decreasing.
     hull: Vec<(f64, f64)>,
     /// Whether the kind realizes any bits per key (so a step may be taken in part).
@@ -84,12 +88,28 @@ impl<'a> KindCurve<'a> {
         KindCurve { policy, sampled }
     }
 
-    /// The rate of this kind at `bits` (1 for no filter).
+    /// The rate of this kind at `bits` (1 for no filter): the sampled rate where `bits` was
+    /// sampled (every size a discrete kind builds), else interpolated between the two
+    /// neighbouring samples in log space (rates fall about exponentially with bits), and the
+    /// policy's own figure past the last sample.
     pub(crate) fn rate(&self, bits: f64) -> f64 {
-        if bits <= 0.0 {
-            1.0
-        } else {
-            self.policy.predicted_fp_rate(bits).clamp(0.0, 1.0)
+        if bits.is_nan() || bits <= 0.0 {
+            return 1.0;
+        }
+        let points = &self.sampled.points;
+        let i = points.partition_point(|p| p.0 < bits - 1e-9);
+        match (i.checked_sub(1).map(|j| points[j]), points.get(i)) {
+            (_, Some(&(b, p))) if (b - bits).abs() <= 1e-9 => p,
+            (Some((b0, p0)), Some(&(b1, p1))) => {
+                let (l0, l1) = (
+                    p0.max(f64::MIN_POSITIVE).ln(),
+                    p1.max(f64::MIN_POSITIVE).ln(),
+                );
+                (l0 + (bits - b0) / (b1 - b0) * (l1 - l0))
+                    .exp()
+                    .clamp(0.0, 1.0)
+            }
+            _ => self.policy.predicted_fp_rate(bits).clamp(0.0, 1.0),
         }
     }
 
@@ -120,6 +140,7 @@ fn sample(policy: &dyn FilterPolicy, min_bits: f64) -> Sampled {
     points.dedup_by(|b, a| (a.0 - b.0).abs() < 1e-9);
     Sampled {
         hull: lower_hull(&points),
+        points,
         continuous,
     }
 }
@@ -271,6 +292,23 @@ mod tests {
         }
         let bloom = BloomPolicy::default();
         assert!(KindCurve::of(&bloom, 1.0).sampled.continuous);
+    }
+
+    #[test]
+    fn sampled_rates_stand_in_for_the_policy() {
+        let bloom = BloomPolicy::default();
+        let c = KindCurve::of(&bloom, 1.0);
+        for bits in [1.0, 3.3, 7.25, 9.9, 10.0, 16.1, 40.0, 60.0] {
+            let (got, want) = (c.rate(bits), bloom.predicted_fp_rate(bits));
+            assert!((got / want - 1.0).abs() < 0.01, "{bits}: {got} vs {want}");
+        }
+        let ribbon = RibbonPolicy::default();
+        let c = KindCurve::of(&ribbon, 1.0);
+        for r in 1..=32u32 {
+            let bits = realized_bits(&ribbon, f64::from(r) * 1.07);
+            assert_eq!(c.rate(bits), ribbon.predicted_fp_rate(bits), "r = {r}");
+        }
+        assert_eq!(c.rate(0.0), 1.0);
     }
 
     #[test]
