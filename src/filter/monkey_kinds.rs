@@ -19,7 +19,6 @@
 //! Lagrangian optimum on the hulls plus a greedy fill of the remainder; it is compared with
 //! the uniform allocation of the same budget and the better of the two is returned.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -55,15 +54,16 @@ struct Sampled {
     continuous: bool,
 }
 
-/// Sampled curves by kind name and smallest filter (its `f64` bits).
-type CurveCache = HashMap<(String, u64), Arc<Sampled>>;
+/// Sampled curves by kind name and smallest filter (its `f64` bits). A handful of kinds at
+/// most: a list searched by name costs less than hashing a key for every level.
+type CurveCache = Vec<(String, u64, Arc<Sampled>)>;
 
 /// Sampled curves by kind name and smallest filter: sampling a blocked Bloom curve evaluates
 /// its rate model ~200 times (~15 ms), and the allocation runs for every table written. A
 /// name stands for one kind of filter (tables are read by it), so it stands for one curve.
 fn sampled_curves() -> &'static Mutex<CurveCache> {
     static CURVES: OnceLock<Mutex<CurveCache>> = OnceLock::new();
-    CURVES.get_or_init(|| Mutex::new(HashMap::new()))
+    CURVES.get_or_init(|| Mutex::new(Vec::new()))
 }
 
 /// Bits per key `policy` actually builds with when asked for `bits`.
@@ -76,15 +76,19 @@ pub(crate) fn realized_bits(policy: &dyn FilterPolicy, bits: f64) -> f64 {
 impl<'a> KindCurve<'a> {
     /// The curve of `policy`'s kind, filters thinner than `min_bits` left out.
     pub(crate) fn of(policy: &'a dyn FilterPolicy, min_bits: f64) -> Self {
-        let key = (policy.name().to_string(), min_bits.to_bits());
-        if let Some(sampled) = sampled_curves().lock().get(&key) {
-            return KindCurve {
-                policy,
-                sampled: Arc::clone(sampled),
-            };
-        }
-        let sampled = Arc::new(sample(policy, min_bits));
-        sampled_curves().lock().insert(key, Arc::clone(&sampled));
+        let (name, min) = (policy.name(), min_bits.to_bits());
+        let cached = sampled_curves()
+            .lock()
+            .iter()
+            .find(|(n, m, _)| n == name && *m == min)
+            .map(|(_, _, s)| Arc::clone(s));
+        let sampled = cached.unwrap_or_else(|| {
+            let sampled = Arc::new(sample(policy, min_bits));
+            sampled_curves()
+                .lock()
+                .push((name.to_string(), min, Arc::clone(&sampled)));
+            sampled
+        });
         KindCurve { policy, sampled }
     }
 
