@@ -1,10 +1,14 @@
 //! Monkey allocation with re-filtering: after a load with overwrites, deletes and a live
 //! snapshot, every answer is unchanged by the rewrites (current view and snapshot view), and
 //! once the tree settles the tables of each level carry filters within the re-filter
-//! tolerance of one figure, within the configured memory.
+//! tolerance of one figure, within the configured memory. Once with Bloom filters on every
+//! level, once with Ribbon filters on the deepest levels (Monkey across filter kinds).
 
 mod common;
 
+use std::sync::Arc;
+
+use bloomkv::filter::{BloomPolicy, FilterPolicy, RibbonPolicy};
 use bloomkv::{Db, FilterAllocation, Options};
 use common::{NoSyncEnv, w1_key, w1_value};
 
@@ -32,8 +36,25 @@ fn value_now(i: u64) -> Option<Vec<u8>> {
 
 #[test]
 fn refiltered_tree_keeps_every_answer_and_one_figure_per_level() {
+    check_refiltered_tree(options());
+}
+
+#[test]
+fn refiltered_tree_with_ribbon_below_bloom_keeps_every_answer() {
+    let bloom: Arc<dyn FilterPolicy> = Arc::new(BloomPolicy::default());
+    check_refiltered_tree(Options {
+        filter_policy_per_level: Some(vec![
+            Arc::clone(&bloom),
+            bloom,
+            Arc::new(RibbonPolicy::default()),
+        ]),
+        ..options()
+    });
+}
+
+fn check_refiltered_tree(options: Options) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options()).unwrap();
+    let db = Db::open(dir.path(), options.clone()).unwrap();
     for i in 0..KEYS {
         db.put(w1_key(i), w1_value(i, 0)).unwrap();
     }
@@ -90,7 +111,7 @@ fn refiltered_tree_keeps_every_answer_and_one_figure_per_level() {
     drop(snap);
     drop(db);
     // Reopen: the rewritten tables are what the manifest names.
-    let db = Db::open(dir.path(), options()).unwrap();
+    let db = Db::open(dir.path(), options).unwrap();
     for i in (0..KEYS).step_by(7) {
         assert_eq!(
             db.get(w1_key(i)).unwrap(),

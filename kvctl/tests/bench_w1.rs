@@ -1,7 +1,8 @@
 //! The W1 runner on a small database: every phase runs, counters add up, filters save
 //! block reads, and Monkey keeps the memory of the uniform allocation.
 
-use kvctl::bench::{W1Config, json_string, run_w1};
+use bloomkv::filter::{BinaryFusePolicy, BloomPolicy, RibbonPolicy};
+use kvctl::bench::{FilterKind, W1Config, json_string, run_w1};
 
 fn small(dir: &std::path::Path, bits: f64, monkey: bool) -> W1Config {
     W1Config {
@@ -70,4 +71,22 @@ fn w1_monkey_keeps_memory_on_budget() {
     for l in m.levels.iter().filter(|l| l.entries > 0) {
         assert!(l.bits_per_key >= 1.0, "{m}");
     }
+}
+
+#[test]
+fn filter_kinds_reach_the_engine_per_level() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cfg = small(tmp.path(), 10.0, true);
+    assert!(cfg.options().filter_policy_per_level.is_none());
+    cfg.filter_kinds = vec![FilterKind::Bloom, FilterKind::Fuse, FilterKind::Ribbon];
+    let opts = cfg.options();
+    assert_eq!(opts.filter_policy_for_level(0).name(), BloomPolicy::NAME);
+    assert_eq!(
+        opts.filter_policy_for_level(1).name(),
+        BinaryFusePolicy::NAME
+    );
+    assert_eq!(opts.filter_policy_for_level(6).name(), RibbonPolicy::NAME);
+    assert_eq!(cfg.filter_kinds_label(), "bloom,fuse,ribbon");
+    assert_eq!(FilterKind::parse("ribbon"), Some(FilterKind::Ribbon));
+    assert_eq!(FilterKind::parse("xor"), None);
 }

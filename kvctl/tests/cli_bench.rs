@@ -102,6 +102,27 @@ fn json_parses_and_holds_the_phases() {
     assert_eq!(get_absent["ops"], 2000);
     assert!(get_absent["ops_per_sec"].as_f64().unwrap() > 0.0);
     assert!(v["absent"]["tables_probed_per_get"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["filter_kinds"], "bloom");
+
+    // Filter kinds per level: Ribbon from level 1 down, under Monkey.
+    let mixed = stdout_of(
+        &[
+            &TINY[..],
+            &["--single", "--json", "--monkey", "--filter", "bloom,ribbon"],
+        ]
+        .concat(),
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_str(&mixed).unwrap();
+    assert_eq!(v["filter_kinds"], "bloom,ribbon");
+    assert!(
+        v["label"]
+            .as_str()
+            .unwrap()
+            .ends_with("Monkey bloom,ribbon")
+    );
+    // Within the memory budget (sized per distinct key; entries include overwrites).
+    assert!(v["filter_bits_per_key"].as_f64().unwrap() <= 10.5, "{v}");
 
     // Without --single: an array, filters on, off, Monkey.
     let three = stdout_of(
@@ -230,6 +251,11 @@ fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
         .args(["bench", "--bits-per-key", "100"])
         .assert()
         .code(2);
+    kvctl()
+        .args(["bench", "--filter", "bloom,cuckoo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cuckoo"));
     kvctl()
         .args(["bench", "--help"])
         .assert()

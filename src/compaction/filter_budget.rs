@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::filter::MIN_BITS_PER_KEY;
 use crate::filter::monkey::{self, LevelShape};
+use crate::filter::monkey_kinds::{self, KindCurve};
+use crate::filter::{BloomPolicy, MIN_BITS_PER_KEY};
 use crate::options::{FilterAllocation, NUM_LEVELS, Options};
 use crate::version::{TableFile, Version};
 
@@ -21,16 +22,27 @@ pub(crate) fn filter_bits_for_write(opts: &Options, shape: &Shape, level: usize)
 
 /// Under Monkey, the bits per key each level's tables should have for `shape` (the optimum,
 /// with no budget correction); `None` under uniform allocation.
+///
+/// With Bloom filters on every level, Monkey's closed form over the textbook Bloom curve
+/// ([`monkey::allocate`]). With any other kind on some level, the solver across kinds
+/// ([`monkey_kinds::allocate`]) over each level's own false-positive curve: every figure it
+/// gives is a size the level's kind builds (a whole number of Ribbon result bits, a binary
+/// fuse filter's one size, or no filter).
 pub(crate) fn monkey_bits_per_level(opts: &Options, shape: &Shape) -> Option<Vec<f64>> {
     let FilterAllocation::Monkey { bits_per_key } = opts.filter_allocation else {
         return None;
     };
     let (entries, probes) = shape;
-    Some(monkey::allocate(
-        &monkey_shape(entries, probes),
-        bits_per_key,
-        MIN_BITS_PER_KEY,
-    ))
+    let levels = monkey_shape(entries, probes);
+    let all_bloom =
+        (0..NUM_LEVELS).all(|l| opts.filter_policy_for_level(l).name() == BloomPolicy::NAME);
+    if all_bloom {
+        return Some(monkey::allocate(&levels, bits_per_key, MIN_BITS_PER_KEY));
+    }
+    let curves: Vec<KindCurve<'_>> = (0..NUM_LEVELS)
+        .map(|l| KindCurve::of(opts.filter_policy_for_level(l).as_ref(), MIN_BITS_PER_KEY))
+        .collect();
+    Some(monkey_kinds::allocate(&levels, &curves, bits_per_key))
 }
 
 fn monkey_shape(entries: &[u64; NUM_LEVELS], probes: &[f64; NUM_LEVELS]) -> Vec<LevelShape> {
@@ -268,5 +280,55 @@ mod tests {
             crate::compaction::refilter::pick(&version(&at_share), &Options::default(), &[])
                 .is_none()
         );
+    }
+
+    fn monkey_with_kinds(kinds: Vec<Arc<dyn crate::filter::FilterPolicy>>) -> Options {
+        Options {
+            filter_policy_per_level: Some(kinds),
+            ..monkey(10.0)
+        }
+    }
+
+    #[test]
+    fn bloom_on_every_level_keeps_the_closed_form() {
+        let (entries, probes) = shape();
+        let ideal = monkey::allocate(&monkey_shape(&entries, &probes), 10.0, 1.0);
+        let opts = monkey_with_kinds(vec![Arc::new(BloomPolicy::new(7.0))]);
+        assert_eq!(monkey_bits_per_level(&opts, &shape()).unwrap(), ideal);
+    }
+
+    /// Fails with the Bloom curve for every kind: the bottom level would get a figure no
+    /// Ribbon filter has, and re-filtering would never see its tables fit.
+    #[test]
+    fn a_ribbon_bottom_gets_a_size_ribbon_builds_and_refiltering_settles() {
+        use crate::filter::RibbonPolicy;
+        let opts = monkey_with_kinds(vec![
+            Arc::new(BloomPolicy::default()),
+            Arc::new(BloomPolicy::default()),
+            Arc::new(RibbonPolicy::default()),
+        ]);
+        let tables = [
+            (1, 1, "a", "z", 10_000, 0.0),
+            (2, 2, "a", "m", 50_000, 0.0),
+            (2, 3, "n", "z", 50_000, 0.0),
+        ];
+        let want = monkey_bits_per_level(&opts, &level_shape(&version(&tables))).unwrap();
+        let r = (want[2] / 1.07).round();
+        assert!(r >= 1.0 && (want[2] - r * 1.07).abs() < 1e-9, "{want:?}");
+        // The memory goes to the Bloom level above rather than being left unspent.
+        let memory = want[1] * 10_000.0 + want[2] * 100_000.0;
+        assert!((memory - 10.0 * 110_000.0).abs() < 1.0, "{want:?}");
+        // A table written with what the allocation asks for fits it; none is re-filtered.
+        let r = crate::compaction::refilter::pick(&version(&tables), &opts, &[]).unwrap();
+        let built = opts
+            .filter_with_bits(r.level, r.bits_per_key)
+            .unwrap()
+            .bits_per_key();
+        assert!((built - r.bits_per_key).abs() < 1e-9);
+        let mut at_share = tables;
+        for t in &mut at_share {
+            t.5 = want[t.0];
+        }
+        assert!(crate::compaction::refilter::pick(&version(&at_share), &opts, &[]).is_none());
     }
 }

@@ -270,6 +270,83 @@ impl CountingBloomFilter {
         self.items = 0;
     }
 
+    fn check_same_shape(&self, other: &CountingBloomFilter, op: &str) -> Result<()> {
+        if self.layout != other.layout || self.positions != other.positions || self.k != other.k {
+            return Err(Error::InvalidArgument(format!(
+                "{op} needs counting filters of the same shape: {:?} layout, {} counters, \
+                 k = {} vs {:?} layout, {} counters, k = {}",
+                self.layout, self.positions, self.k, other.layout, other.positions, other.k
+            )));
+        }
+        Ok(())
+    }
+
+    /// Adds every insertion of `other` to this filter (the multiset sum): each counter
+    /// becomes the sum of the two, stopping at 15 (a saturated counter stays saturated, as
+    /// always). Afterwards every key either filter held is present, and may be removed as
+    /// many times as the two held it together; [`CountingBloomFilter::len`] is the sum.
+    /// Capacity and error rate stay this filter's.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut a = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut b = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// a.insert("x");
+    /// b.insert("x");
+    /// b.insert("y");
+    /// a.union(&b)?;
+    /// assert!(a.contains("y") && a.remove("x") && a.contains("x"));
+    /// assert!(a.union(&CountingBloomFilter::with_capacity(10, 0.01)?).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the filters differ in layout, counters or probes.
+    pub fn union(&mut self, other: &CountingBloomFilter) -> Result<()> {
+        self.check_same_shape(other, "union")?;
+        for p in 0..self.positions {
+            let sum = self.counter(p).saturating_add(other.counter(p));
+            self.set_counter(p, sum.min(SATURATED));
+        }
+        self.items = self.items.saturating_add(other.items);
+        Ok(())
+    }
+
+    /// Keeps, per counter, the smaller of the two (the multiset intersection): afterwards
+    /// every key both filters held is present, and may be removed as many times as the
+    /// filter that held it fewer times did. A counter saturated in one filter takes the
+    /// other's value (the true count behind a saturated counter is at least 15). Since how
+    /// many insertions the two have in common is unknown, [`CountingBloomFilter::len`]
+    /// becomes the smaller of the two lengths, an upper bound.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut a = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// let mut b = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// a.insert("both"); a.insert("only a");
+    /// b.insert("both"); b.insert("only b");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both"));
+    /// assert!(!a.contains("only a") && !a.contains("only b"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the filters differ in layout, counters or probes.
+    pub fn intersect(&mut self, other: &CountingBloomFilter) -> Result<()> {
+        self.check_same_shape(other, "intersect")?;
+        for p in 0..self.positions {
+            let min = self.counter(p).min(other.counter(p));
+            self.set_counter(p, min);
+        }
+        self.items = self.items.min(other.items);
+        Ok(())
+    }
+
     /// Removes one occurrence of a key. Returns `false`, changing nothing, if the filter says
     /// the key is absent; otherwise decrements the key's counters (saturated ones stay at 15)
     /// and returns `true`. Only remove keys you inserted (see the type's documentation).

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 
 use super::encoding::u64_at;
 use super::layout::{mix64, reduce};
+use super::static_header::{Framing, TRAILER_LEN};
 use super::{FilterPolicy, partition};
 
 /// First bytes of a serialized binary fuse filter.
@@ -26,6 +27,14 @@ const MAGIC: [u8; 4] = *b"BFU8";
 const VERSION: u8 = 1;
 /// Bytes before the fingerprints.
 const HEADER_LEN: usize = 32;
+/// Magic, version, header and checksum framing (shared with the other static kind).
+const FRAMING: Framing = Framing {
+    magic: MAGIC,
+    version: VERSION,
+    header_len: HEADER_LEN,
+    reserved: 5,
+    what: "binary fuse",
+};
 /// Largest segment length (as in the paper's implementation; longer segments stop helping).
 const MAX_SEGMENT_LEN: u64 = 1 << 18;
 /// Seeds tried at one array size before the array is made larger.
@@ -231,7 +240,7 @@ struct Header<'a> {
 /// Header checks only (the lookup path): `None` when anything is off.
 #[inline]
 fn peek(bytes: &[u8]) -> Option<Header<'_>> {
-    if bytes.len() < HEADER_LEN + 4 || bytes[0..4] != MAGIC || bytes[4] != VERSION {
+    if !FRAMING.frames(bytes) {
         return None;
     }
     let seed = u64_at(bytes, 8)?;
@@ -243,7 +252,7 @@ fn peek(bytes: &[u8]) -> Option<Header<'_>> {
     }
     let segment_len = 1u64 << shift;
     let len = usize::try_from((segments + 2) * segment_len).ok()?;
-    if bytes.len() != HEADER_LEN + len + 4 {
+    if bytes.len() != HEADER_LEN + len + TRAILER_LEN {
         return None;
     }
     Some(Header {
@@ -277,40 +286,7 @@ impl FilterPolicy for BinaryFusePolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        if filter.len() < HEADER_LEN + 4 {
-            return Err(Error::corrupt_bytes(
-                filter.len() as u64,
-                "binary fuse filter truncated",
-            ));
-        }
-        if filter[0..4] != MAGIC {
-            return Err(Error::corrupt_bytes(
-                0,
-                "not a binary fuse filter (bad magic)",
-            ));
-        }
-        let body = filter.len() - 4;
-        let stored = u32::from_le_bytes([
-            filter[body],
-            filter[body + 1],
-            filter[body + 2],
-            filter[body + 3],
-        ]);
-        if crc32fast::hash(&filter[..body]) != stored {
-            return Err(Error::corrupt_bytes(
-                body as u64,
-                "binary fuse filter checksum mismatch",
-            ));
-        }
-        if filter[4] != VERSION {
-            return Err(Error::corrupt_bytes(
-                4,
-                format!("binary fuse filter version {}", filter[4]),
-            ));
-        }
-        if filter[5..8] != [0, 0, 0] {
-            return Err(Error::corrupt_bytes(5, "non-zero reserved bytes"));
-        }
+        FRAMING.check(filter)?;
         if peek(filter).is_none() {
             return Err(Error::corrupt_bytes(
                 16,

@@ -20,10 +20,12 @@ mod fuse;
 pub mod layout;
 pub mod math;
 pub mod monkey;
+pub(crate) mod monkey_kinds;
 mod partition;
 mod policy;
 mod ribbon;
 mod scalable;
+mod static_header;
 
 pub use any::AnyFilter;
 pub use bloom::BloomFilter;

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 
 use super::encoding::u64_at;
 use super::layout::{mix64, reduce};
+use super::static_header::{Framing, TRAILER_LEN};
 use super::{FilterPolicy, partition};
 
 /// First bytes of a serialized Ribbon filter.
@@ -31,6 +32,14 @@ const MAGIC: [u8; 4] = *b"BRIB";
 const VERSION: u8 = 1;
 /// Bytes before the solution words.
 const HEADER_LEN: usize = 32;
+/// Magic, version, header and checksum framing (shared with the other static kind).
+const FRAMING: Framing = Framing {
+    magic: MAGIC,
+    version: VERSION,
+    header_len: HEADER_LEN,
+    reserved: 6,
+    what: "ribbon",
+};
 /// Width of a coefficient row.
 const W: u64 = 64;
 /// Most result bits: 2^-32 is far below anything a table needs.
@@ -249,7 +258,7 @@ struct Header<'a> {
 
 #[inline]
 fn peek(bytes: &[u8]) -> Option<Header<'_>> {
-    if bytes.len() < HEADER_LEN + 4 || bytes[0..4] != MAGIC || bytes[4] != VERSION {
+    if !FRAMING.frames(bytes) {
         return None;
     }
     let r = u32::from(bytes[5]);
@@ -260,7 +269,7 @@ fn peek(bytes: &[u8]) -> Option<Header<'_>> {
         return None;
     }
     let len = usize::try_from((m / W).checked_mul(u64::from(r))?.checked_mul(8)?).ok()?;
-    if bytes.len() != HEADER_LEN + len + 4 {
+    if bytes.len() != HEADER_LEN + len + TRAILER_LEN {
         return None;
     }
     Some(Header {
@@ -297,37 +306,7 @@ impl FilterPolicy for RibbonPolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        if filter.len() < HEADER_LEN + 4 {
-            return Err(Error::corrupt_bytes(
-                filter.len() as u64,
-                "ribbon filter truncated",
-            ));
-        }
-        if filter[0..4] != MAGIC {
-            return Err(Error::corrupt_bytes(0, "not a ribbon filter (bad magic)"));
-        }
-        let body = filter.len() - 4;
-        let stored = u32::from_le_bytes([
-            filter[body],
-            filter[body + 1],
-            filter[body + 2],
-            filter[body + 3],
-        ]);
-        if crc32fast::hash(&filter[..body]) != stored {
-            return Err(Error::corrupt_bytes(
-                body as u64,
-                "ribbon filter checksum mismatch",
-            ));
-        }
-        if filter[4] != VERSION {
-            return Err(Error::corrupt_bytes(
-                4,
-                format!("ribbon filter version {}", filter[4]),
-            ));
-        }
-        if filter[6..8] != [0, 0] {
-            return Err(Error::corrupt_bytes(6, "non-zero reserved bytes"));
-        }
+        FRAMING.check(filter)?;
         if peek(filter).is_none() {
             return Err(Error::corrupt_bytes(
                 5,

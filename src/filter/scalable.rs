@@ -275,6 +275,103 @@ impl ScalableBloomFilter {
         }
     }
 
+    fn check_same_parameters(&self, other: &ScalableBloomFilter, op: &str) -> Result<()> {
+        if self.initial_capacity != other.initial_capacity
+            || self.error_rate != other.error_rate
+            || self.growth != other.growth
+            || self.tightening != other.tightening
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{op} needs scalable filters of the same parameters: initial capacity {}, \
+                 error rate {}, growth {}, tightening {} vs {}, {}, {}, {}",
+                self.initial_capacity,
+                self.error_rate(),
+                self.growth,
+                self.tightening(),
+                other.initial_capacity,
+                other.error_rate(),
+                other.growth,
+                other.tightening()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Adds every key of `other`, stage by stage. Two filters with the same parameters
+    /// (initial capacity, error rate, growth, tightening) have stages of the same shape at
+    /// each position, so stage `i` becomes the union of the two stages `i`
+    /// ([`BloomFilter::union`]), and the stages only `other` has are appended. Afterwards the
+    /// filter answers `true` for every key either held. A stage may then hold more than its
+    /// capacity, so the rate can exceed the error rate until new stages dilute it;
+    /// [`ScalableBloomFilter::estimated_fpr`] tells. New keys go into the last stage as usual.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut a = ScalableBloomFilter::new(10, 0.01)?;
+    /// let mut b = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..100u32 { b.insert(i.to_le_bytes()); }
+    /// a.insert("x");
+    /// a.union(&b)?;
+    /// assert!(a.contains("x") && a.contains(42u32.to_le_bytes()));
+    /// assert_eq!(a.stages(), b.stages());
+    /// assert!(a.union(&ScalableBloomFilter::new(20, 0.01)?).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the parameters differ.
+    pub fn union(&mut self, other: &ScalableBloomFilter) -> Result<()> {
+        self.check_same_parameters(other, "union")?;
+        for (mine, theirs) in self.stages.iter_mut().zip(&other.stages) {
+            mine.union(theirs)?;
+        }
+        let have = self.stages.len();
+        self.stages.extend(other.stages.iter().skip(have).cloned());
+        Ok(())
+    }
+
+    /// Keeps only the keys both filters may hold, for filters that have not grown: with one
+    /// stage each (and the same parameters) that is [`BloomFilter::intersect`] of the two.
+    /// Once either has grown, a key the two share may sit in stages of different sizes in
+    /// each, and no bitwise operation on stages can keep it, so this is an error rather
+    /// than a filter that would miss keys.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut a = ScalableBloomFilter::new(100, 0.01)?;
+    /// let mut b = ScalableBloomFilter::new(100, 0.01)?;
+    /// a.insert("both"); a.insert("only a");
+    /// b.insert("both");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both") && !a.contains("only a"));
+    /// for i in 0..1000u32 { b.insert(i.to_le_bytes()); }
+    /// assert!(a.intersect(&b).is_err()); // b has grown
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the parameters differ or either filter has more than
+    /// one stage.
+    pub fn intersect(&mut self, other: &ScalableBloomFilter) -> Result<()> {
+        self.check_same_parameters(other, "intersect")?;
+        if self.stages.len() != 1 || other.stages.len() != 1 {
+            return Err(Error::InvalidArgument(format!(
+                "intersect of scalable filters needs one stage each, not {} and {}: a shared \
+                 key may sit in stages of different sizes",
+                self.stages.len(),
+                other.stages.len()
+            )));
+        }
+        match (self.stages.first_mut(), other.stages.first()) {
+            (Some(mine), Some(theirs)) => mine.intersect(theirs),
+            _ => Ok(()),
+        }
+    }
+
     /// Serializes the filter (format version 2, kind 2, `docs/FORMAT.md`): header with the
     /// parameters, each stage as a length-prefixed [`BloomFilter::to_bytes`], CRC-32.
     ///

@@ -29,6 +29,7 @@ pub use svg::sweep_chart;
 use bloomkv::Db;
 use bloomkv::Stats;
 use bloomkv::filter::monkey::{self, LevelShape};
+use bloomkv::filter::{BinaryFusePolicy, BloomPolicy, FilterPolicy, RibbonPolicy};
 use bloomkv::sstable::FilterVerdict;
 use bloomkv::{Compression, Error, Result};
 use bloomkv::{FilterAllocation, NUM_LEVELS, Options};
@@ -53,6 +54,48 @@ impl Workload {
         match self {
             Workload::W1 => "W1",
             Workload::W2 => "W2",
+        }
+    }
+}
+
+/// A kind of filter for the tables of a level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FilterKind {
+    /// Cache-line blocked Bloom filters ([`bloomkv::filter::BloomPolicy`]).
+    #[default]
+    Bloom,
+    /// Standard Ribbon filters ([`bloomkv::filter::RibbonPolicy`]).
+    Ribbon,
+    /// Binary fuse filters, 8-bit fingerprints ([`bloomkv::filter::BinaryFusePolicy`]).
+    Fuse,
+}
+
+impl FilterKind {
+    /// "bloom", "ribbon" or "fuse".
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterKind::Bloom => "bloom",
+            FilterKind::Ribbon => "ribbon",
+            FilterKind::Fuse => "fuse",
+        }
+    }
+
+    /// The kind named `s` ("bloom", "ribbon" or "fuse").
+    pub fn parse(s: &str) -> Option<FilterKind> {
+        match s {
+            "bloom" => Some(FilterKind::Bloom),
+            "ribbon" => Some(FilterKind::Ribbon),
+            "fuse" => Some(FilterKind::Fuse),
+            _ => None,
+        }
+    }
+
+    /// The engine's policy for this kind, sized for `bits_per_key` where the kind has sizes.
+    pub fn policy(self, bits_per_key: f64) -> Arc<dyn FilterPolicy> {
+        match self {
+            FilterKind::Bloom => Arc::new(BloomPolicy::new(bits_per_key.max(1.0))),
+            FilterKind::Ribbon => Arc::new(RibbonPolicy::new(bits_per_key)),
+            FilterKind::Fuse => Arc::new(BinaryFusePolicy::new()),
         }
     }
 }
@@ -104,6 +147,9 @@ pub struct W1Config {
     /// Filter allocation: `false` (default) the same `bits_per_key` on every level, `true`
     /// Monkey with `bits_per_key` on average.
     pub monkey: bool,
+    /// The kind of filter per level: entry `i` for level `i`, the last entry for deeper
+    /// levels (default empty: Bloom everywhere).
+    pub filter_kinds: Vec<FilterKind>,
     /// Block cache capacity (default 32 MiB).
     pub block_cache_bytes: usize,
     /// Seed of the key bijection and of the phases' random choices (default 42).
@@ -133,6 +179,7 @@ impl W1Config {
             overwrite: 200_000,
             bits_per_key: 10.0,
             monkey: false,
+            filter_kinds: Vec::new(),
             block_cache_bytes: 32 << 20,
             seed: 42,
             dir: dir.into(),
@@ -198,18 +245,40 @@ impl W1Config {
             },
             block_cache_bytes: self.block_cache_bytes,
             compression: self.compression,
+            filter_policy_per_level: (!self.filter_kinds.is_empty()).then(|| {
+                self.filter_kinds
+                    .iter()
+                    .map(|k| k.policy(self.bits_per_key))
+                    .collect()
+            }),
             ..base
         }
     }
 
-    /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters".
+    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon"); "bloom"
+    /// when none were given.
+    pub fn filter_kinds_label(&self) -> String {
+        if self.filter_kinds.is_empty() {
+            return FilterKind::Bloom.name().into();
+        }
+        let names: Vec<&str> = self.filter_kinds.iter().map(|k| k.name()).collect();
+        names.join(",")
+    }
+
+    /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters", with the filter
+    /// kinds when they are not Bloom everywhere ("10 bits/key Monkey bloom,bloom,ribbon").
     pub fn label(&self) -> String {
+        let kinds = if self.filter_kinds.iter().all(|k| *k == FilterKind::Bloom) {
+            String::new()
+        } else {
+            format!(" {}", self.filter_kinds_label())
+        };
         if self.bits_per_key <= 0.0 {
             "no filters".into()
         } else if self.monkey {
-            format!("{} bits/key Monkey", self.bits_per_key)
+            format!("{} bits/key Monkey{kinds}", self.bits_per_key)
         } else {
-            format!("{} bits/key", self.bits_per_key)
+            format!("{} bits/key{kinds}", self.bits_per_key)
         }
     }
 }
@@ -366,6 +435,8 @@ pub struct W1Report {
     pub bits_per_key: f64,
     /// Monkey allocation.
     pub monkey: bool,
+    /// Filter kinds per level ([`W1Config::filter_kinds_label`]).
+    pub filter_kinds: String,
     /// Block cache bytes.
     pub block_cache_bytes: usize,
     /// Seed.
@@ -657,6 +728,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         keys: n,
         bits_per_key: cfg.bits_per_key,
         monkey: cfg.monkey,
+        filter_kinds: cfg.filter_kinds_label(),
         block_cache_bytes: cfg.block_cache_bytes,
         seed: cfg.seed,
         phases,

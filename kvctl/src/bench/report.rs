@@ -253,6 +253,7 @@ pub fn json_string(r: &W1Report) -> String {
         "keys": r.keys,
         "bits_per_key": r.bits_per_key,
         "monkey": r.monkey,
+        "filter_kinds": r.filter_kinds,
         "block_cache_bytes": r.block_cache_bytes,
         "seed": r.seed,
         "filter_bytes": r.filter_bytes,

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use bloomkv::Compression;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use kvctl::bench::{
-    Progress, W1Config, W1Report, Workload, json_string, print_trio, run_sweep, run_trio, run_w1,
+    FilterKind, Progress, W1Config, W1Report, Workload, json_string, print_trio, run_sweep,
+    run_trio, run_w1,
 };
 
 use crate::args::GlobalArgs;
@@ -62,6 +63,10 @@ pub struct Args {
     /// Monkey filter allocation (same memory, more bits on small levels) instead of uniform.
     #[arg(long)]
     pub monkey: bool,
+    /// Filter kind per level, comma-separated, the last for all deeper levels: bloom,
+    /// ribbon or fuse (e.g. `bloom,bloom,ribbon`: Ribbon from level 2 down).
+    #[arg(long, default_value = "bloom", value_parser = parse_filter_kinds, value_name = "KINDS")]
+    pub filter: FilterKinds,
     /// Block cache capacity in bytes; default 32M (W1) or 64M (W2).
     #[arg(long, value_parser = parse_count, value_name = "BYTES")]
     pub block_cache: Option<u64>,
@@ -113,6 +118,7 @@ impl Args {
         c.overwrite = self.overwrite.unwrap_or(c.overwrite);
         c.bits_per_key = self.bits_per_key;
         c.monkey = self.monkey;
+        c.filter_kinds = self.filter.0.clone();
         // A cache larger than the address space is a usage error caught in `run`.
         if let Some(bytes) = self.block_cache {
             c.block_cache_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
@@ -388,6 +394,20 @@ fn parse_count(s: &str) -> Result<u64, String> {
 }
 
 /// Bits per key: a finite number from 0 to 64.
+/// `--filter`'s value: one kind per level.
+#[derive(Clone, Debug)]
+pub struct FilterKinds(pub Vec<FilterKind>);
+
+fn parse_filter_kinds(s: &str) -> Result<FilterKinds, String> {
+    s.split(',')
+        .map(|k| {
+            FilterKind::parse(k.trim())
+                .ok_or_else(|| format!("{k:?} is not a filter kind (bloom, ribbon or fuse)"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(FilterKinds)
+}
+
 fn parse_bits(s: &str) -> Result<f64, String> {
     let b: f64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
     if b.is_finite() && (0.0..=64.0).contains(&b) {
