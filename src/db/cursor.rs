@@ -1,5 +1,5 @@
 //! Seekable and double-ended reads: [`ReadOptions`], [`Db::cursor`], [`Db::iter`],
-//! [`Db::range`] and their [`Snapshot`] counterparts.
+//! [`Db::range`], [`Db::prefix`] and their [`Snapshot`] counterparts.
 
 use std::ops::Bound;
 
@@ -159,6 +159,40 @@ impl Db {
     pub fn range(&self, range: impl KeyRange) -> DbIter {
         self.scan(range)
     }
+
+    /// Every live entry whose key starts with `prefix`, ascending (double-ended: `.rev()`
+    /// for descending). An empty prefix is every key.
+    ///
+    /// It reads the key range the prefix spans; tables are not skipped by prefix filters
+    /// (the engine has none yet), only by their key ranges.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+    /// for k in ["user/1", "user/2", "users", "video/1"] { db.put(k, "v")?; }
+    /// let keys: Vec<Vec<u8>> = db.prefix("user/").map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"user/1".to_vec(), b"user/2".to_vec()]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
+        self.scan(prefix_range(prefix.as_ref()))
+    }
+}
+
+/// The keys starting with `prefix`: from `prefix` up to (excluding) the smallest key above
+/// all of them, unbounded when there is none (an empty or all-0xff prefix).
+fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return (Bound::Included(prefix.to_vec()), Bound::Excluded(end));
+        }
+    }
+    (Bound::Included(prefix.to_vec()), Bound::Unbounded)
 }
 
 impl Snapshot {
@@ -191,5 +225,36 @@ impl Snapshot {
     /// The entries in `range` as of the snapshot (double-ended, like [`Db::range`]).
     pub fn range(&self, range: impl KeyRange) -> DbIter {
         self.scan(range)
+    }
+
+    /// The entries whose key starts with `prefix` as of the snapshot (like [`Db::prefix`]).
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
+        self.scan(prefix_range(prefix.as_ref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_spans_up_to_its_successor() {
+        let r = |p: &[u8]| prefix_range(p);
+        assert_eq!(
+            r(b"ab"),
+            (
+                Bound::Included(b"ab".to_vec()),
+                Bound::Excluded(b"ac".to_vec())
+            )
+        );
+        assert_eq!(
+            r(b"a\xff\xff"),
+            (
+                Bound::Included(b"a\xff\xff".to_vec()),
+                Bound::Excluded(b"b".to_vec())
+            )
+        );
+        assert_eq!(r(b"\xff"), (Bound::Included(vec![0xff]), Bound::Unbounded));
+        assert_eq!(r(b""), (Bound::Included(vec![]), Bound::Unbounded));
     }
 }
