@@ -13,7 +13,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, LockConflict, LockHolder, Result};
 
 /// A file opened for appending. Data reaches the OS on [`WritableFile::flush`] and stable
 /// storage on [`WritableFile::sync`].
@@ -56,7 +56,8 @@ pub trait RandomAccessFile: Send + Sync + Debug {
     fn path(&self) -> &Path;
 }
 
-/// An exclusive advisory lock on a file, released on drop.
+/// An advisory lock on a file (exclusive, or shared with other shared holders), released on
+/// drop.
 #[derive(Debug)]
 pub struct FileLock {
     _file: File,
@@ -99,8 +100,29 @@ pub trait Env: Send + Sync + Debug {
     /// Whether `path` is a directory.
     fn is_dir(&self, path: &Path) -> bool;
     /// Takes an exclusive lock on `path` (creating it), failing with [`Error::Locked`] when
-    /// another holder has it.
+    /// another holder has it, shared or exclusive (the error says which).
     fn lock_file(&self, path: &Path) -> Result<FileLock>;
+    /// Takes a shared lock on the existing file `path`, opened for reading only (so it works
+    /// on a read-only file system), without creating it: any number of shared holders may
+    /// hold it together; an exclusive holder excludes them ([`Error::Locked`] naming a
+    /// writer). A missing file is an [`Error::Io`] of kind `NotFound`.
+    ///
+    /// The default takes the lock on the real file system ([`StdEnv`]), which is what an env
+    /// wrapping `StdEnv` needs.
+    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
+        StdEnv.lock_file_shared(path)
+    }
+    /// Makes `to` a new name (hard link) of the existing file `from`. Fails when `to` exists.
+    ///
+    /// The default returns an [`Error::Io`] of kind `Unsupported`; callers then copy the
+    /// file instead, as they do when the link would cross file systems (`EXDEV`).
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        let _ = to;
+        Err(Error::io(
+            from,
+            std::io::Error::from(std::io::ErrorKind::Unsupported),
+        ))
+    }
 }
 
 /// The real file system.
@@ -241,7 +263,13 @@ impl Env for StdEnv {
 
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        // A device put where a table or log belongs (a link to /dev/zero) has no length of
+        // its own to bound the reads by.
+        if !meta.is_file() {
+            return Err(Error::corruption(path, 0, "not a regular file"));
+        }
+        let size = meta.len();
         Ok(Arc::new(StdRandomAccess {
             file,
             path: path.to_path_buf(),
@@ -335,11 +363,43 @@ impl Env for StdEnv {
                 path: path.to_path_buf(),
             }),
             Err(fs::TryLockError::WouldBlock) => {
-                Err(Error::Locked(path.parent().unwrap_or(path).to_path_buf()))
+                // Who holds it: if a shared lock can be had (and is let go at once), only
+                // shared holders, i.e. read-only openers, are there; else a writer.
+                let probe = File::open(path).map_err(|e| Error::io(path, e))?;
+                let holder = match probe.try_lock_shared() {
+                    Ok(()) => LockHolder::ReadOnly,
+                    Err(_) => LockHolder::Writer,
+                };
+                drop(probe);
+                Err(locked(path, holder))
             }
             Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
         }
     }
+
+    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        match file.try_lock_shared() {
+            Ok(()) => Ok(FileLock {
+                _file: file,
+                path: path.to_path_buf(),
+            }),
+            Err(fs::TryLockError::WouldBlock) => Err(locked(path, LockHolder::Writer)),
+            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+        }
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::hard_link(from, to).map_err(|e| Error::io(to, e))
+    }
+}
+
+/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`.
+fn locked(lock_path: &Path, holder: LockHolder) -> Error {
+    Error::Locked(LockConflict::new(
+        lock_path.parent().unwrap_or(lock_path),
+        holder,
+    ))
 }
 
 /// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).
@@ -474,9 +534,32 @@ mod tests {
         assert_eq!(env.list_dir(dir.path())?, vec!["b".to_string()]);
         let lock_path = dir.path().join("LOCK");
         let held = env.lock_file(&lock_path)?;
-        assert!(matches!(env.lock_file(&lock_path), Err(Error::Locked(_))));
+        let err = env.lock_file(&lock_path).unwrap_err();
+        assert!(err.to_string().contains("held by a writer"), "{err}");
+        let err = env.lock_file_shared(&lock_path).unwrap_err();
+        assert!(
+            matches!(&err, Error::Locked(c) if c.holder == LockHolder::Writer),
+            "{err}"
+        );
         drop(held);
+        // Shared holders share; an exclusive taker is told they are read-only openers.
+        let r1 = env.lock_file_shared(&lock_path)?;
+        let r2 = env.lock_file_shared(&lock_path)?;
+        let err = env.lock_file(&lock_path).unwrap_err();
+        assert!(
+            matches!(&err, Error::Locked(c) if c.holder == LockHolder::ReadOnly),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("held by read-only openers"),
+            "{err}"
+        );
+        drop((r1, r2));
         env.lock_file(&lock_path)?;
+        // A shared lock never creates the file.
+        let missing = dir.path().join("NOLOCK");
+        assert!(env.lock_file_shared(&missing).is_err());
+        assert!(!missing.exists());
         Ok(())
     }
 }

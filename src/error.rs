@@ -10,6 +10,57 @@ use std::path::{Path, PathBuf};
 /// Shorthand for `std::result::Result<T, bloomkv::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Who holds a database's lock, as reported by [`Error::Locked`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LockHolder {
+    /// A handle opened for writing ([`crate::Db::open`], or `repair`): it holds the LOCK
+    /// file exclusively.
+    Writer,
+    /// One or more handles opened with [`crate::Db::open_read_only`]: they share the LOCK
+    /// file, which keeps writers out.
+    ReadOnly,
+}
+
+/// What [`Error::Locked`] carries: the database directory and who holds its lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LockConflict {
+    /// The database directory.
+    pub dir: PathBuf,
+    /// Who holds the lock.
+    pub holder: LockHolder,
+}
+
+impl LockConflict {
+    /// A conflict over the lock of `dir`, held by `holder`.
+    pub fn new(dir: impl Into<PathBuf>, holder: LockHolder) -> LockConflict {
+        LockConflict {
+            dir: dir.into(),
+            holder,
+        }
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl fmt::Display for LockConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let holder = match self.holder {
+            LockHolder::Writer => "held by a writer (a handle opened for writing)",
+            LockHolder::ReadOnly => "held by read-only openers (Db::open_read_only)",
+        };
+        write!(
+            f,
+            "database {} is locked by another process or handle: {holder}",
+            self.dir.display()
+        )
+    }
+}
+
 /// What can go wrong in bloomkv.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -32,8 +83,14 @@ pub enum Error {
     },
     /// The caller passed an argument the API does not accept.
     InvalidArgument(String),
-    /// Another process (or another `Db` in this process) holds the database lock.
-    Locked(PathBuf),
+    /// Another process (or another `Db` in this process) holds the database lock in a way
+    /// that excludes this open: a writer excludes everyone, read-only openers exclude
+    /// writers. The message names which kind holds it.
+    Locked(LockConflict),
+    /// The database was opened with [`crate::Db::open_read_only`], and the call would change
+    /// it (a write, flush, compaction, WAL sync or resume). The message names the call and
+    /// the directory.
+    ReadOnly(String),
     /// The data was written by a newer, incompatible format version.
     UnsupportedVersion {
         /// The file carrying the version.
@@ -139,11 +196,8 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
-            Error::Locked(p) => write!(
-                f,
-                "database {} is locked by another process or handle",
-                p.display()
-            ),
+            Error::Locked(conflict) => write!(f, "{conflict}"),
+            Error::ReadOnly(why) => write!(f, "{why}"),
             Error::UnsupportedVersion {
                 file,
                 found,

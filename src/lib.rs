@@ -146,7 +146,7 @@ mod test_util;
 pub use batch::OpKind;
 pub use batch::WriteBatch;
 pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
-pub use error::{Error, Result};
+pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;
 pub use options::{

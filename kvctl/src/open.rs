@@ -1,5 +1,6 @@
 //! Opening the database: write commands create it, read commands insist it already exists
-//! (and never create a directory as a side effect of a typo in `--db`).
+//! (and never create a directory as a side effect of a typo in `--db`) and open it read-only,
+//! so they write nothing and several may run at once.
 
 use std::path::Path;
 
@@ -12,8 +13,9 @@ pub fn for_write(dir: &Path) -> Result<Db, CliError> {
     Db::open(dir, Options::default()).map_err(|e| opening(dir, e))
 }
 
-/// Opens the existing database at `dir`; a missing one is a database error and nothing is
-/// created. For read commands.
+/// Opens the existing database at `dir` read-only (`Db::open_read_only`: nothing written,
+/// the WAL replayed into memory, the lock shared with other readers); a missing one is a
+/// database error and nothing is created. For read commands.
 pub fn existing(dir: &Path) -> Result<Db, CliError> {
     if !dir.is_dir() {
         return Err(CliError::Database(format!(
@@ -28,11 +30,7 @@ pub fn existing(dir: &Path) -> Result<Db, CliError> {
             dir.display()
         )));
     }
-    let opts = Options {
-        create_if_missing: false,
-        ..Options::default()
-    };
-    Db::open(dir, opts).map_err(|e| opening(dir, e))
+    Db::open_read_only(dir, Options::default()).map_err(|e| opening(dir, e))
 }
 
 fn opening(dir: &Path, e: bloomkv::Error) -> CliError {

@@ -202,6 +202,12 @@ impl Env for WalSyncEnv {
     fn lock_file(&self, path: &Path) -> Result<FileLock> {
         self.inner.lock_file(path)
     }
+    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
+        self.inner.lock_file_shared(path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.hard_link(from, to)
+    }
 }
 
 #[cfg(test)]

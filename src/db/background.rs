@@ -213,7 +213,10 @@ impl DbInner {
         if !edit.new_files.is_empty() {
             self.env.sync_dir(&self.dir)?;
         }
-        manifest.append(&edit)?;
+        manifest
+            .as_mut()
+            .ok_or_else(|| crate::Error::WritesStopped("no MANIFEST is open".into()))?
+            .append(&edit)?;
         let removed: Vec<Arc<TableFile>> = edit
             .deleted_files
             .iter()
@@ -373,6 +376,7 @@ impl DbInner {
 
     /// Asks the compaction threads for a manual compaction of `range` and waits for it.
     pub(crate) fn compact_range(&self, range: UserRange) -> Result<()> {
+        self.refuse_if_read_only("compaction")?;
         self.flush()?;
         let mut st = self.state.lock();
         st.manual_range = Some(match st.manual_range.take() {
@@ -400,6 +404,10 @@ impl DbInner {
 
     /// Waits until no flush or compaction is pending.
     pub(crate) fn wait_idle(&self) -> Result<()> {
+        if self.read_only {
+            // No background work ever runs: the shape is as settled as it will get.
+            return Ok(());
+        }
         let mut st = self.state.lock();
         loop {
             if let Some(why) = &st.bg_error {

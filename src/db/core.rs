@@ -91,7 +91,12 @@ pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub env: Arc<dyn Env>,
-    pub _lock: FileLock,
+    /// The LOCK file, held exclusively by a writer, shared by read-only openers (`None` for
+    /// a read-only open of a directory without a LOCK file, which it must not create).
+    pub _lock: Option<FileLock>,
+    /// Opened by `Db::open_read_only`: nothing is ever written, no background thread runs,
+    /// and every call that would change the database fails with `Error::ReadOnly`.
+    pub read_only: bool,
     pub table_cache: Arc<TableCache>,
     pub counters: Arc<ReadCounters>,
     pub level_counters: [LevelCounters; NUM_LEVELS],
@@ -111,8 +116,8 @@ pub(crate) struct DbInner {
     pub view: ArcSwap<ReadView>,
     /// Held for the whole of [`DbInner::log_and_apply`], so that edits from the flush and
     /// compaction threads reach the MANIFEST and the installed version in one order. Taken
-    /// before `state`, never while holding it.
-    pub manifest: Mutex<ManifestWriter>,
+    /// before `state`, never while holding it. `None` when read-only.
+    pub manifest: Mutex<Option<ManifestWriter>>,
     /// Live snapshots: sequence number -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     pub recovery: super::RecoveryReport,
@@ -147,6 +152,17 @@ impl DbInner {
     /// Sequence numbers of live snapshots, ascending.
     pub fn snapshot_list(&self) -> Vec<SeqNo> {
         self.snapshots.lock().keys().copied().collect()
+    }
+
+    /// `Err(Error::ReadOnly)` naming `operation` if the database was opened read-only.
+    pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
+        if self.read_only {
+            return Err(crate::Error::ReadOnly(format!(
+                "{operation} refused: database {} was opened read-only (Db::open_read_only)",
+                self.dir.display()
+            )));
+        }
+        Ok(())
     }
 
     pub fn set_bg_error(&self, st: &mut State, err: &crate::Error) {

@@ -211,6 +211,80 @@ impl Db {
         Ok(Db { handle })
     }
 
+    /// Opens the existing database in `path` for reading only, as it is at this moment:
+    /// its tables, and its WALs' contents replayed into memory (never flushed). Later writes
+    /// by others are not seen; reopen to see them.
+    ///
+    /// It writes nothing at all: no WAL, no MANIFEST, no LOCK file, no removal of leftover
+    /// files, no flush or compaction. So it works on a read-only file system and on a full
+    /// disk. Everything that reads works ([`Db::get`], [`Db::multi_get`], [`Db::scan`],
+    /// [`Db::range`], [`Db::cursor`], snapshots, [`Db::stats`]); everything that would change
+    /// the database ([`Db::put`], [`Db::delete`], [`Db::write`], [`Db::flush`],
+    /// [`Db::compact`], [`Db::compact_range`], [`Db::sync_wal`], [`Db::resume`]) returns
+    /// [`Error::ReadOnly`].
+    ///
+    /// Locking: any number of read-only handles, in any processes, may have a database open
+    /// together; they share the `LOCK` file's advisory lock, and a writer ([`Db::open`])
+    /// needs it exclusively, so the two exclude each other, and [`Error::Locked`] says which
+    /// kind holds it. A directory with no `LOCK` file (never opened for writing, or a copy)
+    /// is opened without a lock, since creating one would be a write: a writer opening it
+    /// later cannot see this reader, and may then delete tables the reader has not opened
+    /// yet (the reader gets I/O errors, never wrong answers).
+    ///
+    /// `create_if_missing` is ignored; `error_if_exists` is an [`Error::InvalidArgument`].
+    /// The replayed WALs are held in memory whole, whatever `memtable_bytes` says.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] if a writer has it open; [`Error::InvalidArgument`] if `path` holds
+    /// no database; [`Error::Corruption`], [`Error::UnsupportedVersion`] and [`Error::Io`] as
+    /// for [`Db::open`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::{Db, Error, Options};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put("k", "v")?; // in the WAL only
+    /// // A writer excludes read-only openers...
+    /// assert!(matches!(Db::open_read_only(dir.path(), Options::default()), Err(Error::Locked(_))));
+    /// drop(db);
+    /// let a = Db::open_read_only(dir.path(), Options::default())?;
+    /// let b = Db::open_read_only(dir.path(), Options::default())?; // ...readers share
+    /// assert_eq!(a.get("k")?, Some(b"v".to_vec()));
+    /// assert!(matches!(b.put("k", "w"), Err(Error::ReadOnly(_))));
+    /// // ...and exclude writers.
+    /// assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let inner = Arc::new(recover::open_read_only(path.as_ref(), options)?);
+        Ok(Db {
+            handle: Arc::new(Handle {
+                inner,
+                background: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// Whether this handle was opened with [`Db::open_read_only`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// drop(bloomkv::Db::open(dir.path(), bloomkv::Options::default())?);
+    /// let db = bloomkv::Db::open_read_only(dir.path(), bloomkv::Options::default())?;
+    /// assert!(db.is_read_only());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_read_only(&self) -> bool {
+        self.inner().read_only
+    }
+
     /// Whether `dir` holds a database: true when it has a `CURRENT` file naming the live
     /// manifest. It does not open, lock or verify anything.
     ///

@@ -35,31 +35,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     check_open_file_limit(opts.max_open_files)?;
     let env = Arc::clone(&opts.env);
     let (lock, exists) = lock_dir(env.as_ref(), dir, &opts)?;
-    let counters = Arc::new(ReadCounters::default());
-    let block_cache =
-        (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes)));
-    let table_cache = Arc::new(
-        TableCache::new(
-            Arc::clone(&env),
-            dir.to_path_buf(),
-            opts.max_open_files,
-            block_cache,
-            Arc::clone(&counters),
-        )
-        .with_filter_policy(
-            Arc::clone(&opts.filter_policy),
-            opts.filter_policy_per_level.clone().unwrap_or_default(),
-        ),
-    );
-    let wrap = |meta: FileMeta| {
-        let path = filename::table_path(dir, meta.number);
-        Arc::new(TableFile::new(
-            meta,
-            path,
-            Arc::clone(&env),
-            Arc::clone(&table_cache),
-        ))
-    };
+    let (counters, table_cache) = table_cache(&env, dir, &opts);
+    let wrap = wrapper(&env, dir, &table_cache);
 
     let mut durable = if exists {
         read_durable_state(env.as_ref(), dir, wrap)?
@@ -68,10 +45,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     };
     // Numbers seen on disk are never reused, even if no edit recorded them.
     let names = env.list_dir(dir)?;
-    let on_disk: Vec<(FileType, u64)> = names
-        .iter()
-        .filter_map(|n| filename::parse_file_name(n))
-        .collect();
+    let on_disk = parse_names(&names);
     if let Some(max) = on_disk.iter().map(|(_, n)| *n).max() {
         durable.next_file_number = durable.next_file_number.max(max + 1);
     }
@@ -80,7 +54,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         env.as_ref(),
         dir,
         &opts,
-        &table_cache,
+        Some(&table_cache),
         &on_disk,
         &mut durable,
     )?;
@@ -93,6 +67,161 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     report.orphan_tables_removed =
         remove_obsolete(env.as_ref(), dir, &names, &durable.version, &fresh);
 
+    Ok(assemble(Parts {
+        dir,
+        opts,
+        env,
+        lock: Some(lock),
+        table_cache,
+        counters,
+        durable,
+        mem: replayed.mem,
+        log: fresh.log,
+        log_number: fresh.log_number,
+        manifest: Some(fresh.manifest),
+        report,
+    }))
+}
+
+/// Opens `dir` for reading only: the state the MANIFEST and the WALs hold at this moment,
+/// the WALs replayed into one memtable that is never flushed. Nothing is created, written,
+/// renamed or deleted, so it works on a read-only file system and a full disk.
+///
+/// The LOCK file is locked shared: other read-only openers may hold it too, a writer
+/// (exclusive) may not. A directory without a LOCK file (a copy, a read-only medium) is
+/// opened without a lock, since creating one would be a write; a writer that opens it later
+/// cannot see such a reader.
+pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<DbInner> {
+    opts.validate()?;
+    if opts.error_if_exists {
+        return Err(Error::InvalidArgument(
+            "Options::error_if_exists cannot hold for a read-only open, which needs an \
+             existing database"
+                .into(),
+        ));
+    }
+    check_open_file_limit(opts.max_open_files)?;
+    let env = Arc::clone(&opts.env);
+    if !env.is_dir(dir) {
+        return Err(Error::InvalidArgument(format!(
+            "database {} does not exist (a read-only open creates nothing)",
+            dir.display()
+        )));
+    }
+    let lock_path = filename::lock_path(dir);
+    let lock = if env.exists(&lock_path) {
+        Some(env.lock_file_shared(&lock_path)?)
+    } else {
+        None
+    };
+    if !env.exists(&filename::current_path(dir)) {
+        return Err(Error::InvalidArgument(format!(
+            "{} holds no database (no CURRENT file)",
+            dir.display()
+        )));
+    }
+    let (counters, table_cache) = table_cache(&env, dir, &opts);
+    let wrap = wrapper(&env, dir, &table_cache);
+    let mut durable = read_durable_state(env.as_ref(), dir, wrap)?;
+    let names = env.list_dir(dir)?;
+    let on_disk = parse_names(&names);
+    let replayed = replay_logs(env.as_ref(), dir, &opts, None, &on_disk, &mut durable)?;
+    Ok(assemble(Parts {
+        dir,
+        opts,
+        env,
+        lock,
+        table_cache,
+        counters,
+        durable,
+        mem: replayed.mem,
+        log: LogWriter::closed(),
+        log_number: 0,
+        manifest: None,
+        report: replayed.report,
+    }))
+}
+
+fn parse_names(names: &[String]) -> Vec<(FileType, u64)> {
+    names
+        .iter()
+        .filter_map(|n| filename::parse_file_name(n))
+        .collect()
+}
+
+/// The table cache (and the read counters it feeds) for a database in `dir`.
+fn table_cache(
+    env: &Arc<dyn Env>,
+    dir: &Path,
+    opts: &Options,
+) -> (Arc<ReadCounters>, Arc<TableCache>) {
+    let counters = Arc::new(ReadCounters::default());
+    let block_cache =
+        (opts.block_cache_bytes > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_bytes)));
+    let table_cache = Arc::new(
+        TableCache::new(
+            Arc::clone(env),
+            dir.to_path_buf(),
+            opts.max_open_files,
+            block_cache,
+            Arc::clone(&counters),
+        )
+        .with_filter_policy(
+            Arc::clone(&opts.filter_policy),
+            opts.filter_policy_per_level.clone().unwrap_or_default(),
+        ),
+    );
+    (counters, table_cache)
+}
+
+/// Turns a MANIFEST record into a live table of `dir`.
+fn wrapper<'a>(
+    env: &'a Arc<dyn Env>,
+    dir: &'a Path,
+    table_cache: &'a Arc<TableCache>,
+) -> impl Fn(FileMeta) -> Arc<TableFile> + Copy + 'a {
+    move |meta: FileMeta| {
+        let path = filename::table_path(dir, meta.number);
+        Arc::new(TableFile::new(
+            meta,
+            path,
+            Arc::clone(env),
+            Arc::clone(table_cache),
+        ))
+    }
+}
+
+/// Everything an opened database is made of.
+struct Parts<'a> {
+    dir: &'a Path,
+    opts: Options,
+    env: Arc<dyn Env>,
+    lock: Option<FileLock>,
+    table_cache: Arc<TableCache>,
+    counters: Arc<ReadCounters>,
+    durable: Durable,
+    mem: Arc<MemTable>,
+    log: LogWriter,
+    log_number: u64,
+    manifest: Option<ManifestWriter>,
+    report: RecoveryReport,
+}
+
+fn assemble(parts: Parts<'_>) -> DbInner {
+    let Parts {
+        dir,
+        opts,
+        env,
+        lock,
+        table_cache,
+        counters,
+        durable,
+        mem,
+        log,
+        log_number,
+        manifest,
+        report,
+    } = parts;
     let Durable {
         version,
         next_file_number,
@@ -100,10 +229,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         compact_pointers,
         ..
     } = durable;
-    let mem = replayed.mem;
-    Ok(DbInner {
+    DbInner {
         dir: dir.to_path_buf(),
         env,
+        read_only: manifest.is_none(),
         _lock: lock,
         table_cache,
         counters,
@@ -111,16 +240,21 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         work: Default::default(),
         last_seq: AtomicU64::new(last_seq),
         writer: Mutex::new(Writer {
-            log: fresh.log,
-            log_number: fresh.log_number,
+            log,
+            log_number,
             mem: Arc::clone(&mem),
             pacing: Default::default(),
-            wal_sync: super::wal_sync::WalSyncer::start(),
+            // Read-only: nothing is appended, so no syncing thread.
+            wal_sync: if manifest.is_none() {
+                super::wal_sync::WalSyncer::disabled()
+            } else {
+                super::wal_sync::WalSyncer::start()
+            },
         }),
         state: Mutex::new(State {
             imm: None,
             next_file_number,
-            log_number: fresh.log_number,
+            log_number,
             bg_error: None,
             shutting_down: false,
             manual_requested: 0,
@@ -141,12 +275,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
             imm: None,
             version: Arc::new(version),
         }),
-        manifest: Mutex::new(fresh.manifest),
+        manifest: Mutex::new(manifest),
         snapshots: Mutex::new(Default::default()),
         recovery: report,
         compaction_limiter: opts.compaction_bytes_per_sec.map(RateLimiter::new),
         opts,
-    })
+    }
 }
 
 /// File handles the engine needs beside its table readers: WALs, the MANIFEST, the LOCK
@@ -328,12 +462,13 @@ struct Replayed {
 }
 
 /// Step 3: replays every WAL the manifest still needs, oldest first; each memtable's worth
-/// becomes a level-0 table.
+/// becomes a level-0 table, unless `cache` is `None` (a read-only open): then everything
+/// stays in the one memtable.
 fn replay_logs(
     env: &dyn Env,
     dir: &Path,
     opts: &Options,
-    cache: &TableCache,
+    cache: Option<&TableCache>,
     on_disk: &[(FileType, u64)],
     d: &mut Durable,
 ) -> Result<Replayed> {
@@ -383,7 +518,9 @@ fn replay_logs(
             if !batch.is_empty() {
                 d.last_seq = d.last_seq.max(batch.sequence() + batch.len() as u64 - 1);
             }
-            if out.mem.approximate_bytes() >= opts.memtable_bytes {
+            if let Some(cache) = cache
+                && out.mem.approximate_bytes() >= opts.memtable_bytes
+            {
                 let mut numbers = || {
                     d.next_file_number += 1;
                     d.next_file_number - 1

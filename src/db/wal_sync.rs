@@ -47,6 +47,14 @@ impl WalSyncer {
         }
     }
 
+    /// A syncer without a thread: requests are dropped (for a read-only database).
+    pub(crate) fn disabled() -> WalSyncer {
+        WalSyncer {
+            requests: None,
+            requested_at: 0,
+        }
+    }
+
     /// A new log starts: the next request comes after its first [`WAL_BYTES_PER_SYNC`].
     pub(crate) fn new_log(&mut self) {
         self.requested_at = 0;

@@ -18,6 +18,7 @@ use crate::wal::LogWriter;
 impl DbInner {
     /// Applies `batch` atomically: one WAL record, so a crash keeps all of it or none.
     pub(crate) fn write(&self, mut batch: WriteBatch) -> Result<()> {
+        self.refuse_if_read_only("write")?;
         batch.validate()?;
         if batch.is_empty() {
             return Ok(());
@@ -83,6 +84,7 @@ impl DbInner {
     /// every acknowledged write; the old WAL, cut back to its last acknowledged record, stays
     /// until that memtable is flushed.
     pub(crate) fn resume(&self) -> Result<()> {
+        self.refuse_if_read_only("resume")?;
         let mut w = self.writer.lock();
         let mut st = self.state.lock();
         if st.bg_error.is_none() {
@@ -109,6 +111,7 @@ impl DbInner {
 
     /// Makes every write so far durable: syncs the WAL.
     pub(crate) fn sync_wal(&self) -> Result<()> {
+        self.refuse_if_read_only("sync_wal")?;
         let mut w = self.writer.lock();
         if let Some(why) = &self.state.lock().bg_error {
             return Err(Error::WritesStopped(why.clone()));
@@ -215,6 +218,7 @@ impl DbInner {
     /// Freezes the active memtable (if it holds anything) and waits until it is a durable
     /// level-0 table.
     pub(crate) fn flush(&self) -> Result<()> {
+        self.refuse_if_read_only("flush")?;
         {
             let mut w = self.writer.lock();
             self.make_room(&mut w, true, 0)?;

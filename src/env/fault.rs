@@ -408,6 +408,26 @@ impl Env for FaultEnv {
     fn lock_file(&self, path: &Path) -> Result<FileLock> {
         self.inner.lock_file(path)
     }
+
+    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
+        self.inner.lock_file_shared(path)
+    }
+
+    /// A new name is a creation: it fails as [`FaultOp::Create`] does, and a crash before its
+    /// directory is synced takes the name away (the data is the source's, synced or not).
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        if let Some(kind) = self.ctl.check(FaultOp::Create) {
+            return Err(kind.error(to));
+        }
+        self.inner.hard_link(from, to)?;
+        let mut st = self.ctl.state.lock();
+        let len = st.synced_len.get(from).copied();
+        if let Some(len) = len {
+            st.synced_len.insert(to.to_path_buf(), len);
+        }
+        st.unsynced_creates.insert(to.to_path_buf());
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -457,6 +457,7 @@ fn duplicate(e: &Error) -> Error {
         },
         Error::InvalidArgument(why) => Error::InvalidArgument(why.clone()),
         Error::Locked(p) => Error::Locked(p.clone()),
+        Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
         Error::UnsupportedVersion {
             file,
             found,

@@ -272,4 +272,26 @@ impl bloomkv::env::Env for NoSyncEnv {
     fn lock_file(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
         self.0.lock_file(path)
     }
+    fn lock_file_shared(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
+        self.0.lock_file_shared(path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
+        self.0.hard_link(from, to)
+    }
+}
+
+/// Every entry of `dir` with its size and modification time: equal before and after means
+/// nothing in it was created, removed, written or truncated.
+pub fn dir_state(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime)> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            (
+                e.file_name().into_string().unwrap(),
+                (meta.len(), meta.modified().unwrap()),
+            )
+        })
+        .collect()
 }

@@ -4,4 +4,5 @@
 mod faults;
 mod format_doc;
 mod on_disk;
+mod read_only;
 mod write_failures;
