@@ -108,6 +108,17 @@ pub struct Options {
     /// of L+2, so that no later compaction of one table rewrites a large part of the level
     /// below it (LevelDB's rule). `0` (default) means 10 x `target_file_bytes`.
     pub max_grandparent_overlap_bytes: u64,
+    /// Which table of a level (1 and deeper) a compaction takes (RocksDB's
+    /// `compaction_pri`; default [`CompactionPri::MinOverlappingRatio`], as RocksDB's).
+    ///
+    /// ```
+    /// use bloomkv::{CompactionPri, Options};
+    ///
+    /// // LevelDB's choice: each level's tables in turn, round the key space.
+    /// let opts = Options { compaction_pri: CompactionPri::RoundRobin, ..Default::default() };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub compaction_pri: CompactionPri,
     /// Threads that run compactions (default 2), besides the one thread that flushes
     /// memtables. With more than one, compactions of different pairs of levels run in
     /// parallel (e.g. level 0 into 1 while a long compaction of level 3 into 4 runs), each
@@ -185,6 +196,21 @@ pub struct Options {
     pub filter_policy_per_level: Option<Vec<Arc<dyn FilterPolicy>>>,
 }
 
+/// Which table of a level a compaction out of that level takes ([`Options::compaction_pri`]).
+/// Level 0 always goes whole, since its tables overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionPri {
+    /// The table whose key range overlaps the fewest bytes of the next level per byte of its
+    /// own, so each compaction rewrites as little of the next level as it can for what it
+    /// moves down (RocksDB's `kMinOverlappingRatio`). Of equal ratios, the first after the
+    /// level's compaction pointer goes.
+    #[default]
+    MinOverlappingRatio,
+    /// The next table after where the level's last compaction ended, round the key space
+    /// (LevelDB's compaction pointer).
+    RoundRobin,
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -207,6 +233,7 @@ impl Default for Options {
             max_bytes_for_level_base: 256 << 20,
             target_file_bytes: 64 << 20,
             max_grandparent_overlap_bytes: 0,
+            compaction_pri: CompactionPri::MinOverlappingRatio,
             background_threads: 2,
             compaction_bytes_per_sec: None,
             env: Arc::new(StdEnv),

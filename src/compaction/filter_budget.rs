@@ -136,11 +136,7 @@ pub(crate) fn filter_fits(opts: &Options, has: f64, wanted: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::env::{Env, StdEnv};
-    use crate::key::{self, Kind};
-    use crate::manifest::{FileMeta, VersionEdit};
-    use crate::sstable::ReadCounters;
-    use crate::table_cache::TableCache;
+    use crate::compaction::test_version::version;
 
     fn monkey(bits_per_key: f64) -> Options {
         Options {
@@ -158,49 +154,6 @@ mod tests {
         probes[1] = 1.0;
         probes[2] = 1.0;
         (entries, probes)
-    }
-
-    /// A version of meta-only tables: `(level, number, lo, hi, entries, bits/key)`.
-    fn version(tables: &[(usize, u64, &str, &str, u64, f64)]) -> Version {
-        let dir = std::env::temp_dir();
-        let env: Arc<dyn Env> = Arc::new(StdEnv);
-        let cache = Arc::new(TableCache::new(
-            Arc::clone(&env),
-            dir.clone(),
-            10,
-            None,
-            Arc::new(ReadCounters::default()),
-        ));
-        let mut edit = VersionEdit::default();
-        for &(level, number, lo, hi, entries, bits) in tables {
-            edit.new_files.push((
-                level,
-                FileMeta {
-                    number,
-                    size: entries * 100,
-                    smallest: key::encode(lo.as_bytes(), 1, Kind::Put),
-                    largest: key::encode(hi.as_bytes(), 1, Kind::Put),
-                    entries,
-                    deletions: 0,
-                    filter_bits_per_key: bits,
-                    filter_bytes: (entries as f64 * bits / 8.0) as u64,
-                    expected_fpr: 0.01,
-                    range_deletions: 0,
-                },
-            ));
-        }
-        Version::default()
-            .apply(&edit, |m| {
-                // Never opened and never marked obsolete: no file is touched.
-                let path = dir.join(format!("never-{}.sst", m.number));
-                Arc::new(TableFile::new(
-                    m,
-                    path,
-                    Arc::clone(&env),
-                    Arc::clone(&cache),
-                ))
-            })
-            .unwrap()
     }
 
     #[test]

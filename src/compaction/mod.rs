@@ -1,6 +1,6 @@
 //! Background work on the table set: leveled compaction and re-filtering.
 //!
-//! * [`pick`]: what to compact (scores, round-robin pointers, the manual compaction's steps).
+//! * [`pick`]: what to compact (scores, which table of a level, the manual compaction's steps).
 //! * [`merge`]: merging inputs, dropping versions nothing can read, writing the outputs.
 //! * [`refilter`]: rewriting a table whose filter no longer fits its level's share.
 //! * [`filter_budget`]: how filter memory is spread over the levels (Monkey).
@@ -13,6 +13,8 @@ pub(crate) mod filter_budget;
 pub(crate) mod merge;
 pub(crate) mod pick;
 pub(crate) mod refilter;
+#[cfg(test)]
+mod test_version;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -96,7 +98,7 @@ pub(crate) enum Job {
 }
 
 /// Picks the next job that can run beside the jobs in `busy`, and marks its inputs busy:
-/// levels in order of score (each level's tables round-robin after `pointers`), then (under
+/// levels in order of score (each level's tables in `Options::compaction_pri` order), then (under
 /// Monkey) the re-filter of a table that is neither busy nor in `given_up` (tables a
 /// re-filter could not help).
 pub(crate) fn pick_job(
@@ -108,7 +110,8 @@ pub(crate) fn pick_job(
 ) -> Option<Job> {
     for (level, _) in pick::scores(version, opts) {
         let pointer = pointers.get(level).and_then(|p| p.as_deref());
-        if let Some(plan) = pick::plan_avoiding(version, level, pointer, busy) {
+        if let Some(plan) = pick::plan_avoiding(version, level, pointer, opts.compaction_pri, busy)
+        {
             let job = Job::Compact(plan);
             busy.take(&job.claim());
             return Some(job);

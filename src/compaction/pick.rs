@@ -3,15 +3,16 @@
 //! Level 0 is compacted when it holds `level0_compaction_trigger` tables; level `n >= 1` when
 //! its bytes exceed `max_bytes_for_level_base * level_size_multiplier^(n-1)`. The level with
 //! the highest score goes first. Level 0 goes whole (its tables overlap); a deeper level gives
-//! one table at a time, round-robin after its compaction pointer. Either way the tables of the
-//! next level that overlap the inputs join them.
+//! one table at a time, the one overlapping the least of the next level for its size, or
+//! round-robin after its compaction pointer (`Options::compaction_pri`). Either way the tables
+//! of the next level that overlap the inputs join them.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::key;
-use crate::options::{NUM_LEVELS, Options};
+use crate::options::{CompactionPri, NUM_LEVELS, Options};
 use crate::version::{TableFile, Version};
 
 /// The size level `level` (>= 1) may reach before it is compacted.
@@ -100,12 +101,16 @@ pub(crate) struct Claim {
 }
 
 /// A plan for compacting `level` that takes no table of the running jobs in `busy`: all of
-/// level 0, or the first table of a deeper level after its compaction `pointer` (round-robin)
-/// whose plan is free.
+/// level 0, or on a deeper level the first table in `pri`'s order whose plan is free. The
+/// order starts after the level's compaction `pointer` (round-robin), and under
+/// [`CompactionPri::MinOverlappingRatio`] is then sorted by how many bytes of the next level
+/// each table overlaps per byte of its own (stable, so equal ratios keep the round-robin
+/// order).
 pub(crate) fn plan_avoiding(
     version: &Version,
     level: usize,
     pointer: Option<&[u8]>,
+    pri: CompactionPri,
     busy: &Busy,
 ) -> Option<Plan> {
     if busy.out_of[level] {
@@ -122,11 +127,39 @@ pub(crate) fn plan_avoiding(
                 .position(|f| key::compare(&f.meta.largest, p).is_gt())
         })
         .unwrap_or(0);
-    (0..files.len())
+    let mut order: Vec<&Arc<TableFile>> = (0..files.len())
         .map(|i| &files[(start + i) % files.len()])
         .filter(|f| !busy.tables.contains(&f.meta.number))
+        .collect();
+    if pri == CompactionPri::MinOverlappingRatio {
+        let below = &version.levels()[level + 1];
+        let mut ratios: Vec<(f64, &Arc<TableFile>)> = order
+            .into_iter()
+            .map(|f| {
+                (
+                    overlap_bytes(below, f) as f64 / f.meta.size.max(1) as f64,
+                    f,
+                )
+            })
+            .collect();
+        ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+        order = ratios.into_iter().map(|(_, f)| f).collect();
+    }
+    order
+        .into_iter()
         .filter_map(|f| plan_with_first(version, level, vec![Arc::clone(f)]))
         .find(|p| !busy.conflicts(p))
+}
+
+/// Bytes of the tables of `below` (one sorted, disjoint level) whose user keys overlap `f`'s.
+fn overlap_bytes(below: &[Arc<TableFile>], f: &TableFile) -> u64 {
+    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+    let first = below.partition_point(|b| b.largest_user_key() < lo);
+    below[first..]
+        .iter()
+        .take_while(|b| b.smallest_user_key() <= hi)
+        .map(|b| b.meta.size)
+        .sum()
 }
 
 /// One planned compaction: `inputs[0]` from `level`, `inputs[1]` from `level + 1`.
@@ -282,4 +315,80 @@ pub(crate) fn manual_step(
     };
     let any = plan.all_inputs().next().is_some();
     any.then_some(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_version::version;
+
+    fn first_input(v: &Version, pointer: Option<&[u8]>, pri: CompactionPri) -> u64 {
+        let plan = plan_avoiding(v, 1, pointer, pri, &Busy::default()).unwrap();
+        plan.inputs[0][0].meta.number
+    }
+
+    /// Level 1: table 1 (a-c) over a dense stretch of level 2, table 2 (d-f) over nothing,
+    /// table 3 (g-i) over a little.
+    fn shape() -> Version {
+        version(&[
+            (1, 1, "a", "c", 100, 10.0),
+            (1, 2, "d", "f", 100, 10.0),
+            (1, 3, "g", "i", 100, 10.0),
+            (2, 10, "a", "b", 1000, 10.0),
+            (2, 11, "b1", "c", 1000, 10.0),
+            (2, 12, "h", "h1", 50, 10.0),
+            (2, 13, "x", "z", 5000, 10.0),
+        ])
+    }
+
+    #[test]
+    fn min_overlapping_ratio_takes_the_table_over_the_least_of_the_next_level() {
+        let v = shape();
+        assert_eq!(first_input(&v, None, CompactionPri::MinOverlappingRatio), 2);
+        // The pointer only breaks ties: table 2 still wins from after table 2.
+        let past_d = key::encode(b"f", 1, key::Kind::Put);
+        assert_eq!(
+            first_input(&v, Some(&past_d), CompactionPri::MinOverlappingRatio),
+            2
+        );
+    }
+
+    #[test]
+    fn round_robin_takes_the_table_after_the_pointer() {
+        let v = shape();
+        assert_eq!(first_input(&v, None, CompactionPri::RoundRobin), 1);
+        let past_c = key::encode(b"c", 1, key::Kind::Put);
+        assert_eq!(first_input(&v, Some(&past_c), CompactionPri::RoundRobin), 2);
+        let past_f = key::encode(b"f", 1, key::Kind::Put);
+        assert_eq!(first_input(&v, Some(&past_f), CompactionPri::RoundRobin), 3);
+    }
+
+    #[test]
+    fn a_busy_table_gives_way_to_the_next_best() {
+        let v = shape();
+        let mut busy = Busy::default();
+        busy.take(&Claim {
+            out_of: None,
+            tables: vec![2],
+        });
+        let plan = plan_avoiding(&v, 1, None, CompactionPri::MinOverlappingRatio, &busy).unwrap();
+        assert_eq!(plan.inputs[0][0].meta.number, 3);
+        assert_eq!(
+            plan.inputs[1]
+                .iter()
+                .map(|f| f.meta.number)
+                .collect::<Vec<_>>(),
+            vec![12]
+        );
+    }
+
+    #[test]
+    fn overlap_counts_only_the_tables_in_range() {
+        let v = shape();
+        let below = &v.levels()[2];
+        let l1 = &v.levels()[1];
+        assert_eq!(overlap_bytes(below, &l1[0]), 200_000);
+        assert_eq!(overlap_bytes(below, &l1[1]), 0);
+        assert_eq!(overlap_bytes(below, &l1[2]), 5_000);
+    }
 }
