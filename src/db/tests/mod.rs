@@ -6,3 +6,4 @@ mod format_doc;
 mod on_disk;
 mod read_only;
 mod write_failures;
+mod zero_seq;
