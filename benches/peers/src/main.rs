@@ -6,7 +6,7 @@
 //! `cargo run --release -- [--workload w1|w2] [--keys N] [--gets N] [--scan N]
 //! [--overwrite N] [--bits-per-key B] [--monkey] [--peer-bits-per-key B]
 //! [--compression none|lz4|zstd] [--memtable-mib N] [--table-mib N] [--level1-mib N]
-//! [--only bloomkv,fjall,rocksdb]`
+//! [--filter bloom|ribbon] [--only bloomkv,fjall,rocksdb]`
 //! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
 //! 2 cores and needs libclang).
 
@@ -38,6 +38,8 @@ struct Args {
     level1_mib: Option<u64>,
     /// Run only the engines named (comma-separated); all when unset.
     only: Option<Vec<String>>,
+    /// bloomkv's filter kind on every level (`--filter ribbon`); `None`: its default (Bloom).
+    ribbon: bool,
 }
 
 fn parse_args() -> Res<Args> {
@@ -56,6 +58,7 @@ fn parse_args() -> Res<Args> {
         table_mib: None,
         level1_mib: None,
         only: None,
+        ribbon: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -83,6 +86,13 @@ fn parse_args() -> Res<Args> {
             "--memtable-mib" => a.memtable_mib = Some(v()?.parse()?),
             "--table-mib" => a.table_mib = Some(v()?.parse()?),
             "--level1-mib" => a.level1_mib = Some(v()?.parse()?),
+            "--filter" => {
+                a.ribbon = match v()?.as_str() {
+                    "bloom" => false,
+                    "ribbon" => true,
+                    other => return Err(format!("--filter {other}: bloom or ribbon").into()),
+                }
+            }
             "--only" => a.only = Some(v()?.split(',').map(str::to_string).collect()),
             other => return Err(format!("unknown flag {other}").into()),
         }
@@ -125,6 +135,9 @@ fn main() -> Res<()> {
     if let Some(c) = a.compression {
         opts.compression = c;
     }
+    if a.ribbon {
+        opts.filter_policy = std::sync::Arc::new(bloomkv::filter::RibbonPolicy::default());
+    }
     let compression = opts.compression;
     let tmp = tempfile::tempdir_in(std::env::var_os("PEERS_DIR").unwrap_or(".".into()))?;
     let peer_bits = a.peer_bits.map(|b| b as f32);
@@ -164,9 +177,11 @@ fn main() -> Res<()> {
         }
         println!(
             "W2, {} keys, page cache evicted before reopen, 64 MiB block cache, bloomkv at \
-             {} bits/key{monkey} with {} compression, peers at {peers} and default compression",
+             {} bits/key{monkey} ({} filters) with {} compression, peers at {peers} and default \
+             compression",
             s.keys,
             a.bits,
+            if a.ribbon { "Ribbon" } else { "Bloom" },
             compression.name()
         );
         w2::print(&reports);
@@ -184,8 +199,10 @@ fn main() -> Res<()> {
         results.push((e.name(), w1::run(e.as_mut(), &s)?));
     }
     println!(
-        "W1, {} keys, 32 MiB cache, bloomkv at {} bits/key{monkey}, peers at {peers}",
-        s.keys, a.bits
+        "W1, {} keys, 32 MiB cache, bloomkv at {} bits/key{monkey} ({} filters), peers at {peers}",
+        s.keys,
+        a.bits,
+        if a.ribbon { "Ribbon" } else { "Bloom" }
     );
     w1::print(&results);
     Ok(())

@@ -1,5 +1,6 @@
 //! W1 (docs/WORKLOAD.md): 1M keys in random order, 100-byte random values, warm page
-//! cache; per phase ops/s and read syscalls per op.
+//! cache; per phase ops/s and read syscalls per op (seekrandom: seeks per second, each
+//! seek reading 11 keys).
 
 use std::time::Instant;
 
@@ -78,6 +79,17 @@ pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Vec<PhaseResult>> {
     })?);
     let start = ks.key(rng.below(s.keys));
     out.push(phase("scan", s.scan, || e.scan(&start, s.scan))?);
+    // db_bench's seekrandom: seek to a random present key, then read it and the next 10.
+    let seeks = (s.gets / 10).max(1);
+    let seek_to: Vec<u64> = (0..seeks).map(|_| rng.below(s.keys)).collect();
+    out.push(phase("seekrandom", seeks, || {
+        for &i in &seek_to {
+            if e.scan(&ks.key(i), 11)? == 0 {
+                return Err(format!("{}: seek found nothing", e.name()).into());
+            }
+        }
+        Ok(0)
+    })?);
     let targets = distinct_indices(s.keys, s.gets, &mut rng);
     out.push(phase("overwrite", targets.len() as u64, || {
         for &i in &targets {
