@@ -89,6 +89,13 @@ pub trait Env: Send + Sync + Debug {
     fn truncate(&self, path: &Path, len: u64) -> Result<()>;
     /// Creates a directory and its parents.
     fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// Removes an empty directory.
+    ///
+    /// The default removes it from the real file system, which is what an env wrapping
+    /// [`StdEnv`] needs.
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        fs::remove_dir(path).map_err(|e| Error::io(path, e))
+    }
     /// File names (not paths) in a directory.
     fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
     /// Makes a directory's entries (creations, renames, deletions) durable.

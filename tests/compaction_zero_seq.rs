@@ -20,7 +20,14 @@ fn a_put_under_a_kept_older_range_tombstone_stays_visible() {
     }
     db.flush().unwrap();
     db.wait_for_compactions().unwrap();
-    let deep = |db: &Db| db.stats().levels.iter().skip(2).map(|l| l.files).sum::<u64>();
+    let deep = |db: &Db| {
+        db.stats()
+            .levels
+            .iter()
+            .skip(2)
+            .map(|l| l.files)
+            .sum::<u64>()
+    };
     assert!(deep(&db) > 0, "the x keys reach level 2 or deeper");
 
     // An older tombstone over everything, then a newer put of a key nothing deeper holds.

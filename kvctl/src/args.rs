@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bench, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst, stats,
+    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
+    stats,
 };
 use crate::escape::Codec;
 
@@ -75,6 +76,9 @@ pub enum Command {
     Stats(stats::Args),
     /// Merge every level down into one (full manual compaction).
     Compact(compact::Args),
+    /// Write a consistent, openable copy of the database into a new directory DIR (tables
+    /// hard-linked where possible).
+    Checkpoint(checkpoint::Args),
     /// Inspect SSTable files directly (no database needed).
     #[command(subcommand)]
     Sst(sst::Command),

@@ -19,7 +19,8 @@ use clap::Parser;
 
 use crate::args::{Cli, Command};
 use crate::commands::{
-    bench, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst, stats,
+    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
+    stats,
 };
 
 fn main() -> ExitCode {
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Command::Dedup(a) => dedup::run(&global, a),
         Command::Stats(a) => stats::run(&global, a),
         Command::Compact(a) => compact::run(&global, a),
+        Command::Checkpoint(a) => checkpoint::run(&global, a),
         Command::Sst(c) => sst::run(&global, c),
         Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),

@@ -113,12 +113,17 @@ impl DbInner {
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.refuse_if_read_only("sync_wal")?;
         let mut w = self.writer.lock();
+        self.sync_wal_locked(&mut w)
+    }
+
+    /// [`DbInner::sync_wal`] for a caller holding the writer lock.
+    pub(crate) fn sync_wal_locked(&self, w: &mut Writer) -> Result<()> {
         if let Some(why) = &self.state.lock().bg_error {
             return Err(Error::WritesStopped(why.clone()));
         }
         let acked_len = w.log.len();
         if let Err(e) = w.log.sync() {
-            let e = self.abandon_log(&mut w, acked_len, true, e);
+            let e = self.abandon_log(w, acked_len, true, e);
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }

@@ -200,7 +200,11 @@ pub fn sst_files(dir: &Path) -> BTreeSet<u64> {
 /// (the crash tests kill processes, which fsync does not matter for), and an fsync per
 /// flush and manifest edit would make them slow on a busy disk.
 #[derive(Debug)]
-pub struct NoSyncEnv(bloomkv::env::StdEnv);
+pub struct NoSyncEnv {
+    std: bloomkv::env::StdEnv,
+    /// Whether `hard_link` links (else it is unsupported, as in an env without links).
+    links: bool,
+}
 
 struct NoSyncFile(Box<dyn bloomkv::env::WritableFile>);
 
@@ -222,61 +226,78 @@ impl bloomkv::env::WritableFile for NoSyncFile {
 impl NoSyncEnv {
     /// A shared handle.
     pub fn shared() -> std::sync::Arc<dyn bloomkv::env::Env> {
-        std::sync::Arc::new(NoSyncEnv(bloomkv::env::StdEnv))
+        std::sync::Arc::new(NoSyncEnv {
+            std: bloomkv::env::StdEnv,
+            links: true,
+        })
+    }
+
+    /// A shared handle whose `hard_link` is unsupported (`Env`'s default), so callers copy.
+    pub fn without_hard_links() -> std::sync::Arc<dyn bloomkv::env::Env> {
+        std::sync::Arc::new(NoSyncEnv {
+            std: bloomkv::env::StdEnv,
+            links: false,
+        })
     }
 }
 
 impl bloomkv::env::Env for NoSyncEnv {
     fn create_writable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
-        Ok(Box::new(NoSyncFile(self.0.create_writable(path)?)))
+        Ok(Box::new(NoSyncFile(self.std.create_writable(path)?)))
     }
     fn open_appendable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
-        Ok(Box::new(NoSyncFile(self.0.open_appendable(path)?)))
+        Ok(Box::new(NoSyncFile(self.std.open_appendable(path)?)))
     }
     fn open_random_access(
         &self,
         path: &Path,
     ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
-        self.0.open_random_access(path)
+        self.std.open_random_access(path)
     }
     fn read_all(&self, path: &Path) -> bloomkv::Result<Vec<u8>> {
-        self.0.read_all(path)
+        self.std.read_all(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
-        self.0.rename(from, to)
+        self.std.rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> bloomkv::Result<()> {
-        self.0.remove_file(path)
+        self.std.remove_file(path)
     }
     fn truncate(&self, path: &Path, len: u64) -> bloomkv::Result<()> {
-        self.0.truncate(path, len)
+        self.std.truncate(path, len)
     }
     fn create_dir_all(&self, path: &Path) -> bloomkv::Result<()> {
-        self.0.create_dir_all(path)
+        self.std.create_dir_all(path)
     }
     fn list_dir(&self, path: &Path) -> bloomkv::Result<Vec<String>> {
-        self.0.list_dir(path)
+        self.std.list_dir(path)
     }
     fn sync_dir(&self, _path: &Path) -> bloomkv::Result<()> {
         Ok(())
     }
     fn file_size(&self, path: &Path) -> bloomkv::Result<u64> {
-        self.0.file_size(path)
+        self.std.file_size(path)
     }
     fn exists(&self, path: &Path) -> bool {
-        self.0.exists(path)
+        self.std.exists(path)
     }
     fn is_dir(&self, path: &Path) -> bool {
-        self.0.is_dir(path)
+        self.std.is_dir(path)
     }
     fn lock_file(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
-        self.0.lock_file(path)
+        self.std.lock_file(path)
     }
     fn lock_file_shared(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
-        self.0.lock_file_shared(path)
+        self.std.lock_file_shared(path)
     }
     fn hard_link(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
-        self.0.hard_link(from, to)
+        if !self.links {
+            return Err(bloomkv::Error::Io {
+                path: Some(to.to_path_buf()),
+                source: std::io::ErrorKind::Unsupported.into(),
+            });
+        }
+        self.std.hard_link(from, to)
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand: its `Args` and its `run`.
 
 pub mod bench;
+pub mod checkpoint;
 pub mod compact;
 pub mod dedup;
 pub mod delete;

@@ -1,6 +1,7 @@
 //! Engine tests that reach below the public API: injected file-system faults, hand-written
 //! WAL and manifest files, and the examples of `docs/FORMAT.md`.
 
+mod checkpoint;
 mod faults;
 mod format_doc;
 mod on_disk;

@@ -59,7 +59,11 @@ fn a_full_compaction_without_snapshots_zeroes_every_sequence_number() {
     db.compact_range(..).unwrap();
     let entries = stored(&db, dir.path());
     assert_eq!(entries.len(), 3000);
-    assert!(entries.iter().all(|(_, seq)| *seq == 0), "{:?}", &entries[..3]);
+    assert!(
+        entries.iter().all(|(_, seq)| *seq == 0),
+        "{:?}",
+        &entries[..3]
+    );
     drop(db);
     let db = Db::open(dir.path(), options()).unwrap();
     assert_eq!(db.get("k00042").unwrap().as_deref(), Some(&[b'v'; 50][..]));
