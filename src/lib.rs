@@ -145,7 +145,9 @@ mod test_util;
 #[doc(hidden)]
 pub use batch::OpKind;
 pub use batch::WriteBatch;
-pub use db::{Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe};
+pub use db::{
+    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe, VerifyReport,
+};
 pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;

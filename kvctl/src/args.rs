@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{
     bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
-    stats,
+    stats, verify,
 };
 use crate::escape::Codec;
 
@@ -79,6 +79,9 @@ pub enum Command {
     /// Write a consistent, openable copy of the database into a new directory DIR (tables
     /// hard-linked where possible).
     Checkpoint(checkpoint::Args),
+    /// Read every table of the database whole and check it (checksums, key order, entry
+    /// counts, filters, the MANIFEST's record of each file).
+    Verify(verify::Args),
     /// Inspect SSTable files directly (no database needed).
     #[command(subcommand)]
     Sst(sst::Command),

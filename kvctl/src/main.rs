@@ -20,7 +20,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 use crate::commands::{
     bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
-    stats,
+    stats, verify,
 };
 
 fn main() -> ExitCode {
@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&global, a),
         Command::Compact(a) => compact::run(&global, a),
         Command::Checkpoint(a) => checkpoint::run(&global, a),
+        Command::Verify(a) => verify::run(&global, a),
         Command::Sst(c) => sst::run(&global, c),
         Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),

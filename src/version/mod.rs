@@ -108,7 +108,7 @@ impl TableFile {
     /// Whether the file opened is the table the MANIFEST names: its recorded file number
     /// (when it has one), size and key range must match the MANIFEST's record, or a table
     /// copied or renamed over this one would answer for it.
-    fn check_identity(&self, table: &crate::sstable::Table) -> Result<()> {
+    pub(crate) fn check_identity(&self, table: &crate::sstable::Table) -> Result<()> {
         let props = table.properties();
         let m = &self.meta;
         let why = if props.file_number.is_some_and(|n| n != m.number) {

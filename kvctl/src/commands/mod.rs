@@ -15,3 +15,4 @@ pub mod scan;
 pub mod sst;
 pub mod sst_dump;
 pub mod stats;
+pub mod verify;
