@@ -92,12 +92,12 @@ fn a_damaged_filter_block_is_reported() {
     for back in (64..size.min(4096)).step_by(16) {
         let original = std::fs::read(&path).unwrap();
         flip(&path, size - back);
-        if let Err(e) = db.verify() {
-            if e.to_string().contains("filter block") {
-                assert_names(e, &path);
-                found = true;
-                break;
-            }
+        if let Err(e) = db.verify()
+            && e.to_string().contains("filter block")
+        {
+            assert_names(e, &path);
+            found = true;
+            break;
         }
         std::fs::write(&path, original).unwrap();
     }
