@@ -17,7 +17,7 @@ use crate::coding::{Decoder, put_length_prefixed};
 use crate::error::{Error, Result};
 use crate::key::{self, Kind, SeqNo};
 use crate::memtable::MemTable;
-use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use crate::options::{MAX_BATCH_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 
 /// What one operation of a batch does. The tags of puts and deletes are their internal-key
 /// kinds; a range delete (tag 2) has no internal-key kind: it becomes a range tombstone.
@@ -215,9 +215,9 @@ impl WriteBatch {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if a key is longer than [`MAX_KEY_BYTES`], a value longer
-    /// than [`MAX_VALUE_BYTES`], a range delete's start is not below its end, or the batch
-    /// holds more than `u32::MAX` operations; the message names the operation index and the
-    /// sizes.
+    /// than [`MAX_VALUE_BYTES`], a range delete's start is not below its end, the batch
+    /// holds more than `u32::MAX` operations, or it is larger than [`MAX_BATCH_BYTES`] (the
+    /// most one WAL record may hold); the message names the operation index and the sizes.
     ///
     /// # Examples
     /// ```
@@ -228,6 +228,13 @@ impl WriteBatch {
     /// assert!(matches!(batch.validate(), Err(bloomkv::Error::InvalidArgument(_))));
     /// ```
     pub fn validate(&self) -> Result<()> {
+        if self.rep.len() > MAX_BATCH_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "write batch of {} bytes exceeds the limit of {MAX_BATCH_BYTES} bytes (one WAL \
+                 record); split it into several batches",
+                self.rep.len()
+            )));
+        }
         if u32::try_from(self.count).is_err() {
             return Err(Error::InvalidArgument(format!(
                 "write batch has {} operations; at most {} are allowed",

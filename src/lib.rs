@@ -152,8 +152,8 @@ pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;
 pub use iter::db_iter::DbIter;
 pub use options::{
-    CompactionPri, Compression, FilterAllocation, MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS,
-    Options,
+    CompactionPri, Compression, FilterAllocation, MAX_BATCH_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES,
+    NUM_LEVELS, Options,
 };
 pub use repair::{RepairReport, repair};
 pub use stats::{LevelStats, Stats, TableStats};

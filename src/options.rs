@@ -15,6 +15,10 @@ pub const MAX_KEY_BYTES: usize = 64 * 1024;
 /// The largest value accepted, in bytes.
 pub const MAX_VALUE_BYTES: usize = 256 * 1024 * 1024;
 
+/// The largest write batch accepted, in bytes of its encoding: one batch is one WAL record,
+/// and a log reader refuses to assemble a bigger one (see `docs/FORMAT.md`).
+pub const MAX_BATCH_BYTES: usize = 1 << 30;
+
 /// How filter memory is spread over the levels of the tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum FilterAllocation {

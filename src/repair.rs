@@ -101,8 +101,7 @@ pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<Rep
     logs.sort_unstable();
     for number in logs {
         let path = filename::log_path(dir, number);
-        let mut reader =
-            LogReader::new(env.read_all(&path)?, path.clone(), RecoveryMode::BestEffort);
+        let mut reader = LogReader::open(env.as_ref(), &path, RecoveryMode::BestEffort)?;
         loop {
             match reader.next_record() {
                 Ok(Some(record)) => match WriteBatch::from_payload(&record) {

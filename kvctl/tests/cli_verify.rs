@@ -24,5 +24,7 @@ fn verify_reports_counts_then_damage() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("corruption in"))
-        .stderr(predicate::str::contains(table.file_name().unwrap().to_str().unwrap()));
+        .stderr(predicate::str::contains(
+            table.file_name().unwrap().to_str().unwrap(),
+        ));
 }

@@ -491,7 +491,7 @@ fn replay_logs(
     };
     for (i, &number) in logs.iter().enumerate() {
         let path = filename::log_path(dir, number);
-        let mut reader = LogReader::new(env.read_all(&path)?, path.clone(), mode);
+        let mut reader = LogReader::open(env, &path, mode)?;
         while let Some(record) = reader.next_record()? {
             // A record that passed its checksum but is not a batch: name the record's offset
             // in the log, and the position inside the batch in the message.

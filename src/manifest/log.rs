@@ -104,8 +104,7 @@ impl ManifestWriter {
 /// - [`Error::UnsupportedVersion`] for a manifest written by a newer format;
 /// - I/O errors reading the file.
 pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
-    let data = env.read_all(path)?;
-    let mut reader = LogReader::new(data, path.to_path_buf(), RecoveryMode::Strict);
+    let mut reader = LogReader::open(env, path, RecoveryMode::Strict)?;
     let Some(header) = reader.next_record()? else {
         return Err(Error::corruption(
             path,
@@ -127,7 +126,7 @@ pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
         edits.push(edit);
     }
     if let Some((offset, _)) = reader.tail_dropped() {
-        check_torn_tail(path, reader.image(), offset)?;
+        check_torn_tail(path, &reader, offset)?;
     }
     Ok(edits)
 }
@@ -136,31 +135,42 @@ pub fn read_manifest(env: &dyn Env, path: &Path) -> Result<Vec<VersionEdit>> {
 /// space). A last record that is all there but fails its checksum is damage to an edit that
 /// may have been acknowledged (and acted on: WALs deleted, tables replaced), so it is an
 /// error, not something to drop quietly.
-fn check_torn_tail(path: &Path, data: &[u8], offset: u64) -> Result<()> {
-    let mut pos = usize::try_from(offset).unwrap_or(usize::MAX);
-    loop {
-        match parse_at(data, pos) {
-            Physical::Record { end, .. } => pos = end,
-            Physical::BlockTrailer { next } if next > pos => pos = next,
-            Physical::BlockTrailer { .. } | Physical::End => return Ok(()),
-            Physical::Bad {
-                cut_by_end: true, ..
-            }
-            | Physical::Bad {
-                problem: Problem::ZeroFilled,
-                ..
-            } => return Ok(()),
-            Physical::Bad { problem, .. } => {
-                return Err(Error::corruption(
-                    path,
-                    pos as u64,
-                    format!(
-                        "the last record is damaged, not cut short by a crash: {}",
-                        problem.describe()
-                    ),
-                ));
+fn check_torn_tail(path: &Path, reader: &LogReader, offset: u64) -> Result<()> {
+    let mut damage = None;
+    reader.for_each_block_from(offset, |start, block| {
+        // Where to look in this block: from the tail's start in its own block, else from
+        // the block's beginning.
+        let mut pos = usize::try_from(offset.saturating_sub(start)).unwrap_or(usize::MAX);
+        loop {
+            match parse_at(block, pos) {
+                Physical::Record { end, .. } => pos = end,
+                Physical::BlockTrailer { next } if next > pos => pos = next,
+                // The end of this block: the tail goes on in the next one, if any.
+                Physical::BlockTrailer { .. } | Physical::End => return Ok(true),
+                Physical::Bad {
+                    cut_by_end: true, ..
+                }
+                | Physical::Bad {
+                    problem: Problem::ZeroFilled,
+                    ..
+                } => return Ok(false),
+                Physical::Bad { problem, .. } => {
+                    damage = Some((start + pos as u64, problem));
+                    return Ok(false);
+                }
             }
         }
+    })?;
+    match damage {
+        None => Ok(()),
+        Some((at, problem)) => Err(Error::corruption(
+            path,
+            at,
+            format!(
+                "the last record is damaged, not cut short by a crash: {}",
+                problem.describe()
+            ),
+        )),
     }
 }
 

@@ -3,6 +3,7 @@
 mod corruption;
 mod proptest;
 mod roundtrip;
+mod streaming;
 mod truncation;
 
 /// The module's documented usage, end to end.

@@ -1,0 +1,87 @@
+//! The exit-status table of docs/CLI.md is what kvctl does: for each row, commands that
+//! produce each cause the row names exit with the row's status, and the table lists no other
+//! status.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::TestDb;
+
+/// Status -> the text of its row in docs/CLI.md's "Exit status" table.
+fn documented() -> BTreeMap<i32, String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CLI.md"))
+        .unwrap();
+    let section = doc
+        .split("## Exit status")
+        .nth(1)
+        .expect("CLI.md has an Exit status section");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| {
+            let mut cells = l.trim_matches('|').split('|').map(str::trim);
+            let status = cells.next()?.parse().ok()?;
+            Some((status, cells.next()?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_documented_status_is_what_its_causes_exit_with() {
+    let rows = documented();
+    assert_eq!(rows.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    let t = TestDb::new();
+    t.ok(&["put", "k", "v"]);
+    let there = t.dir.path().join("there");
+    std::fs::create_dir(&there).unwrap();
+    let there = there.to_str().unwrap();
+    let missing = t.dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let bad_line = t.dir.path().join("bad.tsv");
+    std::fs::write(&bad_line, "a\t1\nno tab here\n").unwrap();
+    let bad_line = bad_line.to_str().unwrap();
+
+    // (status, a phrase its row must contain, the command); `--db` is the test database
+    // unless the command names another.
+    let cases: Vec<(i32, &str, Vec<&str>)> = vec![
+        (0, "success", vec!["get", "k"]),
+        (1, "does not exist", vec!["get", "absent"]),
+        (2, "unknown command", vec!["frobnicate"]),
+        (2, "missing argument", vec!["put", "k"]),
+        (2, "bad hex", vec!["--hex", "get", "zz"]),
+        (2, "malformed `load`", vec!["load", bad_line]),
+        (2, "`checkpoint` into an existing directory", vec!["checkpoint", there]),
+        (3, "missing database", vec!["--db", missing, "get", "k"]),
+    ];
+    for (status, phrase, args) in cases {
+        let row = rows.get(&status).unwrap();
+        assert!(row.contains(phrase), "row {status} does not mention {phrase:?}: {row}");
+        let out = if args.first() == Some(&"--db") {
+            common::kvctl().args(&args).output().unwrap()
+        } else {
+            t.kvctl(&args).output().unwrap()
+        };
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "kvctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // Locked: a writer holds the database.
+    assert!(rows[&3].contains("locked"));
+    let writer = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
+    assert_eq!(t.kvctl(&["get", "k"]).output().unwrap().status.code(), Some(3));
+    drop(writer);
+    // Corrupt: a damaged table.
+    assert!(rows[&3].contains("corrupt"));
+    t.ok(&["compact"]);
+    let table = t.tables().pop().unwrap();
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes[3] ^= 0x10;
+    std::fs::write(&table, bytes).unwrap();
+    assert_eq!(t.kvctl(&["verify"]).output().unwrap().status.code(), Some(3));
+}
