@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::env::{Env, StdEnv};
-use crate::filter::{BloomPolicy, FilterPolicy};
+use crate::filter::{BloomPolicy, FilterPolicy, PrefixExtractor};
 pub use crate::sstable::compression::Compression;
 
 /// Number of levels in the LSM tree (L0..L6).
@@ -198,6 +198,32 @@ pub struct Options {
     /// slower to build) for the big, rarely rewritten bottom levels and Bloom above. A table
     /// moved down a level unchanged keeps its filter.
     pub filter_policy_per_level: Option<Vec<Arc<dyn FilterPolicy>>>,
+    /// Cuts keys into prefixes for prefix filters (default `None`: no prefix filters).
+    /// With an extractor, every table written also carries a filter over its keys'
+    /// prefixes, built by the table's filter policy, and [`crate::Db::prefix`] with a prefix
+    /// the extractor produces skips, without reading a data block, every table whose prefix
+    /// filter rules it out (RocksDB's `prefix_extractor`). Tables written under another
+    /// extractor (or none) are never skipped.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use std::sync::Arc;
+    /// use bloomkv::filter::DelimiterPrefix;
+    ///
+    /// let opts = bloomkv::Options {
+    ///     prefix_extractor: Some(Arc::new(DelimiterPrefix::new(b'/'))),
+    ///     ..Default::default()
+    /// };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// db.put("tenant1/a", "1")?;
+    /// db.flush()?;
+    /// assert_eq!(db.prefix("tenant2/").count(), 0); // the table is skipped
+    /// assert_eq!(db.prefix("tenant1/").count(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 /// Which table of a level a compaction out of that level takes ([`Options::compaction_pri`]).
@@ -245,6 +271,7 @@ impl Default for Options {
             compression: Compression::Lz4,
             compression_per_level: None,
             filter_policy_per_level: None,
+            prefix_extractor: None,
         }
     }
 }

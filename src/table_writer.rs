@@ -84,6 +84,7 @@ impl<'a> TableWriter<'a> {
                 filter,
                 compression: opts.compression_for_level(level),
                 file_number: None,
+                prefix_extractor: opts.prefix_extractor.clone(),
             },
             target_bytes,
             next_number,

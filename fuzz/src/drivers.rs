@@ -171,6 +171,11 @@ pub fn table_open_iterate(data: &[u8]) {
                 bloomkv::Compression::Zstd { level: 1 },
             ][usize::from(mode % 3)],
             file_number: None,
+            // Every other table also carries a prefix filter (format version 4).
+            prefix_extractor: (mode % 2 == 1).then(|| {
+                Arc::new(bloomkv::filter::FixedPrefix::new(2))
+                    as Arc<dyn bloomkv::filter::PrefixExtractor>
+            }),
         },
     );
     for (k, v) in &entries {

@@ -43,6 +43,22 @@ pub struct GlobalArgs {
     /// taken literally and printed with non-printable bytes escaped (\xNN, \t, \n, \\).
     #[arg(long, global = true)]
     pub hex: bool,
+    /// Build prefix filters over the first N bytes of each key (tables written by this
+    /// command), and use them in `scan --prefix` (for prefixes of exactly N bytes).
+    #[arg(long, global = true, value_name = "N", conflicts_with = "prefix_delim")]
+    pub prefix_len: Option<usize>,
+    /// Build prefix filters over each key up to and including the first byte C (one ASCII
+    /// character, e.g. `/` or `:`), and use them in `scan --prefix` (for such prefixes).
+    #[arg(long, global = true, value_name = "C", value_parser = one_byte)]
+    pub prefix_delim: Option<u8>,
+}
+
+/// A single ASCII character as a byte.
+fn one_byte(s: &str) -> Result<u8, String> {
+    match s.as_bytes() {
+        [b] if b.is_ascii() => Ok(*b),
+        _ => Err(format!("{s:?} is not one ASCII character")),
+    }
 }
 
 impl GlobalArgs {

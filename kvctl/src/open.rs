@@ -3,20 +3,39 @@
 //! so they write nothing and several may run at once.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use bloomkv::filter::{DelimiterPrefix, FixedPrefix, PrefixExtractor};
 use bloomkv::{Db, Options};
 
+use crate::args::GlobalArgs;
 use crate::exit::CliError;
 
-/// Opens the database at `dir`, creating it if missing. For write commands.
-pub fn for_write(dir: &Path) -> Result<Db, CliError> {
-    Db::open(dir, Options::default()).map_err(|e| opening(dir, e))
+/// The options the global flags ask for: the defaults, with the prefix extractor of
+/// `--prefix-len` or `--prefix-delim`.
+fn options(g: &GlobalArgs) -> Options {
+    let extractor: Option<Arc<dyn PrefixExtractor>> = match (g.prefix_len, g.prefix_delim) {
+        (Some(n), _) => Some(Arc::new(FixedPrefix::new(n))),
+        (None, Some(d)) => Some(Arc::new(DelimiterPrefix::new(d))),
+        (None, None) => None,
+    };
+    Options {
+        prefix_extractor: extractor,
+        ..Options::default()
+    }
 }
 
-/// Opens the existing database at `dir` read-only (`Db::open_read_only`: nothing written,
+/// Opens the database at `--db`, creating it if missing. For write commands.
+pub fn for_write(g: &GlobalArgs) -> Result<Db, CliError> {
+    let dir = g.db.as_path();
+    Db::open(dir, options(g)).map_err(|e| opening(dir, e))
+}
+
+/// Opens the existing database at `--db` read-only (`Db::open_read_only`: nothing written,
 /// the WAL replayed into memory, the lock shared with other readers); a missing one is a
 /// database error and nothing is created. For read commands.
-pub fn existing(dir: &Path) -> Result<Db, CliError> {
+pub fn existing(g: &GlobalArgs) -> Result<Db, CliError> {
+    let dir = g.db.as_path();
     if !dir.is_dir() {
         return Err(CliError::Database(format!(
             "no database at {}: directory does not exist (write commands such as put or load \
@@ -30,7 +49,7 @@ pub fn existing(dir: &Path) -> Result<Db, CliError> {
             dir.display()
         )));
     }
-    Db::open_read_only(dir, Options::default()).map_err(|e| opening(dir, e))
+    Db::open_read_only(dir, options(g)).map_err(|e| opening(dir, e))
 }
 
 fn opening(dir: &Path, e: bloomkv::Error) -> CliError {

@@ -10,8 +10,8 @@ use common::TestDb;
 
 /// Status -> the text of its row in docs/CLI.md's "Exit status" table.
 fn documented() -> BTreeMap<i32, String> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CLI.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CLI.md")).unwrap();
     let section = doc
         .split("## Exit status")
         .nth(1)
@@ -52,12 +52,19 @@ fn every_documented_status_is_what_its_causes_exit_with() {
         (2, "missing argument", vec!["put", "k"]),
         (2, "bad hex", vec!["--hex", "get", "zz"]),
         (2, "malformed `load`", vec!["load", bad_line]),
-        (2, "`checkpoint` into an existing directory", vec!["checkpoint", there]),
+        (
+            2,
+            "`checkpoint` into an existing directory",
+            vec!["checkpoint", there],
+        ),
         (3, "missing database", vec!["--db", missing, "get", "k"]),
     ];
     for (status, phrase, args) in cases {
         let row = rows.get(&status).unwrap();
-        assert!(row.contains(phrase), "row {status} does not mention {phrase:?}: {row}");
+        assert!(
+            row.contains(phrase),
+            "row {status} does not mention {phrase:?}: {row}"
+        );
         let out = if args.first() == Some(&"--db") {
             common::kvctl().args(&args).output().unwrap()
         } else {
@@ -74,7 +81,10 @@ fn every_documented_status_is_what_its_causes_exit_with() {
     // Locked: a writer holds the database.
     assert!(rows[&3].contains("locked"));
     let writer = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
-    assert_eq!(t.kvctl(&["get", "k"]).output().unwrap().status.code(), Some(3));
+    assert_eq!(
+        t.kvctl(&["get", "k"]).output().unwrap().status.code(),
+        Some(3)
+    );
     drop(writer);
     // Corrupt: a damaged table.
     assert!(rows[&3].contains("corrupt"));
@@ -83,5 +93,8 @@ fn every_documented_status_is_what_its_causes_exit_with() {
     let mut bytes = std::fs::read(&table).unwrap();
     bytes[3] ^= 0x10;
     std::fs::write(&table, bytes).unwrap();
-    assert_eq!(t.kvctl(&["verify"]).output().unwrap().status.code(), Some(3));
+    assert_eq!(
+        t.kvctl(&["verify"]).output().unwrap().status.code(),
+        Some(3)
+    );
 }

@@ -163,8 +163,10 @@ impl Db {
     /// Every live entry whose key starts with `prefix`, ascending (double-ended: `.rev()`
     /// for descending). An empty prefix is every key.
     ///
-    /// It reads the key range the prefix spans; tables are not skipped by prefix filters
-    /// (the engine has none yet), only by their key ranges.
+    /// It reads the key range the prefix spans. With [`crate::Options::prefix_extractor`]
+    /// set and `prefix` exactly a prefix the extractor cuts (`extractor.prefix(p) == p`),
+    /// tables whose prefix filter rules the prefix out are skipped without reading any of
+    /// their data blocks; [`Db::explain_prefix`] shows which.
     ///
     /// # Examples
     /// ```
@@ -178,21 +180,42 @@ impl Db {
     /// # }
     /// ```
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
-        self.scan(prefix_range(prefix.as_ref()))
+        let inner = self.inner();
+        inner.prefix_at(prefix.as_ref(), inner.visible_seq())
     }
-}
 
-/// The keys starting with `prefix`: from `prefix` up to (excluding) the smallest key above
-/// all of them, unbounded when there is none (an empty or all-0xff prefix).
-fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return (Bound::Included(prefix.to_vec()), Bound::Excluded(end));
-        }
+    /// What a [`Db::prefix`] scan of `prefix` would do with each table of the current
+    /// version, level 0 first: outside the prefix's key range
+    /// ([`FilterVerdict::OutOfRange`](crate::sstable::FilterVerdict)), no usable prefix
+    /// filter (`NoFilter`: no extractor, a prefix the extractor does not cut, or a table
+    /// written under another extractor), skipped (`Absent`) or read (`MayContain`). Nothing
+    /// but table indexes and filters is read.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use std::sync::Arc;
+    /// use bloomkv::filter::FixedPrefix;
+    /// use bloomkv::sstable::FilterVerdict;
+    ///
+    /// let opts = bloomkv::Options {
+    ///     prefix_extractor: Some(Arc::new(FixedPrefix::new(2))),
+    ///     ..Default::default()
+    /// };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// db.put("aa1", "v")?;
+    /// db.put("ac1", "v")?;
+    /// db.flush()?;
+    /// let probes = db.explain_prefix("ab");
+    /// assert_eq!(probes.len(), 1);
+    /// assert_eq!(probes[0].verdict, FilterVerdict::Absent);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn explain_prefix(&self, prefix: impl AsRef<[u8]>) -> Vec<super::TableProbe> {
+        self.inner().explain_prefix(prefix.as_ref())
     }
-    (Bound::Included(prefix.to_vec()), Bound::Unbounded)
 }
 
 impl Snapshot {
@@ -229,13 +252,14 @@ impl Snapshot {
 
     /// The entries whose key starts with `prefix` as of the snapshot (like [`Db::prefix`]).
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIter {
-        self.scan(prefix_range(prefix.as_ref()))
+        self.db.inner().prefix_at(prefix.as_ref(), self.seq)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::prefix::prefix_range;
+    use std::ops::Bound;
 
     #[test]
     fn a_prefix_spans_up_to_its_successor() {

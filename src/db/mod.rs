@@ -5,6 +5,7 @@ mod checkpoint;
 mod core;
 mod cursor;
 mod multi_get;
+mod prefix;
 mod read;
 mod recover;
 mod verify;

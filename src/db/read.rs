@@ -13,6 +13,7 @@ use crate::key::{self, Kind, SeqNo};
 use crate::metrics::bump;
 use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;
+use crate::version::TableFile;
 use crate::version::level_iter::{ErrorIter, LevelIter};
 use std::sync::Arc;
 
@@ -160,25 +161,31 @@ impl DbInner {
     /// One iterator over both memtables and every level of the current view (newest source
     /// first), and the view it reads, which must outlive it.
     pub(crate) fn internal_iter(&self) -> (MergingIterator, Arc<super::core::ReadView>) {
-        let view = self.read_view();
+        self.internal_iter_of(self.read_view(), |_| true)
+    }
+
+    /// As [`DbInner::internal_iter`] over `view`, leaving out the tables `keep` says no to.
+    pub(crate) fn internal_iter_of(
+        &self,
+        view: Arc<super::core::ReadView>,
+        keep: impl Fn(&TableFile) -> bool,
+    ) -> (MergingIterator, Arc<super::core::ReadView>) {
         let mut children: Vec<Box<dyn InternalIterator>> = vec![Box::new(view.mem.iter())];
         if let Some(imm) = &view.imm {
             children.push(Box::new(imm.iter()));
         }
-        for file in &view.version.levels()[0] {
+        for file in view.version.levels()[0].iter().filter(|f| keep(f)) {
             match file.reader() {
                 Ok(table) => children.push(Box::new(table.iter())),
                 Err(e) => children.push(Box::new(ErrorIter::new(e))),
             }
         }
-        for files in view
-            .version
-            .levels()
-            .iter()
-            .skip(1)
-            .filter(|f| !f.is_empty())
-        {
-            children.push(Box::new(LevelIter::new(files.clone())));
+        for files in view.version.levels().iter().skip(1) {
+            // Leaving tables out of a level keeps it sorted and disjoint.
+            let kept: Vec<Arc<TableFile>> = files.iter().filter(|f| keep(f)).cloned().collect();
+            if !kept.is_empty() {
+                children.push(Box::new(LevelIter::new(kept)));
+            }
         }
         (MergingIterator::new(children), view)
     }

@@ -6,6 +6,8 @@
 //! * [`ScalableBloomFilter`]: a chain of Bloom filters that grows and keeps its error rate.
 //! * [`AnyFilter`]: whichever of the three a file holds.
 //! * [`BloomPolicy`]: the [`FilterPolicy`] SSTables use (blocked layout).
+//! * [`PrefixExtractor`] ([`FixedPrefix`], [`DelimiterPrefix`]): what tables' prefix filters
+//!   hold.
 //! * [`math`]: sizing formulas and predicted false-positive rates.
 //!
 //! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
@@ -23,6 +25,7 @@ pub mod monkey;
 pub(crate) mod monkey_kinds;
 mod partition;
 mod policy;
+mod prefix;
 mod ribbon;
 mod scalable;
 mod static_header;
@@ -34,6 +37,7 @@ pub use counting::CountingBloomFilter;
 pub use fuse::BinaryFusePolicy;
 pub use layout::Layout;
 pub use policy::FilterPolicy;
+pub use prefix::{DelimiterPrefix, FixedPrefix, PrefixExtractor};
 pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
 pub use scalable::ScalableBloomFilter;
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::filter::FilterPolicy;
+use crate::filter::{FilterPolicy, PrefixExtractor};
 use crate::key::{self, Kind};
 use crate::range_del::{self, RangeTombstone};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{CODEC_NONE, Compression, compress_block};
 use crate::sstable::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, FORMAT_VERSION, Footer, block_trailer,
+    BLOCK_TRAILER_LEN, BlockHandle, FORMAT_VERSION, Footer, PLAIN_FORMAT_VERSION, block_trailer,
 };
 use crate::sstable::properties::TableProperties;
 use crate::sstable::separator::{last_separator, separator};
@@ -27,6 +27,9 @@ pub const RANGE_DELETION_BLOCK_NAME: &str = "rangedel";
 
 /// Metaindex name prefix of the filter block; the policy name follows.
 pub const FILTER_BLOCK_PREFIX: &str = "filter.";
+
+/// Metaindex name prefix of the prefix-filter block; the policy name follows.
+pub const PREFIX_FILTER_BLOCK_PREFIX: &str = "prefix.";
 
 /// How to build a table.
 #[derive(Clone, Debug)]
@@ -44,6 +47,9 @@ pub struct TableBuildOptions {
     /// The file number the table is written as, recorded in its properties so that a reader
     /// can tell a table copied or renamed over another (default `None`: not recorded).
     pub file_number: Option<u64>,
+    /// With a filter: also build a filter over the keys' prefixes, and record this
+    /// extractor's name (default `None`: no prefix filter).
+    pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
 }
 
 impl Default for TableBuildOptions {
@@ -54,6 +60,7 @@ impl Default for TableBuildOptions {
             filter: None,
             compression: Compression::None,
             file_number: None,
+            prefix_extractor: None,
         }
     }
 }
@@ -72,6 +79,10 @@ pub struct TableBuilder {
     last_key: Vec<u8>,
     /// One hash per distinct user key, in order.
     user_key_hashes: Vec<u64>,
+    /// With a prefix extractor: one hash per run of keys sharing a prefix.
+    prefix_hashes: Vec<u64>,
+    /// The prefix of the last key that had one.
+    last_prefix: Option<Vec<u8>>,
     props: TableProperties,
     /// Set when a write failed: the file is then in an unknown state and must not be finished.
     failed: Option<String>,
@@ -107,8 +118,10 @@ impl TableBuilder {
             pending_index: None,
             last_key: Vec::new(),
             user_key_hashes: Vec::new(),
+            prefix_hashes: Vec::new(),
+            last_prefix: None,
             props: TableProperties {
-                format_version: FORMAT_VERSION,
+                format_version: PLAIN_FORMAT_VERSION,
                 entries: 0,
                 deletions: 0,
                 smallest_key: Vec::new(),
@@ -125,6 +138,7 @@ impl TableBuilder {
                 data_bytes: 0,
                 file_number,
                 range_deletions: 0,
+                prefix_extractor: String::new(),
             },
             failed: None,
             compressed: Vec::new(),
@@ -177,6 +191,16 @@ impl TableBuilder {
             && let Some(policy) = &self.opts.filter
         {
             self.user_key_hashes.push(policy.hash_key(parsed.user_key));
+            if let Some(prefix) = self
+                .opts
+                .prefix_extractor
+                .as_ref()
+                .and_then(|e| e.prefix(parsed.user_key))
+                && self.last_prefix.as_deref() != Some(prefix)
+            {
+                self.prefix_hashes.push(policy.hash_key(prefix));
+                self.last_prefix = Some(prefix.to_vec());
+            }
         }
         if let Some(handle) = self.pending_index.take() {
             let sep = separator(&self.last_key, ikey);
@@ -318,7 +342,8 @@ impl TableBuilder {
             None => None,
         };
 
-        // Metaindex entries must be sorted bytewise: "filter.*" < "properties" < "rangedel".
+        // Metaindex entries must be sorted bytewise: "filter.*" < "prefix.*" < "properties"
+        // < "rangedel".
         let mut meta = BlockBuilder::new(1);
         if let Some(policy) = self.opts.filter.clone() {
             let filter = policy.create_filter_from_hashes(&self.user_key_hashes);
@@ -330,6 +355,16 @@ impl TableBuilder {
                 format!("{FILTER_BLOCK_PREFIX}{}", policy.name()).as_bytes(),
                 &handle.encode(),
             );
+            if let Some(extractor) = self.opts.prefix_extractor.clone() {
+                let prefixes = policy.create_filter_from_hashes(&self.prefix_hashes);
+                let handle = self.write_block(&prefixes, false)?;
+                self.props.prefix_extractor = extractor.name().to_string();
+                self.props.format_version = FORMAT_VERSION;
+                meta.add(
+                    format!("{PREFIX_FILTER_BLOCK_PREFIX}{}", policy.name()).as_bytes(),
+                    &handle.encode(),
+                );
+            }
         }
         let props_block = self.props.encode_block();
         let props_handle = self.write_block(&props_block, false)?;
@@ -344,7 +379,7 @@ impl TableBuilder {
         let footer = Footer {
             metaindex,
             index,
-            format_version: FORMAT_VERSION,
+            format_version: self.props.format_version,
         }
         .encode();
         let footer_at = self.offset;

@@ -8,10 +8,16 @@ use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::sstable::compression::{CODEC_NONE, decompress_block};
 
-/// The table format version this build writes and the newest it reads. Version 2 added block
+/// The newest table format version this build reads and writes. Version 2 added block
 /// compression (the trailer's codec byte); version 3 added optional meta blocks (the
-/// range-deletion block). Version 1 and 2 tables stay readable.
-pub const FORMAT_VERSION: u32 = 3;
+/// range-deletion block); version 4 the prefix-filter block, and a table is written as
+/// version 4 only when it has one ([`PLAIN_FORMAT_VERSION`] otherwise). Tables of every
+/// earlier version stay readable.
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The version of a table written without a prefix filter: byte for byte what version 3
+/// writes, so such tables stay readable by builds that know version 3.
+pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// Identifies a bloomkv table; the last 8 bytes of every `.sst` file (little-endian).
 pub const TABLE_MAGIC: u64 = 0x626c_6f6f_6d6b_7631; // "bloomkv1" read as a big-endian number

@@ -25,8 +25,8 @@ pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use crate::sstable::cache::BlockCache;
 pub use block::Block;
 pub use builder::{
-    FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, RANGE_DELETION_BLOCK_NAME, TableBuildOptions,
-    TableBuilder,
+    FILTER_BLOCK_PREFIX, PREFIX_FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME,
+    RANGE_DELETION_BLOCK_NAME, TableBuildOptions, TableBuilder,
 };
 pub use compression::Compression;
 pub(crate) use iter::TableIter;

@@ -55,6 +55,9 @@ pub struct TableProperties {
     /// Number of range tombstones in the table's range-deletion block (format version 3;
     /// 0 when it has none).
     pub range_deletions: u64,
+    /// Name of the prefix extractor whose prefixes the table's prefix filter holds (format
+    /// version 4); `""` when it has no prefix filter.
+    pub prefix_extractor: String,
 }
 
 impl TableProperties {
@@ -81,6 +84,7 @@ const FILE_NUMBER: &str = "file_number";
 const FILTER_POLICY: &str = "filter.policy";
 const FORMAT_VERSION: &str = "format_version";
 const LARGEST_KEY: &str = "largest_key";
+const PREFIX_EXTRACTOR: &str = "prefix.extractor";
 const RANGE_DELETIONS: &str = "range_deletions";
 const RAW_KEY_BYTES: &str = "raw_key_bytes";
 const RAW_VALUE_BYTES: &str = "raw_value_bytes";
@@ -110,6 +114,9 @@ impl TableProperties {
         fields.insert(FILTER_POLICY, self.filter_policy.as_bytes().to_vec());
         fields.insert(FORMAT_VERSION, varint(u64::from(self.format_version)));
         fields.insert(LARGEST_KEY, self.largest_key.clone());
+        if !self.prefix_extractor.is_empty() {
+            fields.insert(PREFIX_EXTRACTOR, self.prefix_extractor.as_bytes().to_vec());
+        }
         if self.range_deletions > 0 {
             fields.insert(RANGE_DELETIONS, varint(self.range_deletions));
         }
@@ -205,6 +212,12 @@ impl TableProperties {
                 false => None,
             },
             range_deletions: optional_num(RANGE_DELETIONS)?,
+            prefix_extractor: match fields.get(PREFIX_EXTRACTOR.as_bytes()) {
+                None => String::new(),
+                Some((at, v)) => String::from_utf8(v.clone()).map_err(|_| {
+                    Error::corrupt_bytes(*at as u64, "property \"prefix.extractor\" is not UTF-8")
+                })?,
+            },
         };
         Ok(props)
     }
@@ -234,6 +247,7 @@ mod tests {
             data_bytes: 6_000,
             file_number: Some(42),
             range_deletions: 3,
+            prefix_extractor: "bloomkv.FixedPrefix.4".into(),
         };
         assert_eq!(TableProperties::decode_block(p.encode_block()).unwrap(), p);
     }

@@ -14,7 +14,8 @@ use crate::metrics::ReadCounters;
 use crate::range_del::{self, Fragments};
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{
-    FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME, RANGE_DELETION_BLOCK_NAME,
+    FILTER_BLOCK_PREFIX, PREFIX_FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME,
+    RANGE_DELETION_BLOCK_NAME,
 };
 use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::CODEC_NONE;
@@ -93,6 +94,8 @@ pub struct Table {
     filter_false_positives: AtomicU64,
     /// The range tombstones of the range-deletion block, cut into pieces; `None` without.
     range_dels: Option<Arc<Fragments>>,
+    /// The filter over the keys' prefixes (`props.prefix_extractor` names how they were cut).
+    prefix_filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
 }
 
 /// What opening a table read and verified, everything but the file handle: the table cache
@@ -105,6 +108,7 @@ pub(crate) struct TableParts {
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
     range_dels: Option<Arc<Fragments>>,
+    prefix_filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
 }
 
 impl TableParts {
@@ -115,7 +119,9 @@ impl TableParts {
             .iter()
             .map(|e| e.separator.len() + std::mem::size_of::<IndexEntry>())
             .sum();
-        index + self.filter.as_ref().map_or(0, |(_, f)| f.len())
+        index
+            + self.filter.as_ref().map_or(0, |(_, f)| f.len())
+            + self.prefix_filter.as_ref().map_or(0, |(_, f)| f.len())
     }
 }
 
@@ -142,6 +148,7 @@ impl Table {
             props: self.props,
             filter: self.filter,
             range_dels: self.range_dels,
+            prefix_filter: self.prefix_filter,
         }
     }
 
@@ -153,6 +160,7 @@ impl Table {
             props: self.props.clone(),
             filter: self.filter.clone(),
             range_dels: self.range_dels.clone(),
+            prefix_filter: self.prefix_filter.clone(),
         }
     }
 
@@ -175,6 +183,7 @@ impl Table {
             props: parts.props,
             filter: parts.filter,
             range_dels: parts.range_dels,
+            prefix_filter: parts.prefix_filter,
             cache: opts.cache,
             counters: opts.counters,
             file,
@@ -226,6 +235,7 @@ impl Table {
         let mut props_handle = None;
         let mut range_handle = None;
         let mut filter_handles = Vec::new();
+        let mut prefix_handles = Vec::new();
         meta_it.seek_to_first().map_err(locate(footer.metaindex))?;
         while meta_it.valid() {
             let at = footer.metaindex.offset + meta_it.entry_offset() as u64;
@@ -239,6 +249,8 @@ impl Table {
                 range_handle = Some(h);
             } else if let Some(policy) = name.strip_prefix(FILTER_BLOCK_PREFIX.as_bytes()) {
                 filter_handles.push((policy.to_vec(), h));
+            } else if let Some(policy) = name.strip_prefix(PREFIX_FILTER_BLOCK_PREFIX.as_bytes()) {
+                prefix_handles.push((policy.to_vec(), h));
             }
             meta_it.advance().map_err(locate(footer.metaindex))?;
         }
@@ -289,7 +301,14 @@ impl Table {
         }
         let range_dels = Self::read_range_dels(&*file, &path, &props, range_handle, blocks_end)?;
         let filter = Self::load_filter(&*file, &path, &opts, &props, &filter_handles, blocks_end);
+        // A damaged prefix filter is dropped like a damaged filter: scans then read the table.
+        let prefix_filter = if props.prefix_extractor.is_empty() {
+            None
+        } else {
+            Self::load_filter(&*file, &path, &opts, &props, &prefix_handles, blocks_end)
+        };
         Ok(Table {
+            prefix_filter,
             range_dels,
             path,
             file_number: opts.file_number,
@@ -434,6 +453,17 @@ impl Table {
                 None
             }
         }
+    }
+
+    /// Whether the table may hold a key with prefix `prefix`, as cut by the extractor named
+    /// `extractor`: `Some(false)` only when its prefix filter, built under that extractor,
+    /// rules it out; `None` when it has no usable prefix filter for that extractor.
+    pub(crate) fn prefix_may_match(&self, extractor: &str, prefix: &[u8]) -> Option<bool> {
+        if self.props.prefix_extractor != extractor {
+            return None;
+        }
+        let (policy, bytes) = self.prefix_filter.as_ref()?;
+        Some(policy.may_contain(bytes, prefix))
     }
 
     /// What the table records about itself; `file_size` is the file's length.

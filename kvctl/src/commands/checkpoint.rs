@@ -16,7 +16,7 @@ pub struct Args {
 /// Writes a checkpoint of the database into a new directory and reports its sequence number
 /// on stderr. The database is opened read-only: a checkpoint writes nothing into it.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
-    let db = open::existing(&g.db)?;
+    let db = open::existing(g)?;
     if a.dir.exists() {
         return Err(CliError::Usage(format!(
             "checkpoint {}: the directory already exists (a checkpoint creates it)",

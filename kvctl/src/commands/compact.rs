@@ -11,7 +11,7 @@ pub struct Args {}
 /// Runs a full compaction with a spinner on a terminal, then reports the shape before and
 /// after on stderr.
 pub fn run(g: &GlobalArgs, _a: Args) -> Result<(), CliError> {
-    let db = open::for_write(&g.db)?;
+    let db = open::for_write(g)?;
     let before = db.stats();
     let spin = progress::spinner(&format!("compacting {}", g.db.display()));
     let done = db.compact();

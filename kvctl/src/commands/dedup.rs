@@ -51,7 +51,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let mut lines = Lines::open(a.file.as_deref())?;
     let name = lines.name.clone();
-    let db = open::for_write(&g.db)?;
+    let db = open::for_write(g)?;
     let mut out = Out::new();
     let store = |batch: WriteBatch, out: &mut Out| -> Result<(), CliError> {
         out.flush()?;

@@ -17,7 +17,7 @@ pub struct Args {
 /// Deletes the key (a no-op if absent); creates the database if missing, like every write.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let key = g.codec().arg("KEY", a.key)?;
-    let db = open::for_write(&g.db)?;
+    let db = open::for_write(g)?;
     db.delete(&key).map_err(CliError::with(format_args!(
         "delete {} in {}",
         escape(&key),

@@ -29,7 +29,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             escape(&end)
         )));
     }
-    let db = open::for_write(&g.db)?;
+    let db = open::for_write(g)?;
     db.delete_range(&start, &end)
         .map_err(CliError::with(format_args!(
             "delete-range {} {} in {}",

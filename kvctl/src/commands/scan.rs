@@ -1,4 +1,4 @@
-//! `kvctl scan [--start K] [--end K] [--prefix P] [--limit N] [--reverse]`.
+//! `kvctl scan [--start K] [--end K] [--prefix P [--explain]] [--limit N] [--reverse]`.
 
 use std::ffi::OsString;
 use std::ops::Bound;
@@ -27,6 +27,10 @@ pub struct Args {
     /// last N entries).
     #[arg(long, short = 'r')]
     pub reverse: bool,
+    /// With --prefix: also print on stderr, per table, whether its prefix filter let the
+    /// scan skip it (needs --prefix-len or --prefix-delim matching the prefix).
+    #[arg(long, requires = "prefix")]
+    pub explain: bool,
 }
 
 /// The smallest key greater than every key starting with `prefix`, or `None` when there is
@@ -42,13 +46,63 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// Whether `bounds` are just the prefix's own key range (no --start or --end narrowed it).
+fn only_the_prefix(bounds: &(Bound<Vec<u8>>, Bound<Vec<u8>>), prefix: &[u8]) -> bool {
+    let lower = matches!(&bounds.0, Bound::Included(l) if l.as_slice() == prefix);
+    let upper = match (&bounds.1, prefix_end(prefix)) {
+        (Bound::Excluded(e), Some(p)) => *e == p,
+        (Bound::Unbounded, None) => true,
+        _ => false,
+    };
+    lower && upper
+}
+
+/// `--explain`: one stderr line per table, then the totals.
+fn explain(db: &bloomkv::Db, prefix: &[u8], codec: crate::escape::Codec) -> Result<(), CliError> {
+    use bloomkv::sstable::FilterVerdict;
+    let mut shown = String::new();
+    codec.write(&mut shown, prefix);
+    let probes = db.explain_prefix(prefix);
+    eprintln!("explain: scan --prefix {shown}");
+    eprintln!("  level  table       prefix filter");
+    let (mut skipped, mut read) = (0, 0);
+    for p in &probes {
+        let what = match p.verdict {
+            FilterVerdict::OutOfRange => "out of key range (not read)",
+            FilterVerdict::Absent => {
+                skipped += 1;
+                "absent: skipped"
+            }
+            FilterVerdict::MayContain => {
+                read += 1;
+                "maybe: read"
+            }
+            FilterVerdict::NoFilter => {
+                read += 1;
+                "none: read"
+            }
+        };
+        eprintln!(
+            "  L{:<5} {:<11} {what}",
+            p.level,
+            bloomkv::sstable::table_file_name(p.file_number)
+        );
+    }
+    eprintln!(
+        "  {} tables: {skipped} skipped by their prefix filter, {read} read, {} outside the range",
+        probes.len(),
+        probes.len() - skipped - read
+    );
+    Ok(())
+}
+
 /// Prints `key<TAB>value` lines in key order (descending with `--reverse`).
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let start = a.start.map(|k| codec.arg("--start", k)).transpose()?;
     let end = a.end.map(|k| codec.arg("--end", k)).transpose()?;
     let prefix = a.prefix.map(|p| codec.arg("--prefix", p)).transpose()?;
-    let db = open::existing(&g.db)?;
+    let db = open::existing(g)?;
 
     // The scan covers the later of --start and --prefix up to the earlier of --end and the
     // first key past the prefix.
@@ -67,7 +121,16 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let limit = usize::try_from(a.limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
     let mut out = Out::new();
     let mut line = String::new();
-    let scan = db.scan(bounds);
+    if a.explain
+        && let Some(p) = &prefix
+    {
+        explain(&db, p, codec)?;
+    }
+    // A prefix alone goes through `Db::prefix`, which skips tables by their prefix filters.
+    let scan = match (&prefix, &bounds) {
+        (Some(p), _) if only_the_prefix(&bounds, p) => db.prefix(p),
+        _ => db.scan(bounds),
+    };
     let entries: Box<dyn Iterator<Item = _>> = if a.reverse {
         Box::new(scan.rev())
     } else {

@@ -31,7 +31,7 @@ pub struct Args {
 /// database was opened, i.e. since this kvctl process started: lookup counters are zero,
 /// and flushes/compactions are those recovery did.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
-    let db = open::existing(&g.db)?;
+    let db = open::existing(g)?;
     let s = db.stats();
     let codec = g.codec();
     let text = match (a.json, a.tables) {

@@ -11,7 +11,7 @@ pub struct Args {}
 /// Reads every table of the database whole (`Db::verify`, read-only open) and prints what
 /// it checked; damage is exit 3 naming the file and offset.
 pub fn run(g: &GlobalArgs, _a: Args) -> Result<(), CliError> {
-    let db = open::existing(&g.db)?;
+    let db = open::existing(g)?;
     let r = db
         .verify()
         .map_err(CliError::with(format_args!("verify {}", g.db.display())))?;

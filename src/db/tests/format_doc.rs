@@ -14,7 +14,8 @@ use crate::sstable::compression::{
     CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, MAX_COMPRESSED_RAW_BYTES, decompress_block,
 };
 use crate::sstable::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, TABLE_MAGIC, block_crc,
+    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, FORMAT_VERSION, PLAIN_FORMAT_VERSION, TABLE_MAGIC,
+    block_crc,
 };
 use crate::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
 use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
@@ -50,8 +51,18 @@ fn constants_match() {
     assert_eq!(FOOTER_LEN, 56);
     assert_doc_says("### Block trailer (5 bytes, after every block)");
     assert_eq!(BLOCK_TRAILER_LEN, 5);
-    assert_doc_says("u32 format version (3; version 1 and 2 tables are still read)");
-    assert_eq!(FORMAT_VERSION, 3);
+    assert_doc_says(
+        "u32 format version (3, or 4 for a table with a prefix-filter block; versions 1 and 2 are still read)",
+    );
+    assert_eq!((PLAIN_FORMAT_VERSION, FORMAT_VERSION), (3, 4));
+    assert_doc_says("| `prefix.<policy name>` | the prefix-filter block");
+    assert_eq!(crate::sstable::PREFIX_FILTER_BLOCK_PREFIX, "prefix.");
+    assert_doc_says("| `prefix.extractor` | UTF-8 name of the prefix extractor");
+    assert_doc_says("`bloomkv.FixedPrefix.<n>`, `bloomkv.DelimiterPrefix.<hex byte>`");
+    assert_eq!(
+        crate::filter::PrefixExtractor::name(&crate::filter::FixedPrefix::new(3)),
+        "bloomkv.FixedPrefix.3"
+    );
     assert_doc_says("`0` = stored raw, `1` = LZ4, `2` = Zstandard");
     assert_eq!((CODEC_NONE, CODEC_LZ4, CODEC_ZSTD), (0, 1, 2));
     assert_doc_says("`1 ..= 16777216` (16 MiB");

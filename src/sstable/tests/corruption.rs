@@ -210,6 +210,7 @@ fn props(entries: u64, blocks: u64, smallest: &[u8], largest: &[u8]) -> TablePro
         data_bytes: 0,
         file_number: None,
         range_deletions: 0,
+        prefix_extractor: String::new(),
     }
 }
 
@@ -296,7 +297,7 @@ fn inconsistent_metadata_is_corruption() {
 #[test]
 fn huge_handle_sizes_are_rejected_before_reading() {
     use crate::sstable::block::{BlockBuilder, BlockIter};
-    use crate::sstable::format::{FORMAT_VERSION, Footer, block_trailer};
+    use crate::sstable::format::{Footer, PLAIN_FORMAT_VERSION, block_trailer};
     // Rebuild the index with one enormous (but checksummed) handle: the reader must refuse
     // it by its own bounds check, naming the index entry, before reading or allocating.
     let bytes = good_table();
@@ -331,7 +332,7 @@ fn huge_handle_sizes_are_rejected_before_reading() {
             &Footer {
                 metaindex: l.metaindex,
                 index: new_index,
-                format_version: FORMAT_VERSION,
+                format_version: PLAIN_FORMAT_VERSION,
             }
             .encode(),
         );

@@ -69,6 +69,7 @@ fn sample_table() -> &'static (Vec<u8>, Layout) {
                 // Raw blocks: the damage below is aimed at block contents.
                 compression: bloomkv::Compression::None,
                 file_number: None,
+                prefix_extractor: None,
             },
         );
         let l = layout(&bytes);

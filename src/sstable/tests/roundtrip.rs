@@ -208,6 +208,7 @@ fn versions_and_snapshots() {
                     filter: policy(),
                     compression: codecs[turn % 3],
                     file_number: None,
+                    prefix_extractor: None,
                 },
             );
             let opts = read_opts(policy(), None);
