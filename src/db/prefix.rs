@@ -18,10 +18,11 @@ impl DbInner {
         let Some(name) = self.filterable_prefix(prefix) else {
             return self.scan_at(start, end, seq);
         };
-        // Only tables whose key range meets the prefix's are asked (and so opened): the
-        // iterators never read the others anyway.
+        // Tables outside the prefix's key range are left out unopened: they hold none of its
+        // keys, and a level iterator seeking past a skipped table would otherwise land in
+        // the next one and read its first block. The others are asked their prefix filter.
         let (merged, view) = self.internal_iter_of(self.read_view(), |f| {
-            !overlaps(f, &start, &end) || table_verdict(f, name, prefix) != FilterVerdict::Absent
+            overlaps(f, &start, &end) && table_verdict(f, name, prefix) != FilterVerdict::Absent
         });
         let range_dels = range_del_view(&view);
         DbIter::new(Box::new(merged), seq, start, end)
