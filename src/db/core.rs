@@ -40,6 +40,9 @@ pub(crate) struct Writer {
     pub pacing: crate::rate::TokenBucket,
     /// Syncs the WAL in the background as it grows (see [`super::wal_sync`]).
     pub wal_sync: super::wal_sync::WalSyncer,
+    /// The current WAL's directory entry is durable: `sync_wal` need not sync the
+    /// directory again until the next WAL.
+    pub log_entry_synced: bool,
 }
 
 /// Bookkeeping shared between writers, the background threads and `flush()`.

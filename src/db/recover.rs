@@ -250,6 +250,8 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             } else {
                 super::wal_sync::WalSyncer::start()
             },
+            // Open synced the directory after creating the new WAL.
+            log_entry_synced: true,
         }),
         state: Mutex::new(State {
             imm: None,

@@ -102,6 +102,7 @@ impl DbInner {
         }
         w.log = log;
         w.log_number = number;
+        w.log_entry_synced = true;
         w.wal_sync.new_log();
         st.bg_error = None;
         self.work_cv.notify_all();
@@ -128,8 +129,13 @@ impl DbInner {
             return Err(e);
         }
         // Without `sync_writes` a new WAL's directory entry is not synced when it is created:
-        // a synced log a power cut could unlink would lose what this call promised.
-        self.env.sync_dir(&self.dir)
+        // a synced log a power cut could unlink would lose what this call promised. Once per
+        // WAL is enough.
+        if !w.log_entry_synced {
+            self.env.sync_dir(&self.dir)?;
+            w.log_entry_synced = true;
+        }
+        Ok(())
     }
 
     /// Makes sure the active memtable has room for a write of `bytes`, freezing it (and
@@ -204,6 +210,7 @@ impl DbInner {
             }
             w.log = LogWriter::new(file);
             w.log_number = number;
+            w.log_entry_synced = self.opts.sync_writes;
             w.wal_sync.new_log();
             let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::new()));
             st.imm = Some((Arc::clone(&frozen), number));

@@ -6,5 +6,6 @@ mod faults;
 mod format_doc;
 mod on_disk;
 mod read_only;
+mod sync_wal;
 mod write_failures;
 mod zero_seq;
