@@ -6,6 +6,7 @@
 
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
+mod mmap;
 
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
@@ -79,6 +80,12 @@ pub trait Env: Send + Sync + Debug {
     fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens `path` for positional reads.
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens an immutable file (a finished table) whose reads are served from a memory map of
+    /// it rather than by system calls ([`crate::Options::mmap_reads`]). The default, for an
+    /// environment that cannot map files, is [`Env::open_random_access`].
+    fn open_mapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random_access(path)
+    }
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
     /// Atomically renames `from` to `to` (replacing `to`).
@@ -196,17 +203,7 @@ impl RandomAccessFile for StdRandomAccess {
     }
 
     fn read_at_reusing(&self, offset: u64, len: usize, spare: Vec<u8>) -> Result<Vec<u8>> {
-        let end = offset.checked_add(len as u64);
-        if end.is_none_or(|end| end > self.size) {
-            return Err(Error::corruption(
-                &self.path,
-                offset,
-                format!(
-                    "read of {len} bytes runs past the end of the file ({} bytes)",
-                    self.size
-                ),
-            ));
-        }
+        check_read_within(&self.path, offset, len, self.size)?;
         let mut buf = spare;
         // A reused buffer is already initialized up to its old length: only growth is zeroed
         // (the read overwrites every byte anyway).
@@ -222,6 +219,31 @@ impl RandomAccessFile for StdRandomAccess {
     fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// `Corruption` unless `len` bytes at `offset` lie within a file of `size` bytes.
+fn check_read_within(path: &Path, offset: u64, len: usize, size: u64) -> Result<()> {
+    let end = offset.checked_add(len as u64);
+    if end.is_none_or(|end| end > size) {
+        return Err(Error::corruption(
+            path,
+            offset,
+            format!("read of {len} bytes runs past the end of the file ({size} bytes)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens `path` for reading and returns it with its length, refusing anything but a regular
+/// file: a device put where a table or log belongs (a link to /dev/zero) has no length of its
+/// own to bound the reads by.
+fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::corruption(path, 0, "not a regular file"));
+    }
+    Ok((file, meta.len()))
 }
 
 #[cfg(unix)]
@@ -269,19 +291,17 @@ impl Env for StdEnv {
     }
 
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        // A device put where a table or log belongs (a link to /dev/zero) has no length of
-        // its own to bound the reads by.
-        if !meta.is_file() {
-            return Err(Error::corruption(path, 0, "not a regular file"));
-        }
-        let size = meta.len();
+        let (file, size) = open_regular(path)?;
         Ok(Arc::new(StdRandomAccess {
             file,
             path: path.to_path_buf(),
             size,
         }))
+    }
+
+    fn open_mapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let (file, size) = open_regular(path)?;
+        Ok(Arc::new(mmap::MappedFile::new(&file, path, size)?))
     }
 
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {

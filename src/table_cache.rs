@@ -16,13 +16,13 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::env::Env;
+use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::filter::{self, BloomPolicy, FilterPolicy};
@@ -49,6 +49,8 @@ pub struct TableCache {
     other_filters: Vec<Arc<dyn FilterPolicy>>,
     block_cache: Option<Arc<BlockCache>>,
     counters: Arc<ReadCounters>,
+    /// Open table files through a memory map ([`crate::Options::mmap_reads`]).
+    mmap_reads: bool,
     /// Global use clock: a hit stamps its entry with the next tick (an atomic store under the
     /// read lock), and eviction drops the entry with the oldest stamp.
     clock: AtomicU64,
@@ -119,6 +121,7 @@ impl TableCache {
             other_filters: Vec::new(),
             block_cache,
             counters,
+            mmap_reads: false,
             clock: AtomicU64::new(0),
             shards: (0..SHARDS)
                 .map(|_| RwLock::new(FileMap::default()))
@@ -142,6 +145,20 @@ impl TableCache {
         self
     }
 
+    /// Reads table files through memory maps ([`crate::Options::mmap_reads`]).
+    pub fn with_mmap_reads(mut self, mmap_reads: bool) -> TableCache {
+        self.mmap_reads = mmap_reads;
+        self
+    }
+
+    fn open_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        if self.mmap_reads {
+            self.env.open_mapped(path)
+        } else {
+            self.env.open_random_access(path)
+        }
+    }
+
     fn shard(&self, number: u64) -> &RwLock<FileMap> {
         &self.shards[(number % SHARDS as u64) as usize]
     }
@@ -150,7 +167,7 @@ impl TableCache {
         let kept = self.closed.lock().take(number);
         if let Some(parts) = kept {
             let path = filename::table_path(&self.dir, number);
-            let file = self.env.open_random_access(&path)?;
+            let file = self.open_file(&path)?;
             let opts = TableReadOptions {
                 file_number: number,
                 filter: None,
@@ -187,7 +204,7 @@ impl TableCache {
 
     fn open_with(&self, number: u64, policy: Arc<dyn FilterPolicy>) -> Result<Arc<Table>> {
         let path = filename::table_path(&self.dir, number);
-        let file = self.env.open_random_access(&path)?;
+        let file = self.open_file(&path)?;
         Ok(Arc::new(Table::open(
             file,
             TableReadOptions {

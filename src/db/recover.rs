@@ -169,7 +169,8 @@ fn table_cache(
         .with_filter_policy(
             Arc::clone(&opts.filter_policy),
             opts.filter_policy_per_level.clone().unwrap_or_default(),
-        ),
+        )
+        .with_mmap_reads(opts.mmap_reads),
     );
     (counters, table_cache)
 }

@@ -324,6 +324,10 @@ impl Env for FaultEnv {
         self.inner.open_random_access(path)
     }
 
+    fn open_mapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.inner.open_mapped(path)
+    }
+
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         self.inner.read_all(path)
     }

@@ -254,6 +254,12 @@ impl bloomkv::env::Env for NoSyncEnv {
     ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
         self.std.open_random_access(path)
     }
+    fn open_mapped(
+        &self,
+        path: &Path,
+    ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
+        self.std.open_mapped(path)
+    }
     fn read_all(&self, path: &Path) -> bloomkv::Result<Vec<u8>> {
         self.std.read_all(path)
     }

@@ -179,23 +179,27 @@ pub struct Rocks {
     dir: PathBuf,
     cache: usize,
     bits: f64,
+    /// `allow_mmap_reads`, set when bloomkv runs with `mmap_reads` too.
+    mmap: bool,
     db: Option<rocksdb::DB>,
 }
 
 #[cfg(feature = "rocksdb")]
 impl Rocks {
-    pub fn new(dir: PathBuf, cache: usize, bits: f64) -> Res<Self> {
-        let db = Some(Self::open_at(&dir, cache, bits)?);
+    pub fn new(dir: PathBuf, cache: usize, bits: f64, mmap: bool) -> Res<Self> {
+        let db = Some(Self::open_at(&dir, cache, bits, mmap)?);
         Ok(Rocks {
             dir,
             cache,
             bits,
+            mmap,
             db,
         })
     }
-    fn open_at(dir: &Path, cache: usize, bits: f64) -> Res<rocksdb::DB> {
+    fn open_at(dir: &Path, cache: usize, bits: f64, mmap: bool) -> Res<rocksdb::DB> {
         let mut o = rocksdb::Options::default();
         o.create_if_missing(true);
+        o.set_allow_mmap_reads(mmap);
         let mut t = rocksdb::BlockBasedOptions::default();
         t.set_block_cache(&rocksdb::Cache::new_lru_cache(cache));
         t.set_bloom_filter(bits, false);
@@ -260,7 +264,7 @@ impl Engine for Rocks {
         self.db = None;
     }
     fn open(&mut self) -> Res<()> {
-        self.db = Some(Self::open_at(&self.dir, self.cache, self.bits)?);
+        self.db = Some(Self::open_at(&self.dir, self.cache, self.bits, self.mmap)?);
         Ok(())
     }
 }

@@ -6,7 +6,7 @@
 //! `cargo run --release -- [--workload w1|w2] [--keys N] [--gets N] [--scan N]
 //! [--overwrite N] [--bits-per-key B] [--monkey] [--peer-bits-per-key B]
 //! [--compression none|lz4|zstd] [--memtable-mib N] [--table-mib N] [--level1-mib N]
-//! [--filter bloom|ribbon] [--only bloomkv,fjall,rocksdb]`
+//! [--filter bloom|ribbon] [--mmap-reads] [--only bloomkv,fjall,rocksdb]`
 //! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
 //! 2 cores and needs libclang).
 
@@ -40,6 +40,9 @@ struct Args {
     only: Option<Vec<String>>,
     /// bloomkv's filter kind on every level (`--filter ribbon`); `None`: its default (Bloom).
     ribbon: bool,
+    /// bloomkv (`Options::mmap_reads`) and RocksDB (`allow_mmap_reads`) read table files through
+    /// memory maps; fjall has no such mode.
+    mmap: bool,
 }
 
 fn parse_args() -> Res<Args> {
@@ -59,6 +62,7 @@ fn parse_args() -> Res<Args> {
         level1_mib: None,
         only: None,
         ribbon: false,
+        mmap: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -79,6 +83,7 @@ fn parse_args() -> Res<Args> {
             "--bits-per-key" => a.bits = v()?.parse()?,
             "--peer-bits-per-key" => a.peer_bits = Some(v()?.parse()?),
             "--monkey" => a.monkey = true,
+            "--mmap-reads" => a.mmap = true,
             "--compression" => {
                 let c = v()?;
                 a.compression = Some(c.parse().map_err(|e| format!("--compression {c}: {e:?}"))?);
@@ -113,6 +118,7 @@ fn main() -> Res<()> {
             bloomkv::FilterAllocation::Uniform
         },
         block_cache_bytes: cache as usize,
+        mmap_reads: a.mmap,
         ..Default::default()
     };
     if !a.w2 {
@@ -150,6 +156,7 @@ fn main() -> Res<()> {
         tmp.path().join("rocksdb"),
         cache as usize,
         a.peer_bits.unwrap_or(10.0),
+        a.mmap,
     )?));
     if let Some(only) = &a.only {
         engines.retain(|e| only.iter().any(|n| n == e.name()));

@@ -152,6 +152,8 @@ pub struct W1Config {
     pub filter_kinds: Vec<FilterKind>,
     /// Block cache capacity (default 32 MiB).
     pub block_cache_bytes: usize,
+    /// Read table files through memory maps (`Options::mmap_reads`; default false).
+    pub mmap_reads: bool,
     /// Seed of the key bijection and of the phases' random choices (default 42).
     pub seed: u64,
     /// The database directory; must not exist yet or be empty.
@@ -181,6 +183,7 @@ impl W1Config {
             monkey: false,
             filter_kinds: Vec::new(),
             block_cache_bytes: 32 << 20,
+            mmap_reads: false,
             seed: 42,
             dir: dir.into(),
             evict_page_cache: false,
@@ -244,6 +247,7 @@ impl W1Config {
                 FilterAllocation::Uniform
             },
             block_cache_bytes: self.block_cache_bytes,
+            mmap_reads: self.mmap_reads,
             compression: self.compression,
             filter_policy_per_level: (!self.filter_kinds.is_empty()).then(|| {
                 self.filter_kinds
@@ -439,6 +443,8 @@ pub struct W1Report {
     pub filter_kinds: String,
     /// Block cache bytes.
     pub block_cache_bytes: usize,
+    /// Table files read through memory maps.
+    pub mmap_reads: bool,
     /// Seed.
     pub seed: u64,
     /// Phases in order.
@@ -730,6 +736,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         monkey: cfg.monkey,
         filter_kinds: cfg.filter_kinds_label(),
         block_cache_bytes: cfg.block_cache_bytes,
+        mmap_reads: cfg.mmap_reads,
         seed: cfg.seed,
         phases,
         levels,

@@ -51,12 +51,13 @@ impl fmt::Display for W1Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{}: {} keys, {}, compression {}, block cache {} MiB, seed {}",
+            "{}: {} keys, {}, compression {}, block cache {} MiB{}, seed {}",
             self.workload,
             self.keys,
             self.label,
             self.compression,
             self.block_cache_bytes >> 20,
+            if self.mmap_reads { ", mmap reads" } else { "" },
             self.seed
         );
         let _ = writeln!(
@@ -255,6 +256,7 @@ pub fn json_string(r: &W1Report) -> String {
         "monkey": r.monkey,
         "filter_kinds": r.filter_kinds,
         "block_cache_bytes": r.block_cache_bytes,
+        "mmap_reads": r.mmap_reads,
         "seed": r.seed,
         "filter_bytes": r.filter_bytes,
         "filter_bits_per_key": r.filter_bits_per_key,

@@ -70,6 +70,9 @@ pub struct Args {
     /// Block cache capacity in bytes; default 32M (W1) or 64M (W2).
     #[arg(long, value_parser = parse_count, value_name = "BYTES")]
     pub block_cache: Option<u64>,
+    /// Read table files through memory maps instead of pread (Options::mmap_reads).
+    #[arg(long)]
+    pub mmap_reads: bool,
     /// Seed of the key order and of the phases' random choices.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -123,6 +126,7 @@ impl Args {
         if let Some(bytes) = self.block_cache {
             c.block_cache_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         }
+        c.mmap_reads = self.mmap_reads;
         c.seed = self.seed;
         c.evict_page_cache |= self.evict_page_cache;
         c
