@@ -8,6 +8,8 @@
 pub mod fault;
 mod mmap;
 
+pub use mmap::Mapping;
+
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
@@ -50,6 +52,12 @@ pub trait RandomAccessFile: Send + Sync + Debug {
     fn read_at_reusing(&self, offset: u64, len: usize, spare: Vec<u8>) -> Result<Vec<u8>> {
         drop(spare);
         self.read_at(offset, len)
+    }
+    /// The whole file mapped into memory, when it was opened with [`Env::open_mapped`] and
+    /// the environment maps files (default `None`): readers may then use its bytes in place
+    /// instead of copying them out with [`RandomAccessFile::read_at`].
+    fn mapping(&self) -> Option<Arc<Mapping>> {
+        None
     }
     /// The file's size when it was opened.
     fn size(&self) -> u64;

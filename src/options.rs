@@ -69,9 +69,11 @@ pub struct Options {
     /// closed dropped first), so reopening it costs no reads.
     pub max_open_files: usize,
     /// Read table files through a memory map instead of `pread` (default false; RocksDB's
-    /// `allow_mmap_reads`). When the tables are in the OS page cache, a block-cache miss then
-    /// costs a copy from memory instead of a system call, which makes present gets markedly
-    /// faster (docs/BENCH.md). Blocks are checked and cached exactly as read ones.
+    /// `allow_mmap_reads`). Uncompressed data blocks are then read in place: no system call,
+    /// no copy, and no room in the block cache (the OS page cache already holds them), which
+    /// makes present gets on tables in the page cache markedly faster (docs/BENCH.md). Each
+    /// read still checks the block's checksum. Compressed blocks are read from the mapping,
+    /// decompressed and cached as without it.
     ///
     /// Trade-offs: the mappings take address space (not memory: the page cache holds the
     /// pages either way) for every open table; a cold read takes a page fault per 4 KiB page

@@ -167,6 +167,22 @@ pub(crate) mod sstable {
         Table::open(file, opts).map(Arc::new)
     }
 
+    /// [`open`], from a real file named `TEST_PATH` in a fresh temporary directory, read
+    /// through a memory map (`Options::mmap_reads`). Keep the directory while reading.
+    pub fn open_mapped(
+        bytes: Vec<u8>,
+        opts: TableReadOptions,
+    ) -> (Result<Arc<Table>>, tempfile::TempDir) {
+        use crate::env::{Env, StdEnv};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TEST_PATH);
+        std::fs::write(&path, bytes).unwrap();
+        let table = StdEnv
+            .open_mapped(&path)
+            .and_then(|file| Table::open(file, opts).map(Arc::new));
+        (table, dir)
+    }
+
     /// An exact filter for tests: the sorted set of hashes, with a header and a checksum.
     /// Layout: u32 LE magic 0x7e57f17e | sorted u64 LE hashes | u32 LE crc32 of all before.
     #[derive(Debug)]

@@ -1,22 +1,41 @@
 //! Table files read through a memory map ([`crate::Options::mmap_reads`]).
 //!
-//! A read copies the block out of the mapping instead of asking the kernel with `pread`: with
-//! the file in the page cache, that is a `memcpy` instead of a system call, the larger part of
-//! a present get whose block is not in the block cache. The blocks still go through the same
-//! checksum, verification and block cache as read ones, so what a reader sees is the same.
+//! The table reader uses the mapping's bytes in place for uncompressed blocks
+//! ([`super::RandomAccessFile::mapping`]): with the file in the page cache, a present get
+//! whose block is not in the block cache then costs no system call and no copy. Reads
+//! through [`super::RandomAccessFile::read_at`] copy out of the mapping.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use memmap2::{Advice, Mmap};
 
 use super::{RandomAccessFile, check_read_within};
 use crate::error::{Error, Result};
 
+/// The bytes of a file mapped into memory ([`super::RandomAccessFile::mapping`]); the
+/// mapping lasts as long as the last reference to it.
+pub struct Mapping(Mmap);
+
+impl std::ops::Deref for Mapping {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mapping({} bytes)", self.0.len())
+    }
+}
+
 /// A finished table file mapped into memory for the life of its reader.
 pub(super) struct MappedFile {
     /// `None` for an empty file, which cannot be mapped (and holds nothing to read).
-    map: Option<Mmap>,
+    map: Option<Arc<Mapping>>,
     path: PathBuf,
     size: u64,
 }
@@ -51,7 +70,7 @@ impl MappedFile {
             // read blocks no one asked for (RocksDB advises the same on its table files).
             // Only advice: a kernel that refuses it reads the same bytes.
             let _ = map.advise(Advice::Random);
-            Some(map)
+            Some(Arc::new(Mapping(map)))
         };
         // The mapping's own length bounds every read, whatever the file did since `size`.
         let size = map.as_ref().map_or(0, |m| m.len() as u64);
@@ -78,6 +97,10 @@ impl RandomAccessFile for MappedFile {
             buf.extend_from_slice(&map[start..start + len]);
         }
         Ok(buf)
+    }
+
+    fn mapping(&self) -> Option<Arc<Mapping>> {
+        self.map.clone()
     }
 
     fn size(&self) -> u64 {

@@ -7,9 +7,11 @@
 //! array lets [`BlockIter::seek`] binary-search instead of scanning the whole block.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::coding::{get_varint32, put_varint32};
+use crate::env::Mapping;
 use crate::error::{Error, Result};
 
 /// How the keys of a block are ordered: internal-key order for data and index blocks,
@@ -105,10 +107,18 @@ impl BlockBuilder {
 /// A validated block held in memory (what the block cache stores).
 #[derive(Debug)]
 pub struct Block {
-    data: Vec<u8>,
+    data: BlockBytes,
     /// Offset of the restart array, i.e. the end of the entries.
     restarts_at: usize,
     num_restarts: usize,
+}
+
+/// Where a block's bytes are: a buffer of its own, or a range of a memory-mapped table file
+/// (read in place, [`crate::Options::mmap_reads`]).
+#[derive(Debug)]
+enum BlockBytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<Mapping>, Range<usize>),
 }
 
 impl Block {
@@ -117,15 +127,41 @@ impl Block {
     /// # Errors
     /// Buffer-relative `Corruption` if the restart count or any restart offset is impossible.
     pub fn new(data: Vec<u8>) -> Result<Block> {
-        let len = data.len();
+        Block::wrap(BlockBytes::Owned(data))
+    }
+
+    /// [`Block::new`] over `range` of a mapped file, without copying it.
+    ///
+    /// # Errors
+    /// As [`Block::new`]; `Corruption` if the range is not within the mapping.
+    pub(crate) fn mapped(map: Arc<Mapping>, range: Range<usize>) -> Result<Block> {
+        if map.get(range.clone()).is_none() {
+            return Err(Error::corrupt_bytes(
+                range.start as u64,
+                format!("block range {range:?} is outside the mapped file"),
+            ));
+        }
+        Block::wrap(BlockBytes::Mapped(map, range))
+    }
+
+    fn wrap(data: BlockBytes) -> Result<Block> {
+        let bytes = match &data {
+            BlockBytes::Owned(v) => v.as_slice(),
+            BlockBytes::Mapped(m, r) => &m[r.clone()],
+        };
+        let len = bytes.len();
         if len < 4 {
             return Err(Error::corrupt_bytes(
                 0,
                 format!("block of {len} bytes is too short for its restart count"),
             ));
         }
-        let num = u32::from_le_bytes([data[len - 4], data[len - 3], data[len - 2], data[len - 1]])
-            as usize;
+        let num = u32::from_le_bytes([
+            bytes[len - 4],
+            bytes[len - 3],
+            bytes[len - 2],
+            bytes[len - 1],
+        ]) as usize;
         let max = (len - 4) / 4;
         if num == 0 || num > max {
             return Err(Error::corrupt_bytes(
@@ -157,14 +193,19 @@ impl Block {
         Ok(block)
     }
 
+    /// The block's bytes.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match &self.data {
+            BlockBytes::Owned(v) => v,
+            BlockBytes::Mapped(m, r) => &m[r.clone()],
+        }
+    }
+
     fn restart(&self, i: usize) -> usize {
         let p = self.restarts_at + 4 * i;
-        u32::from_le_bytes([
-            self.data[p],
-            self.data[p + 1],
-            self.data[p + 2],
-            self.data[p + 3],
-        ]) as usize
+        let b = self.bytes();
+        u32::from_le_bytes([b[p], b[p + 1], b[p + 2], b[p + 3]]) as usize
     }
 
     /// Decodes every entry once, checking that each decodes and that keys strictly increase
@@ -216,7 +257,7 @@ impl Block {
             }
             cur.clear();
             cur.extend_from_slice(&prev[..h.shared]);
-            cur.extend_from_slice(&self.data[h.suffix_start..h.suffix_start + h.suffix_len]);
+            cur.extend_from_slice(&self.bytes()[h.suffix_start..h.suffix_start + h.suffix_len]);
             if at > 0 && order(&prev, &cur) != Ordering::Less {
                 return Err(Error::corrupt_bytes(
                     at as u64,
@@ -251,17 +292,20 @@ impl Block {
 
     /// The bytes of a value found by [`Block::verify_and_find`].
     pub(crate) fn value_at(&self, range: (usize, usize)) -> &[u8] {
-        &self.data[range.0..range.1]
+        &self.bytes()[range.0..range.1]
     }
 
-    /// The block's bytes back, for reuse of the allocation.
-    pub(crate) fn into_data(self) -> Vec<u8> {
-        self.data
+    /// The block's own buffer back, for reuse of the allocation (`None` for a mapped block).
+    pub(crate) fn into_data(self) -> Option<Vec<u8>> {
+        match self.data {
+            BlockBytes::Owned(v) => Some(v),
+            BlockBytes::Mapped(..) => None,
+        }
     }
 
     /// Bytes held (what the block cache charges for it).
     pub fn size(&self) -> usize {
-        self.data.len()
+        self.bytes().len()
     }
 
     /// True when the block holds no entries.
@@ -344,7 +388,7 @@ impl BlockIter {
 
     /// The current value. REQUIRES: `valid()`.
     pub fn value(&self) -> &[u8] {
-        &self.block.data[self.value.0..self.value.1]
+        &self.block.bytes()[self.value.0..self.value.1]
     }
 
     /// The key of the last entry decoded: after `next` runs off the end of the block this is
@@ -361,7 +405,7 @@ impl BlockIter {
     fn header(&self, at: usize) -> Result<EntryHeader> {
         let end = self.block.restarts_at;
         let fail = |e: Error| e.located_rel(at);
-        let buf = &self.block.data[at..end];
+        let buf = &self.block.bytes()[at..end];
         // Fast path: all three lengths below 128 take one byte each (the common case).
         if let [a, b, c, ..] = *buf
             && (a | b | c) < 0x80
@@ -423,7 +467,7 @@ impl BlockIter {
         self.key.truncate(h.shared);
         let suffix_end = h.suffix_start + h.suffix_len;
         self.key
-            .extend_from_slice(&self.block.data[h.suffix_start..suffix_end]);
+            .extend_from_slice(&self.block.bytes()[h.suffix_start..suffix_end]);
         self.value = (suffix_end, suffix_end + h.value_len);
         self.current = at;
         self.next_entry = suffix_end + h.value_len;

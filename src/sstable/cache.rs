@@ -149,7 +149,7 @@ impl Shard {
             if let Some(b) = self.evict(self.tail) {
                 match Arc::try_unwrap(b) {
                     Ok(b) if self.spare.len() < SPARE_BUFFERS && b.size() <= MAX_SPARE_BYTES => {
-                        self.spare.push(b.into_data())
+                        self.spare.extend(b.into_data())
                     }
                     Ok(b) => displaced.push(Arc::new(b)),
                     Err(shared) => displaced.push(shared),

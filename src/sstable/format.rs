@@ -1,6 +1,7 @@
 //! The fixed pieces of the table format: block handles, the 5-byte block trailer and the
 //! footer. Byte layouts are in `docs/FORMAT.md`, section "SSTable".
 
+use std::ops::Range;
 use std::path::Path;
 
 use crate::coding::{Decoder, put_varint64};
@@ -155,6 +156,55 @@ pub(crate) fn read_block_with_codec(
     limit: u64,
     spare: Vec<u8>,
 ) -> Result<(Vec<u8>, u8)> {
+    let len = checked_block_len(path, handle, limit)?;
+    // A spare much larger than this block (an evicted big block's) would sit in the cache
+    // charged at this block's size: use it only when it is about the right size.
+    let spare = if spare.capacity() <= 2 * (len + BLOCK_TRAILER_LEN).max(4096) {
+        spare
+    } else {
+        Vec::new()
+    };
+    let mut buf = file.read_at_reusing(handle.offset, len + BLOCK_TRAILER_LEN, spare)?;
+    let block_type = check_trailer(&buf, path, handle)?;
+    buf.truncate(len);
+    decompress_block(block_type, buf)
+        .map(|block| (block, block_type))
+        .map_err(|e| e.located(path, handle.offset))
+}
+
+/// Where the block at `handle` lies in `map` (the whole table file, mapped), its trailer
+/// checked, when it is stored uncompressed and so can be read in place; `None` for a
+/// compressed block, which must be read and decompressed ([`read_block_with_codec`]).
+///
+/// # Errors
+/// As [`read_block`].
+pub(crate) fn raw_block_in(
+    map: &[u8],
+    path: &Path,
+    handle: BlockHandle,
+    limit: u64,
+) -> Result<Option<Range<usize>>> {
+    let len = checked_block_len(path, handle, limit)?;
+    let start = usize::try_from(handle.offset).map_err(|_| {
+        Error::corruption(path, handle.offset, "block offset does not fit in memory")
+    })?;
+    let Some(stored) = map.get(start..start + len + BLOCK_TRAILER_LEN) else {
+        return Err(Error::corruption(
+            path,
+            handle.offset,
+            format!("block runs past the end of the file ({} bytes)", map.len()),
+        ));
+    };
+    if stored[len] != CODEC_NONE {
+        return Ok(None);
+    }
+    check_trailer(stored, path, handle)?;
+    Ok(Some(start..start + len))
+}
+
+/// The length of the block at `handle`, checked to end (with its trailer) by `limit`, the
+/// offset where blocks end: a corrupt size is rejected before anything is allocated.
+fn checked_block_len(path: &Path, handle: BlockHandle, limit: u64) -> Result<usize> {
     let end = handle.end_with_trailer();
     if end.is_none_or(|end| end > limit) {
         return Err(Error::corruption(
@@ -167,32 +217,28 @@ pub(crate) fn read_block_with_codec(
         ));
     }
     // `end <= limit <= file size`, so the size fits in memory as far as the file does.
-    let len = usize::try_from(handle.size)
-        .map_err(|_| Error::corruption(path, handle.offset, "block size does not fit in memory"))?;
-    // A spare much larger than this block (an evicted big block's) would sit in the cache
-    // charged at this block's size: use it only when it is about the right size.
-    let spare = if spare.capacity() <= 2 * (len + BLOCK_TRAILER_LEN).max(4096) {
-        spare
-    } else {
-        Vec::new()
-    };
-    let mut buf = file.read_at_reusing(handle.offset, len + BLOCK_TRAILER_LEN, spare)?;
-    let block_type = buf[len];
-    let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
-    let actual = block_crc(&buf[..len], block_type);
-    if stored != actual {
+    usize::try_from(handle.size)
+        .map_err(|_| Error::corruption(path, handle.offset, "block size does not fit in memory"))
+}
+
+/// Checks the checksum of `stored`, a block's bytes followed by its trailer, and returns its
+/// codec byte.
+fn check_trailer(stored: &[u8], path: &Path, handle: BlockHandle) -> Result<u8> {
+    let len = stored.len() - BLOCK_TRAILER_LEN;
+    let block_type = stored[len];
+    let t = &stored[len + 1..];
+    let want = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+    let actual = block_crc(&stored[..len], block_type);
+    if want != actual {
         return Err(Error::corruption(
             path,
             handle.offset,
             format!(
-                "block checksum mismatch (stored {stored:#010x}, computed {actual:#010x}, {len} bytes)"
+                "block checksum mismatch (stored {want:#010x}, computed {actual:#010x}, {len} bytes)"
             ),
         ));
     }
-    buf.truncate(len);
-    decompress_block(block_type, buf)
-        .map(|block| (block, block_type))
-        .map_err(|e| e.located(path, handle.offset))
+    Ok(block_type)
 }
 
 /// Locates a block-relative error about the contents of the block at `handle`, stored with

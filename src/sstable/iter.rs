@@ -46,11 +46,11 @@ impl TableIter {
 
     /// Opens the block at `block_pos` (no positioning inside it).
     fn open_block(&mut self) -> Result<()> {
-        let Some(entry) = self.table.index.get(self.block_pos) else {
+        if self.block_pos >= self.table.index.len() {
             self.data = None;
             return Ok(());
-        };
-        let (block, _) = self.table.data_block(entry.handle)?;
+        }
+        let (block, _) = self.table.data_block(self.block_pos)?;
         self.data = Some(BlockIter::new(block, key::compare));
         Ok(())
     }

@@ -88,7 +88,7 @@ impl Table {
                     }
                 }
                 _ => {
-                    let (block, _): (Arc<Block>, bool) = self.data_block(entry.handle)?;
+                    let (block, _): (Arc<Block>, bool) = self.data_block(pos)?;
                     let it = &mut open.insert((pos, BlockIter::new(block, key::compare))).1;
                     it.seek(lookup).map_err(locate)?;
                 }

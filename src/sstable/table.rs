@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::env::RandomAccessFile;
+use crate::env::{Mapping, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
 use crate::key::{self, Kind, SeqNo};
@@ -20,7 +20,7 @@ use crate::sstable::builder::{
 use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::CODEC_NONE;
 use crate::sstable::format::{
-    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, read_block,
+    BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, raw_block_in, read_block,
     read_block_with_codec,
 };
 use crate::sstable::iter::TableIter;
@@ -96,6 +96,20 @@ pub struct Table {
     range_dels: Option<Arc<Fragments>>,
     /// The filter over the keys' prefixes (`props.prefix_extractor` names how they were cut).
     prefix_filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
+    /// The file's bytes in memory, when it is mapped: uncompressed data blocks are then read
+    /// in place and bypass the block cache (the page cache already holds them).
+    mapping: Option<Arc<Mapping>>,
+    /// One bit per data block (by index position): set once the block has been decoded whole
+    /// and found well formed and sorted ([`Block::verify`]). A block read again whose
+    /// checksum still matches holds the same bytes, so it is not decoded whole again.
+    verified: Box<[AtomicU64]>,
+}
+
+/// An all-clear [`Table::verified`] set for `blocks` data blocks.
+fn no_block_verified(blocks: usize) -> Box<[AtomicU64]> {
+    (0..blocks.div_ceil(64))
+        .map(|_| AtomicU64::new(0))
+        .collect()
 }
 
 /// What opening a table read and verified, everything but the file handle: the table cache
@@ -179,6 +193,8 @@ impl Table {
             path: file.path().to_path_buf(),
             file_number: opts.file_number,
             blocks_end: parts.blocks_end,
+            mapping: file.mapping(),
+            verified: no_block_verified(parts.index.len()),
             index: parts.index,
             props: parts.props,
             filter: parts.filter,
@@ -313,6 +329,8 @@ impl Table {
             path,
             file_number: opts.file_number,
             blocks_end,
+            mapping: file.mapping(),
+            verified: no_block_verified(index.len()),
             index,
             props,
             filter,
@@ -517,20 +535,33 @@ impl Table {
         }
     }
 
-    /// The data block behind `handle`, from the cache or the file. Returns it and whether it
-    /// came from the cache.
-    pub(crate) fn data_block(&self, handle: BlockHandle) -> Result<(Arc<Block>, bool)> {
-        self.data_block_finding(handle, None)
+    /// The data block at index position `pos`, from the cache or the file. Returns it and
+    /// whether it came from the cache.
+    pub(crate) fn data_block(&self, pos: usize) -> Result<(Arc<Block>, bool)> {
+        self.data_block_finding(pos, None)
             .map(|(block, hit, _)| (block, hit))
     }
 
-    /// [`Table::data_block`]; when the block is read from the file (and so verified), the
-    /// verifying pass also finds the first entry `>= target` and returns it.
+    /// [`Table::data_block`]; when the block is decoded whole for its first verification,
+    /// that pass also finds the first entry `>= target` and returns it.
     fn data_block_finding(
         &self,
-        handle: BlockHandle,
+        pos: usize,
         target: Option<&[u8]>,
     ) -> Result<(Arc<Block>, bool, Option<Found>)> {
+        let handle = self.index[pos].handle;
+        if let Some(map) = &self.mapping
+            && let Some(range) = raw_block_in(map, &self.path, handle, self.blocks_end)?
+        {
+            self.counters
+                .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
+            let block = Arc::new(
+                Block::mapped(Arc::clone(map), range)
+                    .map_err(|e| located_in_block(e, &self.path, handle, CODEC_NONE))?,
+            );
+            let found = self.verify_once(pos, &block, handle, CODEC_NONE, target)?;
+            return Ok((block, false, found));
+        }
         if let Some(cache) = &self.cache
             && let Some(b) = cache.get(self.file_number, handle.offset)
         {
@@ -546,15 +577,34 @@ impl Table {
             read_block_with_codec(&*self.file, &self.path, handle, self.blocks_end, spare)?;
         self.counters
             .block_read(handle.size + BLOCK_TRAILER_LEN as u64);
-        let locate = |e: Error| located_in_block(e, &self.path, handle, codec);
-        let block = Arc::new(Block::new(data).map_err(locate)?);
-        let found = block
-            .verify_and_find(key::compare, target)
-            .map_err(locate)?;
+        let block =
+            Arc::new(Block::new(data).map_err(|e| located_in_block(e, &self.path, handle, codec))?);
+        let found = self.verify_once(pos, &block, handle, codec, target)?;
         if let Some(cache) = &self.cache {
             cache.insert(self.file_number, handle.offset, block.clone());
         }
-        Ok((block, false, target.map(|_| found)))
+        Ok((block, false, found))
+    }
+
+    /// Decodes the block at `pos` whole ([`Block::verify_and_find`]) unless an earlier read
+    /// of it already did; returns what that pass found for `target`, if it ran.
+    fn verify_once(
+        &self,
+        pos: usize,
+        block: &Arc<Block>,
+        handle: BlockHandle,
+        codec: u8,
+        target: Option<&[u8]>,
+    ) -> Result<Option<Found>> {
+        let (word, bit) = (&self.verified[pos / 64], 1u64 << (pos % 64));
+        if word.load(Relaxed) & bit != 0 {
+            return Ok(None);
+        }
+        let found = block
+            .verify_and_find(key::compare, target)
+            .map_err(|e| located_in_block(e, &self.path, handle, codec))?;
+        word.fetch_or(bit, Relaxed);
+        Ok(target.map(|_| found))
     }
 
     /// Index position of the first block whose separator is `>= target`.
@@ -661,7 +711,7 @@ impl Table {
         let pos = self.index_seek(lookup);
         let mut user_key_present = false;
         if let Some(entry) = self.index.get(pos) {
-            let (block, hit, found) = self.data_block_finding(entry.handle, Some(lookup))?;
+            let (block, hit, found) = self.data_block_finding(pos, Some(lookup))?;
             if hit {
                 out.cache_hits += 1;
             } else {
