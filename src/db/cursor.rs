@@ -3,6 +3,7 @@
 
 use std::ops::Bound;
 
+use super::prefix::prefix_range;
 use super::{Db, KeyRange, Snapshot};
 use crate::iter::cursor::Cursor;
 use crate::iter::db_iter::DbIter;
@@ -39,6 +40,11 @@ pub struct ReadOptions<'a> {
     /// The cursor shows only keys `<` this one (RocksDB's `iterate_upper_bound`): a forward
     /// walk stops at the first entry at or past it instead of reading on.
     pub upper_bound: Option<Vec<u8>>,
+    /// The cursor shows only keys starting with this prefix (within the bounds above, if
+    /// any), and leaves out the tables that hold none of them: those outside the prefix's
+    /// key range and, when [`crate::Options::prefix_extractor`] cuts exactly this prefix,
+    /// those whose prefix filter rules it out, as [`Db::prefix`] does.
+    pub prefix: Option<Vec<u8>>,
 }
 
 impl<'a> ReadOptions<'a> {
@@ -68,21 +74,43 @@ impl<'a> ReadOptions<'a> {
         self
     }
 
+    /// Shows only keys starting with `prefix`, skipping the tables that hold none.
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl AsRef<[u8]>) -> ReadOptions<'a> {
+        self.prefix = Some(prefix.as_ref().to_vec());
+        self
+    }
+
+    /// The key range the cursor shows: the bounds, narrowed to the prefix's keys.
     fn bounds(&self) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        let mut lower = self.lower_bound.clone();
+        let mut upper = self.upper_bound.clone();
+        if let Some(p) = &self.prefix {
+            // Inclusive lower and exclusive upper bounds both, so the larger lower and the
+            // smaller upper bound are the tighter ones.
+            if lower.as_ref().is_none_or(|l| l < p) {
+                lower = Some(p.clone());
+            }
+            if let (_, Bound::Excluded(end)) = prefix_range(p)
+                && upper.as_ref().is_none_or(|u| *u > end)
+            {
+                upper = Some(end);
+            }
+        }
         (
-            self.lower_bound
-                .clone()
-                .map_or(Bound::Unbounded, Bound::Included),
-            self.upper_bound
-                .clone()
-                .map_or(Bound::Unbounded, Bound::Excluded),
+            lower.map_or(Bound::Unbounded, Bound::Included),
+            upper.map_or(Bound::Unbounded, Bound::Excluded),
         )
     }
 }
 
 impl Db {
-    fn cursor_at(&self, seq: SeqNo, (lower, upper): (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> Cursor {
-        let (merged, view) = self.inner().internal_iter();
+    fn cursor_at(&self, seq: SeqNo, opts: &ReadOptions<'_>) -> Cursor {
+        let (lower, upper) = opts.bounds();
+        let (merged, view) = match &opts.prefix {
+            Some(p) => self.inner().prefix_iter(p),
+            None => self.inner().internal_iter(),
+        };
         let range_dels = super::read::range_del_view(&view);
         Cursor::new(Box::new(merged), seq, lower, upper)
             .with_range_dels(range_dels)
@@ -117,8 +145,8 @@ impl Db {
     /// ```
     pub fn cursor(&self, opts: &ReadOptions<'_>) -> Cursor {
         match opts.snapshot {
-            Some(snap) => snap.db.cursor_at(snap.seq, opts.bounds()),
-            None => self.cursor_at(self.inner().visible_seq(), opts.bounds()),
+            Some(snap) => snap.db.cursor_at(snap.seq, opts),
+            None => self.cursor_at(self.inner().visible_seq(), opts),
         }
     }
 
@@ -236,8 +264,7 @@ impl Snapshot {
     /// # }
     /// ```
     pub fn cursor(&self) -> Cursor {
-        self.db
-            .cursor_at(self.seq, (Bound::Unbounded, Bound::Unbounded))
+        self.db.cursor_at(self.seq, &ReadOptions::default())
     }
 
     /// Every entry as of the snapshot, ascending (double-ended, like [`Db::iter`]).

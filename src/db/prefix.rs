@@ -3,10 +3,12 @@
 //! scan before any of its data blocks is read.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use super::core::DbInner;
 use super::read::{TableProbe, range_del_view};
 use crate::iter::db_iter::DbIter;
+use crate::iter::merge::MergingIterator;
 use crate::key::SeqNo;
 use crate::sstable::FilterVerdict;
 use crate::version::TableFile;
@@ -15,19 +17,31 @@ impl DbInner {
     /// The live entries whose key starts with `prefix`, at `seq`.
     pub(crate) fn prefix_at(&self, prefix: &[u8], seq: SeqNo) -> DbIter {
         let (start, end) = prefix_range(prefix);
-        let Some(name) = self.filterable_prefix(prefix) else {
+        if self.filterable_prefix(prefix).is_none() {
             return self.scan_at(start, end, seq);
-        };
-        // Tables outside the prefix's key range are left out unopened: they hold none of its
-        // keys, and a level iterator seeking past a skipped table would otherwise land in
-        // the next one and read its first block. The others are asked their prefix filter.
-        let (merged, view) = self.internal_iter_of(self.read_view(), |f| {
-            overlaps(f, &start, &end) && table_verdict(f, name, prefix) != FilterVerdict::Absent
-        });
+        }
+        let (merged, view) = self.prefix_iter(prefix);
         let range_dels = range_del_view(&view);
         DbIter::new(Box::new(merged), seq, start, end)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))
+    }
+
+    /// The merged entries of the current read view for a walk over `prefix`'s keys only,
+    /// leaving out the tables that hold none: those outside the prefix's key range (unopened:
+    /// a level iterator seeking past a skipped table would otherwise land in the next one
+    /// and read its first block), and, when the extractor cuts exactly this prefix, those
+    /// whose prefix filter rules it out.
+    pub(crate) fn prefix_iter(
+        &self,
+        prefix: &[u8],
+    ) -> (MergingIterator, Arc<super::core::ReadView>) {
+        let (start, end) = prefix_range(prefix);
+        let name = self.filterable_prefix(prefix);
+        self.internal_iter_of(self.read_view(), |f| {
+            overlaps(f, &start, &end)
+                && name.is_none_or(|n| table_verdict(f, n, prefix) != FilterVerdict::Absent)
+        })
     }
 
     /// What each table of the current version would do in a scan of `prefix`.
