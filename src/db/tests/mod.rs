@@ -5,6 +5,7 @@ mod checkpoint;
 mod faults;
 mod format_doc;
 mod on_disk;
+mod outcome_unknown;
 mod read_only;
 mod sync_wal;
 mod write_failures;
