@@ -10,6 +10,7 @@ mod format_doc;
 mod on_disk;
 mod outcome_unknown;
 mod read_only;
+mod resume_after_manifest_failure;
 mod sync_wal;
 mod write_failures;
 mod zero_seq;
