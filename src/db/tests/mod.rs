@@ -2,6 +2,7 @@
 //! WAL and manifest files, and the examples of `docs/FORMAT.md`.
 
 mod checkpoint;
+mod checkpoint_power_cut;
 mod failed_compaction_leaves_no_tables;
 mod failed_flush_leaves_no_tables;
 mod failed_open_leaves_no_tables;
