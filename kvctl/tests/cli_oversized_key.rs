@@ -30,12 +30,7 @@ fn an_oversized_key_is_a_usage_error_everywhere() {
         assert_eq!(out.status.code(), Some(2), "{}: {stderr}", args[0]);
         assert!(stderr.contains("65536"), "{}: {stderr}", args[0]);
         // One short line: the key's start and its length, never the 70 KB key itself.
-        assert!(
-            stderr.len() < 400,
-            "{}: {} bytes: {stderr}",
-            args[0],
-            stderr.len()
-        );
+        assert!(len < 400, "{}: {len} bytes: {stderr}", args[0]);
         if args[0] == "dedup" {
             assert!(stderr.contains("line 2"), "{stderr}");
             assert!(stderr.contains("70000 bytes"), "{stderr}");
