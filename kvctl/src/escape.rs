@@ -85,6 +85,21 @@ pub fn escape_into(out: &mut String, bytes: &[u8]) {
     }
 }
 
+/// Bytes of a key or value [`brief`] shows before cutting it short.
+const BRIEF_BYTES: usize = 32;
+
+/// `bytes` escaped as by [`escape`], but past [`BRIEF_BYTES`] only their start and their
+/// length (`abc...` then ` (70000 bytes)`): a key in an error message may be 64 KiB or more,
+/// and the message must stay one readable line.
+pub fn brief(bytes: &[u8]) -> String {
+    if bytes.len() <= BRIEF_BYTES {
+        return escape(bytes);
+    }
+    let mut s = escape(&bytes[..BRIEF_BYTES]);
+    let _ = write!(s, "... ({} bytes)", bytes.len());
+    s
+}
+
 /// Appends `bytes` as lower-case hex digits.
 pub fn hex_into(out: &mut String, bytes: &[u8]) {
     for b in bytes {

@@ -40,9 +40,11 @@ fn main() -> ExitCode {
         Command::Sst(c) => sst::run(&global, c),
         Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),
-        Command::Serve(config) => {
-            bloomkv_server::run(config).map_err(|e| exit::CliError::Database(format!("serve: {e}")))
-        }
+        Command::Serve(config) => bloomkv_server::run(config).map_err(|e| match e {
+            // Options the engine rejects at open are a usage error, as for every command.
+            bloomkv_server::ServerError::Engine(e) => open::failure("serve: database", e),
+            e => exit::CliError::Database(format!("serve: {e}")),
+        }),
     };
     exit::finish(result)
 }

@@ -53,13 +53,19 @@ pub fn existing(g: &GlobalArgs) -> Result<Db, CliError> {
 }
 
 fn opening(dir: &Path, e: bloomkv::Error) -> CliError {
+    failure(format_args!("opening database {}", dir.display()), e)
+}
+
+/// A library error met while opening (or running, for `serve`) a database, with `context`:
+/// options out of range are a usage error, anything else a database error.
+pub fn failure(context: impl std::fmt::Display, e: bloomkv::Error) -> CliError {
     match e {
         // These name the directory themselves.
         bloomkv::Error::Locked(_) => CliError::Database(e.to_string()),
         // Options out of range are the caller's to fix (the message names the field).
         bloomkv::Error::InvalidArgument(ref m) if m.contains("Options::") => {
-            CliError::arg(format_args!("opening database {}", dir.display()), e)
+            CliError::arg(context, e)
         }
-        e => CliError::db(format_args!("opening database {}", dir.display()), e),
+        e => CliError::db(context, e),
     }
 }

@@ -42,6 +42,9 @@ fn every_documented_status_is_what_its_causes_exit_with() {
     let bad_line = t.dir.path().join("bad.tsv");
     std::fs::write(&bad_line, "a\t1\nno tab here\n").unwrap();
     let bad_line = bad_line.to_str().unwrap();
+    let big_key = "k".repeat(bloomkv::MAX_KEY_BYTES + 1);
+    let serve_dir = t.dir.path().join("served");
+    let serve_dir = serve_dir.to_str().unwrap();
 
     // (status, a phrase its row must contain, the command); `--db` is the test database
     // unless the command names another.
@@ -52,6 +55,28 @@ fn every_documented_status_is_what_its_causes_exit_with() {
         (2, "missing argument", vec!["put", "k"]),
         (2, "bad hex", vec!["--hex", "get", "zz"]),
         (2, "malformed `load`", vec!["load", bad_line]),
+        (2, "oversized key", vec!["put", &big_key, "v"]),
+        (2, "oversized key", vec!["get", &big_key]),
+        (2, "oversized key", vec!["delete", &big_key]),
+        (2, "oversized key", vec!["delete-range", "a", &big_key]),
+        (
+            2,
+            "options the engine rejects",
+            vec![
+                "serve",
+                "--port",
+                "0",
+                "--bits-per-key",
+                "NaN",
+                "--dir",
+                serve_dir,
+            ],
+        ),
+        (
+            2,
+            "`delete-range` with START > END",
+            vec!["delete-range", "b", "a"],
+        ),
         (
             2,
             "`checkpoint` into an existing directory",
@@ -65,17 +90,25 @@ fn every_documented_status_is_what_its_causes_exit_with() {
             row.contains(phrase),
             "row {status} does not mention {phrase:?}: {row}"
         );
-        let out = if args.first() == Some(&"--db") {
-            common::kvctl().args(&args).output().unwrap()
+        let mut cmd = if args.first() == Some(&"--db") {
+            let mut c = common::kvctl();
+            c.args(&args);
+            c
         } else {
-            t.kvctl(&args).output().unwrap()
+            t.kvctl(&args)
         };
-        assert_eq!(
-            out.status.code(),
-            Some(status),
-            "kvctl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // A `serve` that accepted its options would run until killed.
+        let out = cmd
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        // Arguments and messages cut short: a case may hold a 64 KiB key.
+        let shown: Vec<String> = args.iter().map(|a| a.chars().take(40).collect()).collect();
+        let stderr: String = String::from_utf8_lossy(&out.stderr)
+            .chars()
+            .take(400)
+            .collect();
+        assert_eq!(out.status.code(), Some(status), "kvctl {shown:?}: {stderr}");
     }
 
     // Locked: a writer holds the database.

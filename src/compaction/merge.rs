@@ -9,14 +9,13 @@ use super::filter_budget::{expected_probes, filter_bits_for_write, filter_fits, 
 use super::pick::Plan;
 use super::{Context, Outcome};
 use crate::error::Result;
-use crate::filename;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
 use crate::key::{self, Kind, SeqNo};
 use crate::manifest::VersionEdit;
 use crate::options::NUM_LEVELS;
 use crate::range_del::{Fragments, RangeTombstone};
-use crate::sstable::{ReadCounters, Table, TableReadOptions};
+use crate::sstable::ReadCounters;
 use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
 
@@ -113,14 +112,10 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         bytes_read += files.iter().map(|f| f.meta.size).sum::<u64>();
         if plan.level + i == 0 {
             for f in files {
-                children.push(Box::new(SortedRun::new(
-                    ctx,
-                    vec![Arc::clone(f)],
-                    &counters,
-                )));
+                children.push(Box::new(SortedRun::new(vec![Arc::clone(f)], &counters)));
             }
         } else if !files.is_empty() {
-            children.push(Box::new(SortedRun::new(ctx, files.clone(), &counters)));
+            children.push(Box::new(SortedRun::new(files.clone(), &counters)));
         }
     }
     let mut input = MergingIterator::new(children);
@@ -355,8 +350,6 @@ impl Grandparents<'_> {
 /// The tables of one sorted run (a level's, in key order), read one table at a time with a
 /// reader of its own (no cache, no shared counters: a compaction's reads are not lookups).
 struct SortedRun {
-    env: Arc<dyn crate::env::Env>,
-    dir: std::path::PathBuf,
     files: Vec<Arc<TableFile>>,
     next_file: usize,
     counters: Arc<ReadCounters>,
@@ -364,10 +357,8 @@ struct SortedRun {
 }
 
 impl SortedRun {
-    fn new(ctx: &Context<'_>, files: Vec<Arc<TableFile>>, counters: &Arc<ReadCounters>) -> Self {
+    fn new(files: Vec<Arc<TableFile>>, counters: &Arc<ReadCounters>) -> Self {
         SortedRun {
-            env: ctx.env_arc(),
-            dir: ctx.dir.to_path_buf(),
             files,
             next_file: 0,
             counters: Arc::clone(counters),
@@ -382,16 +373,7 @@ impl SortedRun {
             return Ok(false);
         };
         self.next_file += 1;
-        let path = filename::table_path(&self.dir, f.meta.number);
-        let table = Arc::new(Table::open(
-            self.env.open_random_access(&path)?,
-            TableReadOptions {
-                file_number: f.meta.number,
-                filter: None,
-                cache: None,
-                counters: Arc::clone(&self.counters),
-            },
-        )?);
+        let table = Arc::new(f.open_uncached(&self.counters)?);
         let mut it = table.iter();
         it.seek_to_first()?;
         self.current = Some(it);

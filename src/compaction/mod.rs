@@ -50,11 +50,6 @@ pub(crate) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    /// The env, shared (for readers that outlive a borrow).
-    fn env_arc(&self) -> Arc<dyn Env> {
-        Arc::clone(self.env)
-    }
-
     /// A writer of output tables for `level` with `filter`, cut at the target file size.
     fn writer<'b>(
         &'b self,

@@ -25,7 +25,7 @@ use crate::error::Result;
 use crate::filename;
 use crate::manifest::VersionEdit;
 use crate::options::{FilterAllocation, Options};
-use crate::sstable::{ReadCounters, Table, TableReadOptions};
+use crate::sstable::ReadCounters;
 use crate::version::{TableFile, Version};
 
 /// How far (bits per key) a table's filter may sit from its level's Monkey figure before it
@@ -91,16 +91,7 @@ pub(crate) enum Refiltered {
 /// Rewrites `r.file` on its level with a filter of `r.bits_per_key`.
 pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
     let f = &r.file;
-    let path = filename::table_path(ctx.dir, f.meta.number);
-    let table = Arc::new(Table::open(
-        ctx.env.open_random_access(&path)?,
-        TableReadOptions {
-            file_number: f.meta.number,
-            filter: None,
-            cache: None,
-            counters: Arc::new(ReadCounters::default()),
-        },
-    )?);
+    let table = Arc::new(f.open_uncached(&Arc::new(ReadCounters::default()))?);
     let mut next_number = || ctx.host.new_file_number();
     let mut out = ctx
         .writer(

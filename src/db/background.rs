@@ -187,6 +187,12 @@ impl DbInner {
     /// and marks the tables it removed as obsolete. `also` runs under the state lock at the
     /// moment of installation. Edits from different threads are applied one at a time, each
     /// to the version the previous one installed.
+    ///
+    /// On failure nothing is installed, and the tables the edit adds (the flush's or
+    /// compaction's outputs, not a table moved between levels) are not left behind: removed
+    /// at once if the edit cannot have reached the MANIFEST, else (the append failed, and the
+    /// record may be in the file whole) kept until [`DbInner::resume`] has made a MANIFEST
+    /// that does not name them current (see [`State::unsettled_tables`]).
     pub(crate) fn log_and_apply(
         &self,
         mut edit: VersionEdit,
@@ -194,29 +200,55 @@ impl DbInner {
     ) -> Result<()> {
         let mut manifest = self.manifest.lock();
         let current = Arc::clone(&self.view.load().version);
-        let next = current.apply(&edit, |meta| {
-            let path = filename::table_path(&self.dir, meta.number);
-            Arc::new(TableFile::new(
-                meta,
-                path,
-                Arc::clone(&self.env),
-                Arc::clone(&self.table_cache),
-            ))
-        })?;
+        // The edit's outputs: the tables it adds that no installed version names yet.
+        let outputs: Vec<u64> = edit
+            .new_files
+            .iter()
+            .map(|(_, m)| m.number)
+            .filter(|n| !current.all_files().any(|f| f.meta.number == *n))
+            .collect();
+        let prepared = (|| {
+            let next = current.apply(&edit, |meta| {
+                let path = filename::table_path(&self.dir, meta.number);
+                Arc::new(TableFile::new(
+                    meta,
+                    path,
+                    Arc::clone(&self.env),
+                    Arc::clone(&self.table_cache),
+                ))
+            })?;
+            {
+                let st = self.state.lock();
+                edit.next_file_number = Some(st.next_file_number);
+            }
+            edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+            // New tables were fsynced, but their directory entries were not: without this, a
+            // power cut could keep the manifest edit and lose the file it names.
+            if !edit.new_files.is_empty() {
+                self.env.sync_dir(&self.dir)?;
+            }
+            if manifest.is_none() {
+                return Err(crate::Error::WritesStopped("no MANIFEST is open".into()));
+            }
+            Ok(next)
+        })();
+        let next = match prepared {
+            Ok(next) => next,
+            Err(e) => {
+                // Nothing was appended: no MANIFEST names these tables.
+                self.remove_tables(&outputs);
+                return Err(e);
+            }
+        };
+        if let Some(writer) = manifest.as_mut()
+            && let Err(e) = writer.append(&edit)
         {
-            let st = self.state.lock();
-            edit.next_file_number = Some(st.next_file_number);
+            // The record may be in the MANIFEST (all of it, if only its fsync failed), and a
+            // reopen would then need these tables: they go only once a MANIFEST that does not
+            // name them is current.
+            self.state.lock().unsettled_tables.extend(outputs);
+            return Err(e);
         }
-        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
-        // New tables were fsynced, but their directory entries were not: without this, a
-        // power cut could keep the manifest edit and lose the file it names.
-        if !edit.new_files.is_empty() {
-            self.env.sync_dir(&self.dir)?;
-        }
-        manifest
-            .as_mut()
-            .ok_or_else(|| crate::Error::WritesStopped("no MANIFEST is open".into()))?
-            .append(&edit)?;
         let removed: Vec<Arc<TableFile>> = edit
             .deleted_files
             .iter()
@@ -240,6 +272,16 @@ impl DbInner {
             f.mark_obsolete();
         }
         Ok(())
+    }
+
+    /// Removes tables no MANIFEST names (the outputs of a job that failed), closing any
+    /// reader the table cache holds first. A file that cannot be removed is an orphan the
+    /// next open removes.
+    pub(crate) fn remove_tables(&self, numbers: &[u64]) {
+        for &n in numbers {
+            self.table_cache.evict(n);
+            let _ = self.env.remove_file(&filename::table_path(&self.dir, n));
+        }
     }
 
     /// Whether a compaction should run now.

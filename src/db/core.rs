@@ -79,6 +79,11 @@ pub(crate) struct State {
     /// Tables a re-filter could not bring to their level's figure (the rewritten table came
     /// out with other bits): never picked again, so re-filtering cannot loop.
     pub refilter_given_up: Vec<u64>,
+    /// Outputs of flushes and compactions whose MANIFEST append failed: the record may be in
+    /// the old MANIFEST, so they stay on disk until [`DbInner::resume`] has made a new
+    /// MANIFEST, which does not name them, current (a reopen instead keeps them if the
+    /// record is there, and removes them as orphans if not).
+    pub unsettled_tables: Vec<u64>,
 }
 
 impl State {

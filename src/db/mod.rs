@@ -654,7 +654,9 @@ impl Db {
 
     /// Resumes writes after a failure stopped them (a full disk, an I/O error in a write,
     /// flush or compaction), once the cause is gone, without a reopen: a fresh WAL is
-    /// started and background work retried. Does nothing if writes are not stopped.
+    /// started, and if a MANIFEST write failed, a fresh MANIFEST holding the whole current
+    /// state is written and made current (as open does); then background work is retried.
+    /// Does nothing if writes are not stopped.
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
@@ -667,7 +669,8 @@ impl Db {
     /// ```
     ///
     /// # Errors
-    /// The error that keeps the new WAL from being created; writes then stay stopped.
+    /// The error that keeps the new WAL or MANIFEST from being written; writes then stay
+    /// stopped.
     pub fn resume(&self) -> Result<()> {
         self.inner().resume()
     }

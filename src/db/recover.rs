@@ -59,10 +59,32 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         &mut durable,
     )?;
     let mut report = replayed.report;
-    durable.version = durable.version.apply(&replayed.edit, wrap)?;
     report.tables_written = replayed.edit.new_files.len();
 
-    let fresh = write_new_state(env.as_ref(), dir, &mut durable, &replayed.carried)?;
+    let current_before = if exists {
+        manifest::read_current(env.as_ref(), dir).ok()
+    } else {
+        None
+    };
+    let fresh = durable
+        .version
+        .apply(&replayed.edit, wrap)
+        .and_then(|version| {
+            durable.version = version;
+            write_new_state(env.as_ref(), dir, &mut durable, &replayed.carried)
+        });
+    let fresh = match fresh {
+        Ok(fresh) => fresh,
+        Err(e) => {
+            // The tables replay wrote are named by no MANIFEST unless CURRENT already names
+            // the new one (its rename happened and only the directory sync after it failed):
+            // then they are the database's state and stay.
+            if manifest::read_current(env.as_ref(), dir).ok() == current_before {
+                discard_tables(env.as_ref(), dir, Some(&table_cache), &replayed.edit);
+            }
+            return Err(e);
+        }
+    };
     report.records_carried = replayed.carried.len() as u64;
     report.orphan_tables_removed =
         remove_obsolete(env.as_ref(), dir, &names, &durable.version, &fresh);
@@ -270,6 +292,7 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             jobs_done: 0,
             compact_pointers,
             refilter_given_up: Vec::new(),
+            unsettled_tables: Vec::new(),
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),
@@ -466,7 +489,7 @@ struct Replayed {
 
 /// Step 3: replays every WAL the manifest still needs, oldest first; each memtable's worth
 /// becomes a level-0 table, unless `cache` is `None` (a read-only open): then everything
-/// stays in the one memtable.
+/// stays in the one memtable. On failure the tables written so far are removed.
 fn replay_logs(
     env: &dyn Env,
     dir: &Path,
@@ -475,18 +498,48 @@ fn replay_logs(
     on_disk: &[(FileType, u64)],
     d: &mut Durable,
 ) -> Result<Replayed> {
-    let mut logs: Vec<u64> = on_disk
-        .iter()
-        .filter(|(t, n)| *t == FileType::Log && *n >= d.log_number)
-        .map(|(_, n)| *n)
-        .collect();
-    logs.sort_unstable();
     let mut out = Replayed {
         edit: VersionEdit::default(),
         mem: Arc::new(MemTable::new()),
         carried: Vec::new(),
         report: RecoveryReport::default(),
     };
+    match replay_into(env, dir, opts, cache, on_disk, d, &mut out) {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            discard_tables(env, dir, cache, &out.edit);
+            Err(e)
+        }
+    }
+}
+
+/// Removes the tables `edit` adds, which no MANIFEST names: what a failed open wrote.
+fn discard_tables(env: &dyn Env, dir: &Path, cache: Option<&TableCache>, edit: &VersionEdit) {
+    for (_, meta) in &edit.new_files {
+        if let Some(cache) = cache {
+            cache.evict(meta.number);
+        }
+        // A file that cannot be removed is an orphan the next open removes.
+        let _ = env.remove_file(&filename::table_path(dir, meta.number));
+    }
+}
+
+/// The body of [`replay_logs`], adding to `out` as it goes.
+fn replay_into(
+    env: &dyn Env,
+    dir: &Path,
+    opts: &Options,
+    cache: Option<&TableCache>,
+    on_disk: &[(FileType, u64)],
+    d: &mut Durable,
+    out: &mut Replayed,
+) -> Result<()> {
+    let mut logs: Vec<u64> = on_disk
+        .iter()
+        .filter(|(t, n)| *t == FileType::Log && *n >= d.log_number)
+        .map(|(_, n)| *n)
+        .collect();
+    logs.sort_unstable();
     let mode = if opts.best_effort_recovery {
         RecoveryMode::BestEffort
     } else {
@@ -573,7 +626,7 @@ fn replay_logs(
             break;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The new WAL and MANIFEST written by step 4.
@@ -596,33 +649,89 @@ fn write_new_state(
     let log_number = d.next_file_number;
     let manifest_number = d.next_file_number + 1;
     d.next_file_number += 2;
-    let log_file = env.create_writable(&filename::log_path(dir, log_number))?;
-    let mut log = LogWriter::new(log_file);
-    for record in carried {
-        log.add_record(record)?;
-    }
-    log.sync()?;
-    let mut snapshot = d.version.snapshot_edit();
-    snapshot.log_number = Some(log_number);
-    snapshot.next_file_number = Some(d.next_file_number);
-    snapshot.last_sequence = Some(d.last_seq);
-    for (level, key) in d.compact_pointers.iter().enumerate() {
-        if let Some(k) = key {
-            snapshot.compact_pointers.push((level, k.clone()));
+    let log_path = filename::log_path(dir, log_number);
+    let log = (|| {
+        let mut log = LogWriter::new(env.create_writable(&log_path)?);
+        for record in carried {
+            log.add_record(record)?;
         }
-    }
-    let mut manifest = ManifestWriter::create(env, dir, manifest_number)?;
-    manifest.append(&snapshot)?;
-    // The new tables, WAL and MANIFEST are durable; make their directory entries durable
-    // before CURRENT points at them (set_current syncs the directory again after the rename).
-    env.sync_dir(dir)?;
-    manifest::set_current(env, dir, manifest_number)?;
+        log.sync()?;
+        Ok(log)
+    })();
+    let started = log.and_then(|log| {
+        let snapshot = snapshot_edit(
+            &d.version,
+            log_number,
+            d.next_file_number,
+            d.last_seq,
+            &d.compact_pointers,
+        );
+        let manifest = switch_manifest(env, dir, manifest_number, &snapshot)?;
+        Ok((log, manifest))
+    });
+    let (log, manifest) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            // Unless CURRENT names the new MANIFEST (which names this WAL), the WAL is a copy
+            // of records the old WALs still hold: nothing may replay it as well.
+            if manifest::read_current(env, dir).ok() != Some(manifest_number) {
+                let _ = env.remove_file(&log_path);
+            }
+            return Err(e);
+        }
+    };
     Ok(Fresh {
         log,
         log_number,
         manifest,
         manifest_number,
     })
+}
+
+/// The edit a fresh MANIFEST starts with: the whole of `version` and the counters that
+/// recovery needs.
+pub(crate) fn snapshot_edit(
+    version: &Version,
+    log_number: u64,
+    next_file_number: u64,
+    last_seq: SeqNo,
+    compact_pointers: &[Option<Vec<u8>>],
+) -> VersionEdit {
+    let mut snapshot = version.snapshot_edit();
+    snapshot.log_number = Some(log_number);
+    snapshot.next_file_number = Some(next_file_number);
+    snapshot.last_sequence = Some(last_seq);
+    for (level, key) in compact_pointers.iter().enumerate() {
+        if let Some(k) = key {
+            snapshot.compact_pointers.push((level, k.clone()));
+        }
+    }
+    snapshot
+}
+
+/// Writes `MANIFEST-number` holding `snapshot`, synced with its directory entry, and points
+/// CURRENT at it (atomically: a crash leaves CURRENT naming the old or the new one). On
+/// failure the new MANIFEST is removed unless CURRENT already names it (the rename happened
+/// and only the directory sync after it failed).
+pub(crate) fn switch_manifest(
+    env: &dyn Env,
+    dir: &Path,
+    number: u64,
+    snapshot: &VersionEdit,
+) -> Result<ManifestWriter> {
+    let written = ManifestWriter::create(env, dir, number).and_then(|mut manifest| {
+        manifest.append(snapshot)?;
+        // The new tables, WAL and MANIFEST are durable; make their directory entries durable
+        // before CURRENT points at them (set_current syncs the directory again after the
+        // rename).
+        env.sync_dir(dir)?;
+        manifest::set_current(env, dir, number)?;
+        Ok(manifest)
+    });
+    if written.is_err() && manifest::read_current(env, dir).ok() != Some(number) {
+        let _ = env.remove_file(&filename::manifest_path(dir, number));
+    }
+    written
 }
 
 /// Step 5: everything the new state does not reference is garbage now. Returns the table

@@ -1,8 +1,8 @@
 //! An [`Env`] wrapper that injects file-system failures, for reliability tests.
 //!
 //! [`FaultEnv`] forwards every call to another `Env` and consults a shared
-//! [`FaultController`], which can make the Nth write, fsync, directory fsync, rename or file
-//! creation fail with EIO or ENOSPC, or make a write short (part of the buffer reaches the
+//! [`FaultController`], which can make the Nth write, fsync, directory fsync, rename, truncate
+//! or file creation fail with EIO or ENOSPC, or make a write short (part of the buffer reaches the
 //! file, then the call fails). It also remembers, per file, how many bytes were synced and
 //! which creations and renames a directory fsync has made durable, so
 //! [`FaultController::crash`] can turn the directory into what a power cut would leave:
@@ -51,6 +51,8 @@ pub enum FaultOp {
     Rename,
     /// [`Env::create_writable`].
     Create,
+    /// [`Env::truncate`].
+    Truncate,
 }
 
 impl FaultOp {
@@ -104,8 +106,10 @@ struct PendingRename {
 
 #[derive(Debug, Default)]
 struct CtlState {
-    calls: [u64; 5],
-    plan: Option<Plan>,
+    calls: [u64; 6],
+    /// The failures to come; usually one, several when a test needs two calls to fail
+    /// (see [`FaultController::also_fail_nth`]).
+    plans: Vec<Plan>,
     injected: u64,
     /// Per tracked file: the length known to be on stable storage.
     synced_len: HashMap<PathBuf, u64>,
@@ -126,18 +130,28 @@ impl FaultController {
     /// Makes the `n`th call of `op` from now (1 = the next one) fail with `kind`.
     /// Replaces any earlier plan.
     pub fn fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
-        self.arm(op, n, kind, false);
+        self.arm(op, n, kind, false, true);
     }
 
     /// Like [`FaultController::fail_nth`], but every later call of `op` fails too.
     pub fn fail_from_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
-        self.arm(op, n, kind, true);
+        self.arm(op, n, kind, true, true);
     }
 
-    fn arm(&self, op: FaultOp, n: u64, kind: FaultKind, sticky: bool) {
+    /// Like [`FaultController::fail_nth`], but keeps the plans already made, so that calls of
+    /// several operations fail (a WAL sync, then the truncate that would take its record
+    /// back).
+    pub fn also_fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
+        self.arm(op, n, kind, false, false);
+    }
+
+    fn arm(&self, op: FaultOp, n: u64, kind: FaultKind, sticky: bool, replace: bool) {
         let mut st = self.state.lock();
         let at = st.calls[op.index()] + n.max(1);
-        st.plan = Some(Plan {
+        if replace {
+            st.plans.clear();
+        }
+        st.plans.push(Plan {
             op,
             at,
             kind,
@@ -158,7 +172,7 @@ impl FaultController {
 
     /// Stops injecting failures.
     pub fn clear(&self) {
-        self.state.lock().plan = None;
+        self.state.lock().plans.clear();
     }
 
     /// Calls of `op` made so far.
@@ -176,14 +190,13 @@ impl FaultController {
         let mut st = self.state.lock();
         st.calls[op.index()] += 1;
         let n = st.calls[op.index()];
-        let plan = st.plan?;
-        let fires = plan.op == op && (n == plan.at || (plan.sticky && n > plan.at));
-        if fires {
-            st.injected += 1;
-            Some(plan.kind)
-        } else {
-            None
-        }
+        let plan = st
+            .plans
+            .iter()
+            .find(|p| p.op == op && (n == p.at || (p.sticky && n > p.at)))
+            .copied()?;
+        st.injected += 1;
+        Some(plan.kind)
     }
 
     fn created(&self, path: &Path) {
@@ -371,6 +384,9 @@ impl Env for FaultEnv {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        if let Some(kind) = self.ctl.check(FaultOp::Truncate) {
+            return Err(kind.error(path));
+        }
         self.inner.truncate(path, len)?;
         self.ctl.synced(path, len);
         Ok(())
@@ -483,6 +499,30 @@ mod tests {
         ctl.crash(&StdEnv)?;
         assert_eq!(std::fs::read(&a)?, b"durable");
         assert!(!b.exists());
+        Ok(())
+    }
+
+    #[test]
+    fn truncate_fails_as_planned_beside_another_plan() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+        let a = dir.path().join("a");
+        let mut f = env.create_writable(&a)?;
+        f.append(b"abcdef")?;
+        f.flush()?;
+        ctl.fail_nth(FaultOp::Sync, 1, FaultKind::Eio);
+        ctl.also_fail_nth(FaultOp::Truncate, 1, FaultKind::NoSpace);
+        assert!(f.sync().is_err());
+        let e = env.truncate(&a, 3).unwrap_err();
+        assert!(e.to_string().contains("os error 28"), "{e}");
+        assert_eq!(
+            std::fs::read(&a)?,
+            b"abcdef",
+            "a failed truncate cuts nothing"
+        );
+        env.truncate(&a, 3)?;
+        assert_eq!(std::fs::read(&a)?, b"abc");
+        assert_eq!(ctl.injected(), 2);
         Ok(())
     }
 

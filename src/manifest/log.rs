@@ -71,6 +71,12 @@ impl ManifestWriter {
         self.log.sync()
     }
 
+    /// Whether an append failed, so the writer refuses further appends and the engine must
+    /// switch to a new manifest.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.log.has_failed()
+    }
+
     /// The manifest's file number.
     #[cfg(any(test, feature = "internals"))]
     pub fn number(&self) -> u64 {

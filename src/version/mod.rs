@@ -130,6 +130,29 @@ impl TableFile {
         Err(crate::Error::corruption(table.path(), 0, why))
     }
 
+    /// Opens the file with a reader of its own, outside the table cache (no block cache, no
+    /// filter: a compaction or re-filter reads each block once, and its reads are not
+    /// lookups), checked like every reader the cache opens: a compaction reading a table
+    /// swapped in under this one's name would otherwise merge the wrong data into new tables
+    /// and make it durable.
+    ///
+    /// # Errors
+    /// I/O errors and corruption found while opening, including [`Error::Corruption`] naming
+    /// the file when it is not the table the MANIFEST names.
+    pub(crate) fn open_uncached(&self, counters: &Arc<crate::sstable::ReadCounters>) -> Result<Table> {
+        let table = Table::open(
+            self.env.open_random_access(&self.path)?,
+            crate::sstable::TableReadOptions {
+                file_number: self.meta.number,
+                filter: None,
+                cache: None,
+                counters: Arc::clone(counters),
+            },
+        )?;
+        self.check_identity(&table)?;
+        Ok(table)
+    }
+
     /// The reader if one is open right now (pinned or in the table cache); never opens.
     pub fn open_reader_now(&self) -> Option<Arc<Table>> {
         self.pinned

@@ -137,6 +137,11 @@ impl LogWriter {
         r
     }
 
+    /// Whether an earlier append, flush or sync failed, so the writer refuses all work.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed
+    }
+
     /// Bytes in the log so far (including anything still buffered).
     pub fn len(&self) -> u64 {
         self.file.len()

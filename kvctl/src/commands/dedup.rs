@@ -70,7 +70,20 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let (mut read, mut new) = (0u64, 0u64);
     while let Some((no, _)) = lines.next_line(&mut buf)? {
         read += 1;
-        let key = match codec.input(&buf) {
+        // Checked here, line by line, as `load` does: the lookup (and the batch holding the
+        // line) would be refused by the database as a whole, a database error rather than
+        // the input's.
+        let key = match codec.input(&buf).and_then(|k| {
+            if k.len() > bloomkv::MAX_KEY_BYTES {
+                Err(format!(
+                    "line of {} bytes exceeds the {}-byte key limit",
+                    k.len(),
+                    bloomkv::MAX_KEY_BYTES
+                ))
+            } else {
+                Ok(k)
+            }
+        }) {
             Ok(k) => k,
             Err(why) => {
                 store(batch, &mut out)?;

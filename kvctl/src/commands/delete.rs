@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 
 use crate::args::GlobalArgs;
-use crate::escape::escape;
+use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
 
@@ -18,9 +18,11 @@ pub struct Args {
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let key = g.codec().arg("KEY", a.key)?;
     let db = open::for_write(g)?;
-    db.delete(&key).map_err(CliError::with(format_args!(
-        "delete {} in {}",
-        escape(&key),
-        g.db.display()
-    )))
+    // An oversized key is a usage error (exit 2), as for `put`.
+    db.delete(&key).map_err(|e| {
+        CliError::arg(
+            format_args!("delete {} in {}", brief(&key), g.db.display()),
+            e,
+        )
+    })
 }

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 
 use crate::args::GlobalArgs;
-use crate::escape::escape;
+use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
 
@@ -25,16 +25,21 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     if start > end {
         return Err(CliError::Usage(format!(
             "delete-range: START {} sorts after END {}",
-            escape(&start),
-            escape(&end)
+            brief(&start),
+            brief(&end)
         )));
     }
     let db = open::for_write(g)?;
-    db.delete_range(&start, &end)
-        .map_err(CliError::with(format_args!(
-            "delete-range {} {} in {}",
-            escape(&start),
-            escape(&end),
-            g.db.display()
-        )))
+    // A bound over the key limit is a usage error (exit 2), as for `put`.
+    db.delete_range(&start, &end).map_err(|e| {
+        CliError::arg(
+            format_args!(
+                "delete-range {} {} in {}",
+                brief(&start),
+                brief(&end),
+                g.db.display()
+            ),
+            e,
+        )
+    })
 }

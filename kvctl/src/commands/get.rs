@@ -4,7 +4,7 @@ use std::ffi::OsString;
 
 use crate::args::GlobalArgs;
 use crate::commands::explain;
-use crate::escape::escape;
+use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
 use crate::output::Out;
@@ -25,15 +25,15 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let key = codec.arg("KEY", a.key)?;
     let db = open::existing(g)?;
-    let context = || format!("get {} in {}", escape(&key), g.db.display());
+    let context = || format!("get {} in {}", brief(&key), g.db.display());
     let value = if a.explain {
         let trace = db
             .get_explained(&key)
-            .map_err(|e| CliError::db(context(), e))?;
+            .map_err(|e| CliError::arg(context(), e))?;
         eprint!("{}", explain::render(&trace, &key, codec));
         trace.value
     } else {
-        db.get(&key).map_err(|e| CliError::db(context(), e))?
+        db.get(&key).map_err(|e| CliError::arg(context(), e))?
     };
     match value {
         Some(v) => {

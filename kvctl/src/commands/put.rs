@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 
 use crate::args::GlobalArgs;
-use crate::escape::escape;
+use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
 
@@ -24,9 +24,6 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let db = open::for_write(g)?;
     db.put(&key, &value).map_err(|e| {
         // An oversized key or value is a usage error (exit 2), like any bad argument.
-        CliError::arg(
-            format_args!("put {} in {}", escape(&key), g.db.display()),
-            e,
-        )
+        CliError::arg(format_args!("put {} in {}", brief(&key), g.db.display()), e)
     })
 }

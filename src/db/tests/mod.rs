@@ -2,10 +2,50 @@
 //! WAL and manifest files, and the examples of `docs/FORMAT.md`.
 
 mod checkpoint;
+mod checkpoint_power_cut;
+mod failed_compaction_leaves_no_tables;
+mod failed_flush_leaves_no_tables;
+mod failed_open_leaves_no_tables;
 mod faults;
 mod format_doc;
 mod on_disk;
+mod outcome_unknown;
 mod read_only;
+mod resume_after_manifest_failure;
 mod sync_wal;
 mod write_failures;
 mod zero_seq;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Numbers of the table files in `dir`.
+fn table_files(dir: &Path) -> BTreeSet<u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            match crate::filename::parse_file_name(&name) {
+                Some((crate::filename::FileType::Table, n)) => Some(n),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Numbers of the tables the MANIFEST that CURRENT names holds: what a reopen would need.
+fn named_tables(dir: &Path) -> BTreeSet<u64> {
+    let env = crate::env::StdEnv;
+    let number = crate::manifest::read_current(&env, dir).unwrap();
+    let path = crate::filename::manifest_path(dir, number);
+    let mut live = BTreeSet::new();
+    for edit in crate::manifest::read_manifest(&env, &path).unwrap() {
+        for (_, n) in &edit.deleted_files {
+            live.remove(n);
+        }
+        for (_, meta) in &edit.new_files {
+            live.insert(meta.number);
+        }
+    }
+    live
+}
