@@ -168,7 +168,7 @@ impl AnyFilter {
     pub fn estimated_fpr(&self) -> f64 {
         match self {
             AnyFilter::Bloom(f) => f.estimated_fpr(),
-            AnyFilter::Counting(f) => f.estimated_fpr().unwrap_or(1.0),
+            AnyFilter::Counting(f) => f.estimated_fpr(),
             AnyFilter::Scalable(f) => f.estimated_fpr(),
         }
     }

@@ -265,8 +265,11 @@ fn standalone_filter_files_are_as_documented() {
         f.capacity(),
         (64.0 * std::f64::consts::LN_2 / 2.0).floor() as usize
     );
-    assert_doc_says(&format!("error rate the formula's {}", f.error_rate()));
-    assert_eq!(f.error_rate(), math::false_positive_rate(64, 22, 2));
+    assert_doc_says(&format!("error rate the model's {}", f.error_rate()));
+    assert_eq!(
+        f.error_rate(),
+        math::standard_false_positive_rate(64, 22, 2)
+    );
 
     let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let mut c = CountingBloomFilter::with_capacity(100, 0.02).unwrap();
