@@ -80,6 +80,7 @@ fn new_add_check_info_round_trip() {
         "kind            bloom".to_string(),
         "capacity        1000".to_string(),
         "count           4".to_string(),
+        "distinct (est.) 4".to_string(),
         format!("bits            {bits}"),
         format!("k               {k}"),
         "error rate      0.01".to_string(),
@@ -94,6 +95,7 @@ fn new_add_check_info_round_trip() {
     assert_eq!(v["kind"], "bloom");
     assert_eq!(v["capacity"], 1000);
     assert_eq!(v["count"], 4);
+    assert_eq!(v["estimated_len"], 4);
     assert_eq!(v["bits"], bits);
     assert_eq!(v["k"], k);
     let fill = v["fill_ratio"].as_f64().unwrap();
@@ -166,6 +168,86 @@ fn counting_filter_remove_and_others_refuse() {
             predicate::str::contains("plain")
                 .and(predicate::str::contains("only counting filters")),
         );
+}
+
+#[test]
+fn counting_filters_warn_on_distinct_load_not_insertions() {
+    // Regression: a counting filter's len counts every insertion, and the capacity warning
+    // compared it with the capacity, so one item added 11 times to a 10-item filter warned.
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    let cs = c.to_str().unwrap();
+    kvctl()
+        .args(["filter", "new", cs, "--capacity", "10", "--counting"])
+        .assert()
+        .success();
+    let same = vec!["same"; 11];
+    let (code, out, err) = run(&[&["filter", "add", cs][..], &same].concat(), "");
+    assert_eq!(code, 0);
+    assert_eq!(out, "1 new, 10 already present (or false positives)\n");
+    assert!(!err.contains("warning"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", cs, "--json"], "").1).unwrap();
+    assert_eq!(
+        (v["count"].as_u64(), v["estimated_len"].as_u64()),
+        (Some(11), Some(1))
+    );
+    // Each insertion can be removed: ten removals leave it present, the eleventh not.
+    let (_, out, _) = run(&[&["filter", "remove", cs][..], &same[..10]].concat(), "");
+    assert_eq!(out, "10 removed, 0 not present\n");
+    kvctl()
+        .args(["filter", "check", cs, "same"])
+        .assert()
+        .code(0);
+    kvctl()
+        .args(["filter", "remove", cs, "same"])
+        .assert()
+        .success();
+    kvctl()
+        .args(["filter", "check", cs, "same"])
+        .assert()
+        .code(1);
+    // Twenty distinct items in a 10-item filter: that is past capacity, and it says so.
+    let items: String = (0..20).map(|i| format!("item{i}\n")).collect();
+    let (_, _, err) = run(&["filter", "add", cs], &items);
+    assert!(
+        err.contains("distinct items (estimated), past its capacity of 10"),
+        "{err}"
+    );
+}
+
+#[test]
+fn approximate_dedup_with_a_counting_state_counts_each_line_once() {
+    // Regression: dedup inserted every line, so a counting state counted the duplicates it
+    // dropped: 3000 distinct lines sent three times made a count of 9000 and a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("seen.cbf");
+    let st = state.to_str().unwrap();
+    kvctl()
+        .args(["filter", "new", st, "--capacity", "5000", "--counting"])
+        .assert()
+        .success();
+    let once: String = (0..3000).map(|i| format!("https://e.com/{i}\n")).collect();
+    let (code, out, err) = run(&["dedup", "--approx", "--state", st], &once.repeat(3));
+    assert_eq!(code, 0, "{err}");
+    let printed = out.lines().count() as u64;
+    assert!(printed > 2950 && printed <= 3000, "{printed}");
+    assert!(
+        err.contains(&format!("{} dropped", 9000 - printed)),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", st, "--json"], "").1).unwrap();
+    assert_eq!(v["kind"], "counting");
+    assert_eq!(v["count"].as_u64(), Some(printed));
+    // A second run drops everything and adds nothing.
+    let (_, out, err) = run(&["dedup", "--approx", "--state", st], &once);
+    assert_eq!(out, "");
+    assert!(err.contains("3000 dropped"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", st, "--json"], "").1).unwrap();
+    assert_eq!(v["count"].as_u64(), Some(printed));
 }
 
 #[test]

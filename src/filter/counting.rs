@@ -6,8 +6,9 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 use super::bloom::{
-    bits_per_key_for_rate, blocked_fpr_from_ones, clamp_rate, predicted_rate,
-    size_for_bits_per_key, standard_fpr_from_ones, standard_size,
+    bits_per_key_for_rate, blocked_fpr_from_ones, blocked_len_from_ones, clamp_rate,
+    predicted_rate, size_for_bits_per_key, standard_fpr_from_ones, standard_len_from_ones,
+    standard_size,
 };
 use super::encoding::{self, Kind, Sizing};
 use super::file;
@@ -213,7 +214,8 @@ impl CountingBloomFilter {
     /// Adds one occurrence of a key (counters stop at 15). Returns `true` if the key was
     /// new — some counter went from 0 to 1, so the filter did not contain it before. Unlike
     /// [`BloomFilter::len`], every insertion counts towards [`CountingBloomFilter::len`]
-    /// (the filter is a multiset: each insertion can be removed).
+    /// (the filter is a multiset: each insertion can be removed); the distinct items are
+    /// [`CountingBloomFilter::estimated_len`].
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
@@ -298,6 +300,27 @@ impl CountingBloomFilter {
         match self.layout {
             Layout::Standard => standard_fpr_from_ones(self.positions, self.k, self.nonzero()),
             Layout::Blocked => blocked_fpr_from_ones(self.k, self.nonzero_per_block()),
+        }
+    }
+
+    /// How many *distinct* items the non-zero counters suggest the filter holds, by the
+    /// estimate [`BloomFilter::estimated_len`] makes from bits. Unlike
+    /// [`CountingBloomFilter::len`] it does not grow when an item already present is
+    /// inserted again, so it is the load to compare with [`CountingBloomFilter::capacity`].
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut c = CountingBloomFilter::with_capacity(10, 0.01)?;
+    /// for _ in 0..11 { c.insert("same"); }
+    /// assert_eq!((c.len(), c.estimated_len()), (11, 1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn estimated_len(&self) -> usize {
+        match self.layout {
+            Layout::Standard => standard_len_from_ones(self.positions, self.k, self.nonzero()),
+            Layout::Blocked => blocked_len_from_ones(self.k, self.nonzero_per_block()),
         }
     }
 
@@ -434,7 +457,11 @@ impl CountingBloomFilter {
         self.k
     }
 
-    /// Insertions minus successful removals.
+    /// Insertions minus successful removals: the size of the multiset the filter holds,
+    /// counting an item once per insertion (each can be removed). It is not the number of
+    /// distinct items: inserting one item 11 times gives 11. For the distinct load, the one
+    /// that fills the filter and that [`CountingBloomFilter::capacity`] is about, see
+    /// [`CountingBloomFilter::estimated_len`].
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
