@@ -3,6 +3,7 @@
 
 mod common;
 
+use bloomkv::filter::math;
 use common::kvctl;
 use predicates::prelude::*;
 
@@ -70,19 +71,23 @@ fn new_add_check_info_round_trip() {
         .code(0)
         .stdout("no\nmaybe\n");
 
+    // BloomFilter::with_capacity(1000, 0.01): the bits and probes that keep 1% at 1000
+    // items (a little over the textbook 9586 bits).
+    let (bits, k) = math::standard_sizing(1000, 0.01).unwrap();
     let (code, info, _) = run(&["filter", "info", fs], "");
     assert_eq!(code, 0);
     for want in [
-        "kind            bloom",
-        "capacity        1000",
-        "count           4",
-        "bits            9586",
-        "k               7",
-        "error rate      0.01",
-        "fill ratio",
-        "estimated FPR",
+        "kind            bloom".to_string(),
+        "capacity        1000".to_string(),
+        "count           4".to_string(),
+        "distinct (est.) 4".to_string(),
+        format!("bits            {bits}"),
+        format!("k               {k}"),
+        "error rate      0.01".to_string(),
+        "fill ratio".to_string(),
+        "estimated FPR".to_string(),
     ] {
-        assert!(info.contains(want), "{want:?} missing from\n{info}");
+        assert!(info.contains(&want), "{want:?} missing from\n{info}");
     }
     let (code, json, _) = run(&["filter", "info", fs, "--json"], "");
     assert_eq!(code, 0);
@@ -90,12 +95,15 @@ fn new_add_check_info_round_trip() {
     assert_eq!(v["kind"], "bloom");
     assert_eq!(v["capacity"], 1000);
     assert_eq!(v["count"], 4);
-    assert_eq!(v["bits"], 9586);
-    assert_eq!(v["k"], 7);
+    assert_eq!(v["estimated_len"], 4);
+    assert_eq!(v["bits"], bits);
+    assert_eq!(v["k"], k);
     let fill = v["fill_ratio"].as_f64().unwrap();
-    assert!(fill > 0.0025 && fill <= 28.0 / 9586.0, "{fill}");
+    assert!(fill > 0.0025 && fill <= 28.0 / bits as f64, "{fill}");
+    // fill^k, plus the keys whose probes repeat bits (which dominate so empty a filter).
     let fpr = v["estimated_fpr"].as_f64().unwrap();
-    assert!((fpr - fill.powi(7)).abs() < 1e-15);
+    let expected = fill.powi(k as i32) + math::standard_stride_excess(bits, k, fill);
+    assert!((fpr - expected).abs() < 1e-15, "{fpr} vs {expected}");
 }
 
 #[test]
@@ -160,6 +168,86 @@ fn counting_filter_remove_and_others_refuse() {
             predicate::str::contains("plain")
                 .and(predicate::str::contains("only counting filters")),
         );
+}
+
+#[test]
+fn counting_filters_warn_on_distinct_load_not_insertions() {
+    // Regression: a counting filter's len counts every insertion, and the capacity warning
+    // compared it with the capacity, so one item added 11 times to a 10-item filter warned.
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    let cs = c.to_str().unwrap();
+    kvctl()
+        .args(["filter", "new", cs, "--capacity", "10", "--counting"])
+        .assert()
+        .success();
+    let same = vec!["same"; 11];
+    let (code, out, err) = run(&[&["filter", "add", cs][..], &same].concat(), "");
+    assert_eq!(code, 0);
+    assert_eq!(out, "1 new, 10 already present (or false positives)\n");
+    assert!(!err.contains("warning"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", cs, "--json"], "").1).unwrap();
+    assert_eq!(
+        (v["count"].as_u64(), v["estimated_len"].as_u64()),
+        (Some(11), Some(1))
+    );
+    // Each insertion can be removed: ten removals leave it present, the eleventh not.
+    let (_, out, _) = run(&[&["filter", "remove", cs][..], &same[..10]].concat(), "");
+    assert_eq!(out, "10 removed, 0 not present\n");
+    kvctl()
+        .args(["filter", "check", cs, "same"])
+        .assert()
+        .code(0);
+    kvctl()
+        .args(["filter", "remove", cs, "same"])
+        .assert()
+        .success();
+    kvctl()
+        .args(["filter", "check", cs, "same"])
+        .assert()
+        .code(1);
+    // Twenty distinct items in a 10-item filter: that is past capacity, and it says so.
+    let items: String = (0..20).map(|i| format!("item{i}\n")).collect();
+    let (_, _, err) = run(&["filter", "add", cs], &items);
+    assert!(
+        err.contains("distinct items (estimated), past its capacity of 10"),
+        "{err}"
+    );
+}
+
+#[test]
+fn approximate_dedup_with_a_counting_state_counts_each_line_once() {
+    // Regression: dedup inserted every line, so a counting state counted the duplicates it
+    // dropped: 3000 distinct lines sent three times made a count of 9000 and a warning.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("seen.cbf");
+    let st = state.to_str().unwrap();
+    kvctl()
+        .args(["filter", "new", st, "--capacity", "5000", "--counting"])
+        .assert()
+        .success();
+    let once: String = (0..3000).map(|i| format!("https://e.com/{i}\n")).collect();
+    let (code, out, err) = run(&["dedup", "--approx", "--state", st], &once.repeat(3));
+    assert_eq!(code, 0, "{err}");
+    let printed = out.lines().count() as u64;
+    assert!(printed > 2950 && printed <= 3000, "{printed}");
+    assert!(
+        err.contains(&format!("{} dropped", 9000 - printed)),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", st, "--json"], "").1).unwrap();
+    assert_eq!(v["kind"], "counting");
+    assert_eq!(v["count"].as_u64(), Some(printed));
+    // A second run drops everything and adds nothing.
+    let (_, out, err) = run(&["dedup", "--approx", "--state", st], &once);
+    assert_eq!(out, "");
+    assert!(err.contains("3000 dropped"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", st, "--json"], "").1).unwrap();
+    assert_eq!(v["count"].as_u64(), Some(printed));
 }
 
 #[test]

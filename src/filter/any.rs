@@ -105,7 +105,8 @@ impl AnyFilter {
         }
     }
 
-    /// The kind's `len`.
+    /// The kind's `len`: items added (inserts that were new) for Bloom and scalable filters,
+    /// insertions minus removals for a counting filter.
     pub fn len(&self) -> usize {
         match self {
             AnyFilter::Bloom(f) => f.len(),
@@ -168,8 +169,19 @@ impl AnyFilter {
     pub fn estimated_fpr(&self) -> f64 {
         match self {
             AnyFilter::Bloom(f) => f.estimated_fpr(),
-            AnyFilter::Counting(f) => f.estimated_fpr().unwrap_or(1.0),
+            AnyFilter::Counting(f) => f.estimated_fpr(),
             AnyFilter::Scalable(f) => f.estimated_fpr(),
+        }
+    }
+
+    /// Distinct items the positions set suggest: the kind's `estimated_len`. For a counting
+    /// filter this, not [`AnyFilter::len`] (which counts every insertion), is the load to
+    /// compare with the capacity.
+    pub fn estimated_len(&self) -> usize {
+        match self {
+            AnyFilter::Bloom(f) => f.estimated_len(),
+            AnyFilter::Counting(f) => f.estimated_len(),
+            AnyFilter::Scalable(f) => f.estimated_len(),
         }
     }
 }

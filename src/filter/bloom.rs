@@ -57,8 +57,23 @@ pub struct BloomFilter {
 }
 
 impl BloomFilter {
-    /// A standard-layout filter sized for `expected_items` keys at false-positive rate
-    /// `fp_rate`: `m = ceil(-n ln p / (ln 2)^2)` bits and `k = round((m/n) ln 2)` probes.
+    /// A standard-layout filter that keeps false-positive rate `fp_rate` at `expected_items`
+    /// keys: the bits and probes of [`math::standard_sizing`], which for large filters are
+    /// the textbook `m = -n ln p / (ln 2)^2` (a fraction of a percent more, `k` being a
+    /// whole number) and for small filters or very low rates more bits, since the standard
+    /// layout's repeated probes (keys that probe fewer than `k` distinct bits) add a rate
+    /// the textbook formula does not see.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, math};
+    /// let big = BloomFilter::with_rate(1_000_000, 0.01)?;
+    /// assert!(big.bit_len() < math::optimal_bits(1_000_000, 0.01) * 1001 / 1000);
+    /// let small = BloomFilter::with_rate(10, 0.01)?;
+    /// assert_eq!((small.bit_len(), small.num_hashes()), (107, 6)); // textbook: 96 and 7
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `expected_items` is 0, `fp_rate` is not strictly
@@ -149,15 +164,16 @@ impl BloomFilter {
         expected_items: usize,
         fp_rate: f64,
     ) -> Result<BloomFilter> {
-        let bpk = bits_per_key_for_rate(layout, expected_items, fp_rate)?;
         let mut f = match layout {
-            // Exactly the textbook m and k, without a round trip through bits per key.
             Layout::Standard => {
-                let bits = math::optimal_bits(expected_items, fp_rate);
-                let k = math::optimal_hashes(bits, expected_items);
-                Self::with_params(layout, bits, k.clamp(1, MAX_HASHES))?
+                let (bits, k) = standard_size(expected_items, fp_rate)?;
+                Self::with_params(layout, bits, k)?
             }
-            Layout::Blocked => Self::with_layout(layout, expected_items, bpk)?,
+            Layout::Blocked => Self::with_layout(
+                layout,
+                expected_items,
+                bits_per_key_for_rate(layout, expected_items, fp_rate)?,
+            )?,
         };
         f.set_sizing(expected_items as u64, Some(fp_rate));
         Ok(f)
@@ -439,20 +455,14 @@ impl BloomFilter {
     /// # }
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
-        let k = self.k as i32;
         match self.layout {
-            Layout::Standard => self.fill_ratio().powi(k),
-            Layout::Blocked => {
-                let blocks = self.words.chunks_exact(BLOCK_WORDS as usize);
-                let n = blocks.len().max(1) as f64;
-                blocks
-                    .map(|b| {
-                        let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
-                        (f64::from(ones) / BLOCK_BITS as f64).powi(k)
-                    })
-                    .sum::<f64>()
-                    / n
-            }
+            Layout::Standard => standard_fpr_from_ones(self.bits, self.k, self.ones()),
+            Layout::Blocked => blocked_fpr_from_ones(
+                self.k,
+                self.words
+                    .chunks_exact(BLOCK_WORDS as usize)
+                    .map(|b| b.iter().map(|w| w.count_ones()).sum()),
+            ),
         }
     }
 
@@ -472,25 +482,15 @@ impl BloomFilter {
     /// # }
     /// ```
     pub fn estimated_len(&self) -> usize {
-        let k = f64::from(self.k);
-        let estimate = |ones: f64, m: f64| -> f64 {
-            let ones = ones.min(m - 1.0);
-            -(m / k) * (1.0 - ones / m).ln()
-        };
-        let n = match self.layout {
-            Layout::Standard => estimate(self.ones() as f64, self.bits as f64),
-            Layout::Blocked => self
-                .words
-                .chunks_exact(BLOCK_WORDS as usize)
-                .map(|b| {
-                    let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
-                    estimate(f64::from(ones), BLOCK_BITS as f64)
-                })
-                .sum(),
-        };
-        math::float_to_u64(n.round())
-            .try_into()
-            .unwrap_or(usize::MAX)
+        match self.layout {
+            Layout::Standard => standard_len_from_ones(self.bits, self.k, self.ones()),
+            Layout::Blocked => blocked_len_from_ones(
+                self.k,
+                self.words
+                    .chunks_exact(BLOCK_WORDS as usize)
+                    .map(|b| b.iter().map(|w| w.count_ones()).sum()),
+            ),
+        }
     }
 
     fn check_same_shape(&self, other: &BloomFilter, op: &str) -> Result<()> {
@@ -769,9 +769,71 @@ pub(crate) fn contains_hash_in(
 /// The rate a filter's parameters predict for `items` keys.
 pub(crate) fn predicted_rate(layout: Layout, bits: u64, items: u64, k: u32) -> f64 {
     match layout {
-        Layout::Standard => math::false_positive_rate(bits, items, k),
+        Layout::Standard => math::standard_false_positive_rate(bits, items, k),
         Layout::Blocked => math::blocked_false_positive_rate(bits, items, k),
     }
+}
+
+/// What the bits set say about the false-positive rate of a standard-layout array of `bits`
+/// positions with `ones` of them set: `fill^k`, the rate of a query whose `k` probes hit
+/// distinct random positions, plus the excess from queries whose probes repeat positions
+/// ([`math::standard_stride_excess`]). Shared by Bloom filters (bits) and counting filters
+/// (non-zero counters).
+pub(crate) fn standard_fpr_from_ones(bits: u64, k: u32, ones: u64) -> f64 {
+    let fill = ones as f64 / bits.max(1) as f64;
+    (fill.powi(k as i32) + math::standard_stride_excess(bits, k, fill)).min(1.0)
+}
+
+/// The blocked layout's rate from the positions set in each 512-position block: the mean
+/// over blocks of `(block fill)^k`, since a key probes one block, at offsets drawn
+/// independently (so `fill^k` is exact for a given block).
+pub(crate) fn blocked_fpr_from_ones(k: u32, block_ones: impl Iterator<Item = u32>) -> f64 {
+    let (mut sum, mut blocks) = (0.0, 0u64);
+    for ones in block_ones {
+        sum += (f64::from(ones) / BLOCK_BITS as f64).powi(k as i32);
+        blocks += 1;
+    }
+    sum / blocks.max(1) as f64
+}
+
+/// Swamidass and Baldi's estimate of the keys behind `ones` positions set out of `m`, with
+/// `k` probes per key: `-(m/k) ln(1 - ones/m)`; a full array counts as if one position were
+/// still clear.
+fn len_estimate(k: u32, ones: f64, m: f64) -> f64 {
+    let ones = ones.min(m - 1.0);
+    -(m / f64::from(k)) * (1.0 - ones / m).ln()
+}
+
+fn round_len(n: f64) -> usize {
+    math::float_to_u64(n.round())
+        .try_into()
+        .unwrap_or(usize::MAX)
+}
+
+/// [`len_estimate`] over a standard-layout array.
+pub(crate) fn standard_len_from_ones(bits: u64, k: u32, ones: u64) -> usize {
+    round_len(len_estimate(k, ones as f64, bits as f64))
+}
+
+/// [`len_estimate`] per 512-position block, summed (blocks differ in load, and the estimate
+/// is not linear).
+pub(crate) fn blocked_len_from_ones(k: u32, block_ones: impl Iterator<Item = u32>) -> usize {
+    round_len(
+        block_ones
+            .map(|ones| len_estimate(k, f64::from(ones), BLOCK_BITS as f64))
+            .sum(),
+    )
+}
+
+/// Bits and probes of a standard-layout filter that keeps rate `p` at `n` keys
+/// ([`math::standard_sizing`]), validated.
+pub(crate) fn standard_size(n: usize, p: f64) -> Result<(u64, u32)> {
+    check_rate_args(n, p)?;
+    math::standard_sizing(n, p).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{n} keys at false-positive rate {p} need more bits than a filter can have"
+        ))
+    })
 }
 
 /// Bits and probes for `n` keys at `bits_per_key`, validated.
@@ -806,6 +868,17 @@ pub(crate) fn size_for_bits_per_key(
 
 /// Bits per key for `n` keys at rate `p` in `layout`, validated.
 pub(crate) fn bits_per_key_for_rate(layout: Layout, n: usize, p: f64) -> Result<f64> {
+    Ok(match layout {
+        Layout::Standard => standard_size(n, p)?.0 as f64 / n as f64,
+        Layout::Blocked => {
+            check_rate_args(n, p)?;
+            math::blocked_bits_per_key(p)
+        }
+    })
+}
+
+/// `InvalidArgument` unless `n` is positive and `p` strictly between 0 and 1.
+fn check_rate_args(n: usize, p: f64) -> Result<()> {
     if n == 0 {
         return Err(Error::InvalidArgument(
             "expected_items must be at least 1".into(),
@@ -816,11 +889,7 @@ pub(crate) fn bits_per_key_for_rate(layout: Layout, n: usize, p: f64) -> Result<
             "fp_rate must be strictly between 0 and 1, not {p}"
         )));
     }
-    Ok(match layout {
-        // Same m as optimal_bits(n, p), expressed per key.
-        Layout::Standard => math::optimal_bits(n, p) as f64 / n as f64,
-        Layout::Blocked => math::blocked_bits_per_key(p),
-    })
+    Ok(())
 }
 
 /// `len` zeroed words, or `InvalidArgument` if the allocation fails (a huge filter must be

@@ -5,7 +5,11 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-use super::bloom::{bits_per_key_for_rate, clamp_rate, predicted_rate, size_for_bits_per_key};
+use super::bloom::{
+    bits_per_key_for_rate, blocked_fpr_from_ones, blocked_len_from_ones, clamp_rate,
+    predicted_rate, size_for_bits_per_key, standard_fpr_from_ones, standard_len_from_ones,
+    standard_size,
+};
 use super::encoding::{self, Kind, Sizing};
 use super::file;
 use super::layout::{Layout, positions};
@@ -113,14 +117,17 @@ impl CountingBloomFilter {
     /// # Errors
     /// As [`CountingBloomFilter::with_rate`].
     pub fn with_layout_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
-        let bpk = bits_per_key_for_rate(layout, expected_items, fp_rate)?;
         let mut c = match layout {
+            // The same sizing as a plain filter's: the probes, and so the rate, are the same.
             Layout::Standard => {
-                let m = math::optimal_bits(expected_items, fp_rate);
-                let k = math::optimal_hashes(m, expected_items);
-                Self::with_params(layout, m, k.clamp(1, MAX_HASHES))?
+                let (m, k) = standard_size(expected_items, fp_rate)?;
+                Self::with_params(layout, m, k)?
             }
-            Layout::Blocked => Self::with_layout(layout, expected_items, bpk)?,
+            Layout::Blocked => Self::with_layout(
+                layout,
+                expected_items,
+                bits_per_key_for_rate(layout, expected_items, fp_rate)?,
+            )?,
         };
         c.set_sizing(expected_items as u64, Some(fp_rate));
         Ok(c)
@@ -207,7 +214,8 @@ impl CountingBloomFilter {
     /// Adds one occurrence of a key (counters stop at 15). Returns `true` if the key was
     /// new — some counter went from 0 to 1, so the filter did not contain it before. Unlike
     /// [`BloomFilter::len`], every insertion counts towards [`CountingBloomFilter::len`]
-    /// (the filter is a multiset: each insertion can be removed).
+    /// (the filter is a multiset: each insertion can be removed); the distinct items are
+    /// [`CountingBloomFilter::estimated_len`].
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
@@ -250,18 +258,70 @@ impl CountingBloomFilter {
 
     /// Fraction of counters that are non-zero.
     pub fn fill_ratio(&self) -> f64 {
-        let nonzero = (0..self.positions).filter(|&p| self.counter(p) > 0).count();
-        nonzero as f64 / self.positions as f64
+        self.nonzero() as f64 / self.positions as f64
     }
 
-    /// The false-positive rate measured from the non-zero counters (as
-    /// [`BloomFilter::estimated_fpr`] does from bits).
+    /// Non-zero counters in `cells` (two per byte; a padding nibble past the last position is
+    /// always zero).
+    fn nonzero_in(cells: &[u8]) -> u32 {
+        cells
+            .iter()
+            .map(|&b| u32::from(b & 0x0f != 0) + u32::from(b & 0xf0 != 0))
+            .sum()
+    }
+
+    fn nonzero(&self) -> u64 {
+        self.cells
+            .chunks(1 << 16)
+            .map(|c| u64::from(Self::nonzero_in(c)))
+            .sum()
+    }
+
+    /// Non-zero counters of each 512-counter block (256 bytes), for the blocked layout.
+    fn nonzero_per_block(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cells.chunks_exact(256).map(Self::nonzero_in)
+    }
+
+    /// The false-positive rate measured from the non-zero counters, exactly as
+    /// [`BloomFilter::estimated_fpr`] measures it from bits (a non-zero counter is a set
+    /// bit).
     ///
-    /// # Errors
-    /// Never in practice: [`Error::InvalidArgument`] if the equivalent bit array cannot be
-    /// allocated.
-    pub fn estimated_fpr(&self) -> Result<f64> {
-        Ok(self.to_bloom_filter()?.estimated_fpr())
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut c = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// for i in 0..1000u32 { c.insert(i.to_le_bytes()); }
+    /// assert!((c.estimated_fpr() - 0.01).abs() < 0.003);
+    /// assert_eq!(c.estimated_fpr(), c.to_bloom_filter()?.estimated_fpr());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn estimated_fpr(&self) -> f64 {
+        match self.layout {
+            Layout::Standard => standard_fpr_from_ones(self.positions, self.k, self.nonzero()),
+            Layout::Blocked => blocked_fpr_from_ones(self.k, self.nonzero_per_block()),
+        }
+    }
+
+    /// How many *distinct* items the non-zero counters suggest the filter holds, by the
+    /// estimate [`BloomFilter::estimated_len`] makes from bits. Unlike
+    /// [`CountingBloomFilter::len`] it does not grow when an item already present is
+    /// inserted again, so it is the load to compare with [`CountingBloomFilter::capacity`].
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::CountingBloomFilter;
+    /// let mut c = CountingBloomFilter::with_capacity(10, 0.01)?;
+    /// for _ in 0..11 { c.insert("same"); }
+    /// assert_eq!((c.len(), c.estimated_len()), (11, 1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn estimated_len(&self) -> usize {
+        match self.layout {
+            Layout::Standard => standard_len_from_ones(self.positions, self.k, self.nonzero()),
+            Layout::Blocked => blocked_len_from_ones(self.k, self.nonzero_per_block()),
+        }
     }
 
     /// Empties the filter; shape, capacity and error rate stay.
@@ -397,7 +457,11 @@ impl CountingBloomFilter {
         self.k
     }
 
-    /// Insertions minus successful removals.
+    /// Insertions minus successful removals: the size of the multiset the filter holds,
+    /// counting an item once per insertion (each can be removed). It is not the number of
+    /// distinct items: inserting one item 11 times gives 11. For the distinct load, the one
+    /// that fills the filter and that [`CountingBloomFilter::capacity`] is about, see
+    /// [`CountingBloomFilter::estimated_len`].
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }

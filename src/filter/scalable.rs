@@ -21,6 +21,12 @@ const MAX_STAGES: usize = 64;
 /// stage, so the compounded rate `1 - Π(1 - p_i)` is below that sum. New items go into the
 /// last stage; when it holds its capacity, a new stage is added.
 ///
+/// That argument needs each stage to really keep its `p_i`, which small stages with tight
+/// rates (a small initial capacity) do not when sized by the textbook formula. Each stage is
+/// a [`BloomFilter::with_capacity`], sized by [`super::math::standard_sizing`] to keep its
+/// rate, small-filter effects included. The bound is on the expected rate; one filter's own
+/// rate spreads around it, by more the smaller its first stage (`docs/FILTERS.md`).
+///
 /// ```
 /// # fn main() -> bloomkv::Result<()> {
 /// use bloomkv::filter::ScalableBloomFilter;

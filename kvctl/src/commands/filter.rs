@@ -27,7 +27,8 @@ pub enum Command {
     /// Print `maybe` or `no` for each ITEM (or line of stdin); with one ITEM, exit 0 for
     /// maybe and 1 for no, like grep.
     Check(ItemsArgs),
-    /// Print the filter's kind, capacity, count, bits, k, fill ratio and estimated FPR.
+    /// Print the filter's kind, capacity, count, estimated distinct items, bits, k, fill ratio
+    /// and estimated FPR.
     Info(InfoArgs),
     /// Remove ITEMs from a counting filter.
     Remove(RemoveArgs),
@@ -219,13 +220,22 @@ fn add(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
 }
 
 /// A plain or counting filter past its capacity keeps working at a higher rate: say so.
+///
+/// The load is the distinct items: a plain filter's `len` (inserts that were new); for a
+/// counting filter, whose `len` counts every insertion (the same item added 11 times is 11),
+/// the distinct items its counters suggest (`estimated_len`), since repeats of an item add no
+/// false positives. A scalable filter grows instead.
 pub fn warn_if_over_capacity(file: &Path, f: &AnyFilter) {
-    if !matches!(f, AnyFilter::Scalable(_)) && f.len() > f.capacity() {
+    let (load, what) = match f {
+        AnyFilter::Bloom(b) => (b.len(), "items"),
+        AnyFilter::Counting(c) => (c.estimated_len(), "distinct items (estimated)"),
+        AnyFilter::Scalable(_) => return,
+    };
+    if load > f.capacity() {
         eprintln!(
-            "kvctl: warning: {} holds {} items, past its capacity of {}: estimated \
+            "kvctl: warning: {} holds {load} {what}, past its capacity of {}: estimated \
              false-positive rate {:.4}% (built for {}%)",
             file.display(),
-            f.len(),
             f.capacity(),
             100.0 * f.estimated_fpr(),
             100.0 * f.error_rate()
@@ -269,6 +279,7 @@ fn info(a: InfoArgs) -> Result<(), CliError> {
             "layout": layout,
             "capacity": f.capacity(),
             "count": f.len(),
+            "estimated_len": f.estimated_len(),
             "error_rate": f.error_rate(),
             "bits": f.bit_len(),
             "k": f.num_hashes(),
@@ -296,6 +307,7 @@ fn info(a: InfoArgs) -> Result<(), CliError> {
         out.line(&format!("layout          {layout}"))?;
         out.line(&format!("capacity        {}", f.capacity()))?;
         out.line(&format!("count           {}", f.len()))?;
+        out.line(&format!("distinct (est.) {}", f.estimated_len()))?;
         out.line(&format!("error rate      {}", f.error_rate()))?;
         out.line(&format!("bits            {}{counters}", f.bit_len()))?;
         out.line(&format!("k               {}", f.num_hashes()))?;
@@ -393,9 +405,12 @@ pub fn dedup_approx(g: &GlobalArgs, a: crate::commands::dedup::Args) -> Result<(
                     "{name} line {no}: malformed input ({why}); the lines before it were handled"
                 ))
             })?;
-            if !f.insert(&key) {
+            // A line the filter holds is dropped without inserting it again: a counting
+            // state would count it once more (and warn of a capacity it has not reached).
+            if f.contains(&key) {
                 continue;
             }
+            f.insert(&key);
             match codec {
                 Codec::Text => out.bytes(&buf)?,
                 Codec::Hex => out.bytes(codec.show(&key).as_bytes())?,

@@ -215,6 +215,114 @@ fn bloom_filter_block_is_exactly_as_documented() {
     }
 }
 
+/// The `bloomkv.BinaryFuse8` and `bloomkv.Ribbon` filter blocks: every header field read
+/// back at its documented offset from real filters, the payload length and checksum, and the
+/// documented lookup, re-derived here from FORMAT.md alone, finding every key in the bytes
+/// and agreeing with the policy on absent ones.
+#[test]
+fn static_filter_blocks_are_as_documented() {
+    use crate::filter::{BinaryFusePolicy, RibbonPolicy};
+    assert_doc_says("| 0 | 4 | magic `42 46 55 38` (`\"BFU8\"`) |");
+    assert_doc_says("| 0 | 4 | magic `42 52 49 42` (`\"BRIB\"`) |");
+    assert_doc_says("`p1 = (p0 + L) ^ ((x >> 18) & (L - 1))`");
+    assert_doc_says("fingerprint `(x ^ (x >> 32)) & 0xff`");
+    assert_doc_says("coefficients `c = mix64(x + 0x9e3779b97f4a7c15) | 1`");
+    assert_doc_says("result `b = mix64(x ^ 0xd6e8feb86659fd93) & (2^r - 1)`");
+    let le32 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let reduce = |x: u64, n: u64| ((u128::from(x) * u128::from(n)) >> 64) as u64;
+    let checksummed = |b: &[u8], end: usize| {
+        assert_eq!(b.len(), end + 4, "length");
+        assert_eq!(le32(b, end), crc32fast::hash(&b[..end]), "crc");
+    };
+    let absent: Vec<u64> = (0..2000)
+        .map(|i| hash_key(format!("absent{i}").as_bytes()))
+        .collect();
+    for keys in [0usize, 1, 100, 5000] {
+        let hashes: Vec<u64> = (0..keys)
+            .map(|i| hash_key(format!("key{i}").as_bytes()))
+            .collect();
+
+        let fuse = BinaryFusePolicy::new();
+        let f = fuse.create_filter_from_hashes(&hashes);
+        assert_eq!((&f[0..4], f[4], &f[5..8]), (&b"BFU8"[..], 1, &[0u8; 3][..]));
+        let seed = le64(&f, 8);
+        let log_l = le32(&f, 16);
+        let segments = u64::from(le32(&f, 20));
+        assert!(log_l <= 18 && segments >= 1, "{log_l} {segments}");
+        assert_eq!(le64(&f, 24), keys as u64);
+        let l = 1u64 << log_l;
+        let end = 32 + ((segments + 2) * l) as usize;
+        checksummed(&f, end);
+        let fingerprints = &f[32..end];
+        let documented = |h: u64| {
+            if keys == 0 {
+                return false;
+            }
+            let x = mix64(h ^ seed);
+            let p0 = reduce(x, segments * l);
+            let p1 = (p0 + l) ^ ((x >> 18) & (l - 1));
+            let p2 = (p0 + 2 * l) ^ (x & (l - 1));
+            let at = |p: u64| fingerprints[p as usize];
+            at(p0) ^ at(p1) ^ at(p2) == ((x ^ (x >> 32)) & 0xff) as u8
+        };
+        assert!(hashes.iter().all(|&h| documented(h)), "fuse, {keys} keys");
+        for &h in &absent {
+            assert_eq!(
+                documented(h),
+                fuse.may_contain_hash(&f, h),
+                "fuse, {keys} keys"
+            );
+        }
+
+        for r in [1u32, 7, 13] {
+            let ribbon = RibbonPolicy::with_result_bits(r);
+            let f = ribbon.create_filter_from_hashes(&hashes);
+            assert_eq!(
+                (&f[0..4], f[4], f[5], &f[6..8]),
+                (&b"BRIB"[..], 1, r as u8, &[0u8; 2][..])
+            );
+            let seed = le64(&f, 8);
+            let m = le64(&f, 16);
+            assert!(m >= 128 && m % 64 == 0, "{m}");
+            assert_eq!(le64(&f, 24), keys as u64);
+            let end = 32 + (m / 64 * u64::from(r) * 8) as usize;
+            checksummed(&f, end);
+            // Bit j of Z[slot]: word j of the slot's 64-slot block, bit slot % 64.
+            let z_bit = |slot: u64, j: u32| {
+                let word = 32 + 8 * ((slot / 64) * u64::from(r) + u64::from(j)) as usize;
+                (le64(&f, word) >> (slot % 64)) & 1
+            };
+            let documented = |h: u64| {
+                if keys == 0 {
+                    return false;
+                }
+                let x = mix64(h ^ seed);
+                let start = reduce(x, m - 63);
+                let c = mix64(x.wrapping_add(0x9e3779b97f4a7c15)) | 1;
+                let b = mix64(x ^ 0xd6e8feb86659fd93) & ((1u64 << r) - 1);
+                (0..r).all(|j| {
+                    let parity = (0..64)
+                        .filter(|i| c >> i & 1 == 1)
+                        .fold(0, |acc, i| acc ^ z_bit(start + i, j));
+                    parity == (b >> j) & 1
+                })
+            };
+            assert!(
+                hashes.iter().all(|&h| documented(h)),
+                "ribbon r {r}, {keys} keys"
+            );
+            for &h in &absent {
+                assert_eq!(
+                    documented(h),
+                    ribbon.may_contain_hash(&f, h),
+                    "ribbon r {r}, {keys} keys"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn table_footer_layout() {
     let file = MemWritableFile::new();
@@ -265,8 +373,11 @@ fn standalone_filter_files_are_as_documented() {
         f.capacity(),
         (64.0 * std::f64::consts::LN_2 / 2.0).floor() as usize
     );
-    assert_doc_says(&format!("error rate the formula's {}", f.error_rate()));
-    assert_eq!(f.error_rate(), math::false_positive_rate(64, 22, 2));
+    assert_doc_says(&format!("error rate the model's {}", f.error_rate()));
+    assert_eq!(
+        f.error_rate(),
+        math::standard_false_positive_rate(64, 22, 2)
+    );
 
     let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let mut c = CountingBloomFilter::with_capacity(100, 0.02).unwrap();
