@@ -40,6 +40,12 @@ impl DbInner {
         });
         if let Err(e) = logged {
             let e = self.abandon_log(&mut w, acked_len, reached_os, e);
+            // The failed batch keeps its sequence numbers: where its outcome is unknown, its
+            // record may still be replayed at the next open, and a write acknowledged after
+            // `resume` must then be newer than each of its entries. No entry carries them in
+            // memory, so publishing them shows readers nothing.
+            self.last_seq
+                .store(first + batch.len() as u64 - 1, Ordering::Release);
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
@@ -89,6 +95,17 @@ impl DbInner {
         let mut w = self.writer.lock();
         if self.state.lock().bg_error.is_none() {
             return Ok(());
+        }
+        // A log the failure did not touch (it came from a flush or compaction) may hold
+        // acknowledged writes that were never synced: they must be durable before writes
+        // go to a new log, or a power cut could lose them and keep later ones (a hole). A
+        // log a failed write abandoned was cut back to its last acknowledged record and
+        // synced then; so is this one if its sync fails here (the cut syncs what it keeps).
+        if !w.log.has_failed() {
+            let acked_len = w.log.len();
+            if let Err(e) = w.log.sync() {
+                return Err(self.abandon_log(&mut w, acked_len, true, e));
+            }
         }
         self.restart_manifest_if_failed()?;
         let mut st = self.state.lock();

@@ -12,6 +12,8 @@ mod on_disk;
 mod outcome_unknown;
 mod read_only;
 mod resume_after_manifest_failure;
+mod resume_after_outcome_unknown;
+mod resume_keeps_a_prefix;
 mod sync_wal;
 mod write_failures;
 mod zero_seq;
