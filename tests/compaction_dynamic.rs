@@ -59,6 +59,15 @@ fn dynamic() -> Options {
     }
 }
 
+/// Level 1 `max_bytes_for_level_base`, each level below `level_size_multiplier` times more
+/// (set explicitly: these tests compare the two sizings whatever the default).
+fn static_sizes() -> Options {
+    Options {
+        level_compaction_dynamic_level_bytes: false,
+        ..small_options()
+    }
+}
+
 fn bytes(stats: &Stats) -> Vec<u64> {
     stats.levels.iter().map(|l| l.bytes).collect()
 }
@@ -102,7 +111,7 @@ fn a_small_fill_goes_from_level_0_into_a_deep_base_level() {
 
     // The same fill with static sizes keeps level 1 (this is what the option changes).
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), small_options()).unwrap();
+    let db = Db::open(dir.path(), static_sizes()).unwrap();
     fill(&db, n, 1);
     db.wait_for_compactions().unwrap();
     let b = bytes(&db.stats());
@@ -114,7 +123,7 @@ fn a_tree_built_with_static_sizes_drains_into_the_deeper_levels_when_reopened_wi
     let n = 25_000;
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = Db::open(dir.path(), small_options()).unwrap();
+        let db = Db::open(dir.path(), static_sizes()).unwrap();
         fill(&db, n, 2);
         db.wait_for_compactions().unwrap();
         let b = bytes(&db.stats());
@@ -143,7 +152,7 @@ fn a_tree_built_with_static_sizes_drains_into_the_deeper_levels_when_reopened_wi
 
     // And back: reopened with static sizes, level 0 goes into level 1 again, above the data.
     drop(db);
-    let db = Db::open(dir.path(), small_options()).unwrap();
+    let db = Db::open(dir.path(), static_sizes()).unwrap();
     fill(&db, n / 2, 4);
     db.wait_for_compactions().unwrap();
     let b = bytes(&db.stats());

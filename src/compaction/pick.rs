@@ -557,6 +557,7 @@ mod tests {
     fn static_targets_grow_from_level_1() {
         let v = version(&[(3, 1, "a", "z", 1_000_000, 10.0)]);
         let opts = Options {
+            level_compaction_dynamic_level_bytes: false,
             max_bytes_for_level_base: 10_000,
             level_size_multiplier: 10,
             ..Options::default()
@@ -710,7 +711,11 @@ mod tests {
             (6, 3, "a", "z", 5_000, 10.0),
         ]);
         let all: UserRange = (Bound::Unbounded, Bound::Unbounded);
-        let target = manual_target(&v, &Options::default(), &all);
+        let static_sizes = Options {
+            level_compaction_dynamic_level_bytes: false,
+            ..Options::default()
+        };
+        let target = manual_target(&v, &static_sizes, &all);
         assert_eq!(target, 6);
         assert_eq!(manual_output(&v, 0, target), 3);
         assert_eq!(manual_output(&v, 3, target), 6);
@@ -721,7 +726,7 @@ mod tests {
         assert!(last.no_trivial_move);
         // Nothing below level 0 in the range: the target is the base level.
         let v = version(&[(0, 1, "a", "k", 10, 10.0)]);
-        assert_eq!(manual_target(&v, &Options::default(), &all), 1);
+        assert_eq!(manual_target(&v, &static_sizes, &all), 1);
         assert_eq!(manual_target(&v, &dynamic(), &all), NUM_LEVELS - 1);
     }
 }
