@@ -115,8 +115,30 @@ pub struct Options {
     pub level0_stop_writes: usize,
     /// Each level is this many times larger than the one above it (default 10).
     pub level_size_multiplier: u64,
-    /// Target total size of level 1 (default 256 MiB, as RocksDB).
+    /// Target total size of level 1 (default 256 MiB, as RocksDB); with
+    /// `level_compaction_dynamic_level_bytes`, the size at which level 0's output (the base
+    /// level) moves up a level, and the least any level's target may be.
     pub max_bytes_for_level_base: u64,
+    /// Size the levels from the bottom up, as RocksDB's option of this name does: the
+    /// largest level's size is the last level's target, each level above it gets
+    /// 1/`level_size_multiplier` of the one below (never less than
+    /// `max_bytes_for_level_base`), and level 0 compacts straight into the *base level*, the
+    /// deepest level (no deeper than the first one holding data) whose share is at most
+    /// `max_bytes_for_level_base`; the levels above the base level stay empty. Data is
+    /// written to fewer levels on its way down, most of it once to the last one. A tree
+    /// built without the option reopens with it and is brought to that shape gradually, by
+    /// compactions that drain the levels it no longer needs into deeper ones (default
+    /// `false`: level `n`'s target is `max_bytes_for_level_base *
+    /// level_size_multiplier^(n-1)`). See docs/DESIGN.md, "Dynamic level sizes".
+    ///
+    /// ```
+    /// let opts = bloomkv::Options {
+    ///     level_compaction_dynamic_level_bytes: true,
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub level_compaction_dynamic_level_bytes: bool,
     /// Size at which compaction starts a new output table (default 64 MiB, as RocksDB:
     /// fewer, larger tables mean fewer open readers and less compaction work per byte).
     pub target_file_bytes: u64,
@@ -275,6 +297,7 @@ impl Default for Options {
             level0_stop_writes: 12,
             level_size_multiplier: 10,
             max_bytes_for_level_base: 256 << 20,
+            level_compaction_dynamic_level_bytes: false,
             target_file_bytes: 64 << 20,
             max_grandparent_overlap_bytes: 0,
             compaction_pri: CompactionPri::MinOverlappingRatio,

@@ -27,6 +27,9 @@ enum Op {
     Settle,
     Compact,
     Reopen,
+    /// Reopens with `level_compaction_dynamic_level_bytes` flipped: a tree shaped by one
+    /// sizing is then compacted by the other (upper levels drained, or refilled).
+    ReopenFlipped,
 }
 
 const KEYS: u16 = 600;
@@ -44,6 +47,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Settle),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
+        1 => Just(Op::ReopenFlipped),
     ]
 }
 
@@ -55,9 +59,11 @@ fn value(k: u16, v: u8) -> Vec<u8> {
     vec![v; 1 + (k as usize * 13 + v as usize) % 90]
 }
 
-/// `threads` compaction threads; `monkey`: Monkey allocation, so re-filters run too.
-fn options(threads: usize, monkey: bool) -> Options {
+/// `threads` compaction threads; `monkey`: Monkey allocation, so re-filters run too;
+/// `dynamic`: level sizes from the bottom up (level 0 into a deeper base level).
+fn options(threads: usize, monkey: bool, dynamic: bool) -> Options {
     Options {
+        level_compaction_dynamic_level_bytes: dynamic,
         background_threads: threads,
         filter_allocation: if monkey {
             bloomkv::FilterAllocation::Monkey { bits_per_key: 10.0 }
@@ -89,8 +95,8 @@ fn check_no_orphans(db: &Db) {
     assert_eq!(sst_files(db.path()), live);
 }
 
-fn run(ops: Vec<Op>, threads: usize, monkey: bool) {
-    let mut m = Model::open(options(threads, monkey));
+fn run(ops: Vec<Op>, threads: usize, monkey: bool, dynamic: bool) {
+    let mut m = Model::open(options(threads, monkey, dynamic));
     for op in ops {
         match op {
             Op::Put(k, v) => m.put(key(k), value(k, v)),
@@ -115,6 +121,11 @@ fn run(ops: Vec<Op>, threads: usize, monkey: bool) {
             }
             Op::Compact => m.db().compact().unwrap(),
             Op::Reopen => m.reopen(),
+            Op::ReopenFlipped => {
+                let mut o = m.options().clone();
+                o.level_compaction_dynamic_level_bytes = !o.level_compaction_dynamic_level_bytes;
+                m.reopen_with(o);
+            }
         }
     }
     // Snapshots still held at the end read what they saw, after all the compactions.
@@ -134,6 +145,17 @@ proptest! {
         threads in prop_oneof![Just(1usize), Just(3usize)],
         monkey in any::<bool>(),
     ) {
-        run(ops, threads, monkey);
+        run(ops, threads, monkey, false);
+    }
+
+    /// The same with level sizes from the bottom up: level 0 compacts past empty levels into
+    /// the base level, and unneeded levels drain.
+    #[test]
+    fn db_with_dynamic_level_sizes_matches_btreemap(
+        ops in prop::collection::vec(op(), 1..200),
+        threads in prop_oneof![Just(1usize), Just(3usize)],
+        monkey in any::<bool>(),
+    ) {
+        run(ops, threads, monkey, true);
     }
 }

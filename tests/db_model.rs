@@ -46,8 +46,9 @@ fn value(k: u8, v: u8) -> Vec<u8> {
     vec![v; 1 + (k as usize * 7 + v as usize) % 300]
 }
 
-fn options() -> Options {
+fn options(dynamic: bool) -> Options {
     Options {
+        level_compaction_dynamic_level_bytes: dynamic,
         memtable_bytes: 4 * 1024,
         block_bytes: 256,
         target_file_bytes: 8 * 1024,
@@ -58,8 +59,8 @@ fn options() -> Options {
     }
 }
 
-fn run(ops: Vec<Op>) {
-    let mut m = Model::open(options());
+fn run(ops: Vec<Op>, dynamic: bool) {
+    let mut m = Model::open(options(dynamic));
     for op in ops {
         match op {
             Op::Put(k, v) => m.put(key(k), value(k, v)),
@@ -85,6 +86,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     #[test]
     fn db_matches_btreemap(ops in prop::collection::vec(op(), 1..400)) {
-        run(ops);
+        run(ops, false);
+    }
+
+    /// The same with level sizes from the bottom up (`level_compaction_dynamic_level_bytes`).
+    #[test]
+    fn db_with_dynamic_level_sizes_matches_btreemap(ops in prop::collection::vec(op(), 1..400)) {
+        run(ops, true);
     }
 }

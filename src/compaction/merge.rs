@@ -19,14 +19,14 @@ use crate::sstable::ReadCounters;
 use crate::table_writer::TableWriter;
 use crate::version::{TableFile, Version};
 
-/// Runs `plan` on `version`: merges its inputs into new tables of the next level (or moves a
-/// lone table down unchanged) and returns the edit that installs the result.
+/// Runs `plan` on `version`: merges its inputs into new tables of the output level (or moves
+/// a lone table down unchanged) and returns the edit that installs the result.
 pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Outcome> {
-    let out_level = plan.level + 1;
+    let out_level = plan.out_level;
     let mut edit = VersionEdit::default();
-    for (i, files) in plan.inputs.iter().enumerate() {
+    for (level, files) in [plan.level, out_level].into_iter().zip(&plan.inputs) {
         for f in files {
-            edit.deleted_files.push((plan.level + i, f.meta.number));
+            edit.deleted_files.push((level, f.meta.number));
         }
     }
     if let Some(last) = plan.inputs[0]
@@ -108,9 +108,9 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     let counters = Arc::new(ReadCounters::default());
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     let mut bytes_read = 0;
-    for (i, files) in plan.inputs.iter().enumerate() {
+    for (level, files) in [plan.level, out_level].into_iter().zip(&plan.inputs) {
         bytes_read += files.iter().map(|f| f.meta.size).sum::<u64>();
-        if plan.level + i == 0 {
+        if level == 0 {
             for f in files {
                 children.push(Box::new(SortedRun::new(vec![Arc::clone(f)], &counters)));
             }

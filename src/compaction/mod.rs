@@ -103,9 +103,11 @@ pub(crate) fn pick_job(
     given_up: &[u64],
     busy: &mut pick::Busy,
 ) -> Option<Job> {
-    for (level, _) in pick::scores(version, opts) {
+    let targets = pick::level_targets(version, opts);
+    for (level, _) in pick::scores(version, opts, &targets) {
         let pointer = pointers.get(level).and_then(|p| p.as_deref());
-        if let Some(plan) = pick::plan_avoiding(version, level, pointer, opts.compaction_pri, busy)
+        if let Some(plan) =
+            pick::plan_avoiding(version, level, pointer, opts.compaction_pri, &targets, busy)
         {
             let job = Job::Compact(plan);
             busy.take(&job.claim());
@@ -124,11 +126,11 @@ impl Job {
     pub(crate) fn claim(&self) -> pick::Claim {
         match self {
             Job::Compact(plan) => pick::Claim {
-                out_of: Some(plan.level),
+                levels: Some((plan.level, plan.out_level)),
                 tables: plan.all_inputs().map(|f| f.meta.number).collect(),
             },
             Job::Refilter(r) => pick::Claim {
-                out_of: None,
+                levels: None,
                 tables: vec![r.file.meta.number],
             },
         }
@@ -137,5 +139,6 @@ impl Job {
 
 /// Whether any job is due (running or not).
 pub(crate) fn is_due(version: &Version, opts: &Options, given_up: &[u64]) -> bool {
-    !pick::scores(version, opts).is_empty() || refilter::pick(version, opts, given_up).is_some()
+    !pick::scores(version, opts, &pick::level_targets(version, opts)).is_empty()
+        || refilter::pick(version, opts, given_up).is_some()
 }

@@ -361,17 +361,21 @@ impl DbInner {
     }
 
     /// A manual compaction of `range`: every step planned on the version the previous one
-    /// left.
+    /// left, from each level holding tables into the next one that does (or the target).
     fn compact_manually(&self, range: &UserRange) -> Result<()> {
-        let target = pick::manual_target(&self.current_version(), range);
-        for level in 0..target {
+        let target = pick::manual_target(&self.current_version(), &self.opts, range);
+        let mut level = 0;
+        while level < target {
             let version = self.current_version();
             let snapshots = self.snapshot_list();
-            if let Some(plan) = pick::manual_step(&version, level, target, range) {
+            let out_level = pick::manual_output(&version, level, target);
+            if let Some(plan) = pick::manual_step(&version, level, out_level, target, range) {
                 let ctx = self.job_context(&snapshots);
                 let outcome = compaction::merge::run(&ctx, &version, plan)?;
                 self.install_compaction(outcome)?;
             }
+            // The levels skipped were empty and stay so (nothing else compacts meanwhile).
+            level = out_level;
         }
         Ok(())
     }

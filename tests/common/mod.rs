@@ -143,10 +143,22 @@ impl Model {
 
     /// Closes the database (releasing snapshots) and opens it again with the same options.
     pub fn reopen(&mut self) {
+        let options = self.options.clone();
+        self.reopen_with(options);
+    }
+
+    /// Closes the database and opens it again with `options` (kept for later reopens).
+    pub fn reopen_with(&mut self, options: Options) {
+        self.options = options;
         self.snaps.clear();
         // The old handle is closed (and its lock released) before the new open.
         self.db = None;
         self.db = Some(Db::open(self.dir.path(), self.options.clone()).unwrap());
+    }
+
+    /// The options the database is open with.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 }
 

@@ -154,6 +154,9 @@ pub struct W1Config {
     pub block_cache_bytes: usize,
     /// Read table files through memory maps (`Options::mmap_reads`; default false).
     pub mmap_reads: bool,
+    /// Level sizes from the bottom up (`Options::level_compaction_dynamic_level_bytes`;
+    /// default: the engine's default).
+    pub dynamic_levels: bool,
     /// Seed of the key bijection and of the phases' random choices (default 42).
     pub seed: u64,
     /// The database directory; must not exist yet or be empty.
@@ -184,6 +187,7 @@ impl W1Config {
             filter_kinds: Vec::new(),
             block_cache_bytes: 32 << 20,
             mmap_reads: false,
+            dynamic_levels: Options::default().level_compaction_dynamic_level_bytes,
             seed: 42,
             dir: dir.into(),
             evict_page_cache: false,
@@ -248,6 +252,7 @@ impl W1Config {
             },
             block_cache_bytes: self.block_cache_bytes,
             mmap_reads: self.mmap_reads,
+            level_compaction_dynamic_level_bytes: self.dynamic_levels,
             compression: self.compression,
             filter_policy_per_level: (!self.filter_kinds.is_empty()).then(|| {
                 self.filter_kinds
@@ -445,6 +450,8 @@ pub struct W1Report {
     pub block_cache_bytes: usize,
     /// Table files read through memory maps.
     pub mmap_reads: bool,
+    /// Level sizes from the bottom up.
+    pub dynamic_levels: bool,
     /// Seed.
     pub seed: u64,
     /// Phases in order.
@@ -737,6 +744,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         filter_kinds: cfg.filter_kinds_label(),
         block_cache_bytes: cfg.block_cache_bytes,
         mmap_reads: cfg.mmap_reads,
+        dynamic_levels: cfg.dynamic_levels,
         seed: cfg.seed,
         phases,
         levels,

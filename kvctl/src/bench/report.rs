@@ -51,13 +51,18 @@ impl fmt::Display for W1Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{}: {} keys, {}, compression {}, block cache {} MiB{}, seed {}",
+            "{}: {} keys, {}, compression {}, block cache {} MiB{}{}, seed {}",
             self.workload,
             self.keys,
             self.label,
             self.compression,
             self.block_cache_bytes >> 20,
             if self.mmap_reads { ", mmap reads" } else { "" },
+            if self.dynamic_levels {
+                ", dynamic level sizes"
+            } else {
+                ""
+            },
             self.seed
         );
         let _ = writeln!(
@@ -257,6 +262,7 @@ pub fn json_string(r: &W1Report) -> String {
         "filter_kinds": r.filter_kinds,
         "block_cache_bytes": r.block_cache_bytes,
         "mmap_reads": r.mmap_reads,
+        "dynamic_levels": r.dynamic_levels,
         "seed": r.seed,
         "filter_bytes": r.filter_bytes,
         "filter_bits_per_key": r.filter_bits_per_key,

@@ -73,6 +73,10 @@ pub struct Args {
     /// Read table files through memory maps instead of pread (Options::mmap_reads).
     #[arg(long)]
     pub mmap_reads: bool,
+    /// Size levels from the bottom up (Options::level_compaction_dynamic_level_bytes):
+    /// `true` or `false`; default: the engine's default.
+    #[arg(long, value_name = "BOOL")]
+    pub dynamic_levels: Option<bool>,
     /// Seed of the key order and of the phases' random choices.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -127,6 +131,7 @@ impl Args {
             c.block_cache_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         }
         c.mmap_reads = self.mmap_reads;
+        c.dynamic_levels = self.dynamic_levels.unwrap_or(c.dynamic_levels);
         c.seed = self.seed;
         c.evict_page_cache |= self.evict_page_cache;
         c
