@@ -3,15 +3,13 @@
 
 use std::sync::Arc;
 
-use crate::env::StdEnv;
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 #[test]
 fn a_failed_checkpoint_leaves_nothing_and_the_database_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env: Arc::clone(&env),
         memtable_bytes: 16 << 10,

@@ -2,10 +2,7 @@
 //! `sync_writes` off, a power cut right after the checkpoint keeps every write up to it
 //! (the companion of tests/checkpoint.rs, which needs no fault env).
 
-use std::sync::Arc;
-
-use crate::env::fault::FaultEnv;
-use crate::env::{Env, StdEnv};
+use crate::env::StdEnv;
 use crate::{Db, Options};
 
 fn key(i: u32) -> String {
@@ -16,8 +13,7 @@ fn key(i: u32) -> String {
 fn a_power_cut_after_a_checkpoint_keeps_every_write_up_to_its_sequence() {
     let dir = tempfile::tempdir().unwrap();
     let live = dir.path().join("live");
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         sync_writes: false,

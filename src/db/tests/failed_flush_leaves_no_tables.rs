@@ -2,18 +2,14 @@
 //! directory sync before the MANIFEST append fails) removes its table: before any reopen, the
 //! directory holds exactly the tables the MANIFEST names.
 
-use std::sync::Arc;
-
 use super::{named_tables, table_files};
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 #[test]
 fn a_failed_flush_leaves_only_the_tables_the_manifest_names() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         ..Options::default()

@@ -6,11 +6,9 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
 use super::{named_tables, table_files};
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::filename::{FileType, parse_file_name};
 use crate::{Db, Options};
 
@@ -60,8 +58,7 @@ fn a_failed_open_leaves_only_the_last_good_state() {
         let files_before = logs_and_manifests(dir.path());
         assert!(tables_before.is_empty());
 
-        let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-        ctl.set_simulated_sync(true);
+        let (env, ctl) = super::fault_env();
         // A small memtable: replay writes several level-0 tables before the new MANIFEST.
         let opts = Options {
             env,

@@ -8,17 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::env::fault::{FaultController, FaultEnv, FaultKind, FaultOp};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::env::{Env, StdEnv};
 use crate::{Db, Error, Options, WriteBatch};
-
-/// A fault-injecting env over the real file system, with fsyncs modelled rather than made
-/// (the power-cut model tracks durability itself), so the sweeps run in seconds.
-fn faulty_env() -> (Arc<dyn Env>, Arc<FaultController>) {
-    let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
-    (env, ctl)
-}
 
 fn options(env: Arc<dyn Env>, sync_writes: bool) -> Options {
     Options {
@@ -102,7 +94,7 @@ struct Outcome {
 fn run_case(op: FaultOp, n: u64, kind: FaultKind, power_cut: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let context = format!("{op:?} #{n} {kind:?} power_cut={power_cut}");
-    let (env, ctl) = faulty_env();
+    let (env, ctl) = super::fault_env();
     let mut model = Model::default();
     let mut outcome = Outcome::default();
     {
@@ -241,7 +233,7 @@ fn power_cut_after_failure_keeps_every_synced_write() {
 fn power_cut_without_failure_keeps_every_synced_write() {
     for stop in [200u64, 700, 1500] {
         let dir = tempfile::tempdir().unwrap();
-        let (env, ctl) = faulty_env();
+        let (env, ctl) = super::fault_env();
         let mut model = Model::default();
         {
             let db = Db::open(dir.path(), options(env, true)).unwrap();
@@ -287,7 +279,7 @@ fn failures_during_open_leave_the_old_state_recoverable() {
                     model.acked.extend(w);
                 }
             }
-            let (env, ctl) = faulty_env();
+            let (env, ctl) = super::fault_env();
             ctl.fail_nth(op, n, FaultKind::Eio);
             match Db::open(dir.path(), options(env, true)) {
                 Ok(db) => {
@@ -320,7 +312,7 @@ fn failures_during_open_leave_the_old_state_recoverable() {
 #[test]
 fn disk_full_for_good_stops_writes_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl) = faulty_env();
+    let (env, ctl) = super::fault_env();
     let mut model = Model::default();
     {
         let db = Db::open(dir.path(), options(env, false)).unwrap();
@@ -366,7 +358,7 @@ fn flush_and_compaction_failures_stop_writes_and_recover() {
     ] {
         for compaction in [false, true] {
             let dir = tempfile::tempdir().unwrap();
-            let (env, ctl) = faulty_env();
+            let (env, ctl) = super::fault_env();
             let mut model = Model::default();
             let context = format!(
                 "{op:?} #{n} in a {}",

@@ -2,10 +2,8 @@
 //! log fails too: the write's outcome is unknown, and the error says so. Writes stop; after a
 //! reopen (with or without a power cut) the batch is all there or all absent, never part.
 
-use std::sync::Arc;
-
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::StdEnv;
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options, WriteBatch};
 
 fn batch() -> WriteBatch {
@@ -30,8 +28,7 @@ fn effects(db: &Db) -> Vec<bool> {
 fn a_failed_sync_whose_record_cannot_be_cut_back_is_outcome_unknown() {
     for power_cut in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-        ctl.set_simulated_sync(true);
+        let (env, ctl) = super::fault_env();
         let opts = Options {
             env,
             sync_writes: true,

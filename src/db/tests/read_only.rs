@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::env::fault::{FaultController, FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::Env;
+use crate::env::fault::{FaultController, FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 const WRITING_OPS: [FaultOp; 5] = [
@@ -32,8 +32,7 @@ fn options(env: Arc<dyn Env>) -> Options {
 fn a_full_disk_does_not_stop_a_read_only_open() {
     for failing in [FaultOp::Create, FaultOp::Write] {
         let dir = tempfile::tempdir().unwrap();
-        let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
-        ctl.set_simulated_sync(true);
+        let (env, ctl) = super::fault_env();
         {
             let db = Db::open(dir.path(), options(Arc::clone(&env))).unwrap();
             for i in 0..2000u32 {

@@ -4,11 +4,8 @@
 //! flush's table (which the old MANIFEST may name) is gone once the new MANIFEST is current,
 //! and every acknowledged write is there after a reopen.
 
-use std::sync::Arc;
-
 use super::{named_tables, table_files};
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 fn key(i: u32) -> String {
@@ -18,8 +15,7 @@ fn key(i: u32) -> String {
 #[test]
 fn resume_after_a_failed_manifest_write_starts_a_new_manifest() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         ..Options::default()

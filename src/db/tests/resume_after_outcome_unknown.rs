@@ -3,17 +3,13 @@
 //! survives to the reopen, its entries are older than every write acknowledged after the
 //! resume, so a later write of the same key wins.
 
-use std::sync::Arc;
-
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 #[test]
 fn writes_after_resume_are_newer_than_a_record_of_unknown_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         sync_writes: true,

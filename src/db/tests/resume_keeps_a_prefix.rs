@@ -3,10 +3,8 @@
 //! Writes then go to a fresh WAL: unless the old one is synced first, a power cut can lose
 //! its tail while keeping the new WAL's records — a hole, not a prefix.
 
-use std::sync::Arc;
-
-use crate::env::fault::{FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::StdEnv;
+use crate::env::fault::{FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 fn key(i: u32) -> String {
@@ -16,8 +14,7 @@ fn key(i: u32) -> String {
 #[test]
 fn a_power_cut_after_resume_keeps_a_prefix_of_the_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         memtable_bytes: 64 << 10,

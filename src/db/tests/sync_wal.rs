@@ -3,15 +3,13 @@
 
 use std::sync::Arc;
 
-use crate::env::StdEnv;
-use crate::env::fault::{FaultEnv, FaultOp};
+use crate::env::fault::FaultOp;
 use crate::{Db, Options};
 
 #[test]
 fn the_directory_is_synced_once_per_wal() {
     let dir = tempfile::tempdir().unwrap();
-    let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env: Arc::clone(&env),
         ..Options::default()

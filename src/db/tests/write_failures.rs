@@ -3,13 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::env::fault::{FaultController, FaultEnv, FaultKind, FaultOp};
-use crate::env::{Env, StdEnv};
+use crate::env::StdEnv;
+use crate::env::fault::{FaultController, FaultKind, FaultOp};
 use crate::{Db, Error, Options};
 
 fn faulty(sync_writes: bool) -> (Options, Arc<FaultController>) {
-    let (env, ctl): (Arc<dyn Env>, _) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
+    let (env, ctl) = super::fault_env();
     let opts = Options {
         env,
         sync_writes,
