@@ -20,6 +20,8 @@ fn a_flush_completes_while_a_compaction_is_held() {
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts).unwrap();
+    // Dropped before `db`: a failed assertion then fails the test instead of hanging it.
+    let _release = env.release_on_drop();
     for t in 0..3u32 {
         db.put(format!("key{t}"), "v").unwrap();
         db.flush().unwrap();

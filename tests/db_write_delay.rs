@@ -31,6 +31,8 @@ fn writes_are_delayed_from_the_slowdown_level_and_not_stopped() {
         ..Options::default()
     };
     let db = Db::open(dir.path(), opts).unwrap();
+    // Dropped before `db`: a failed assertion then fails the test instead of hanging it.
+    let _release = env.release_on_drop();
     write(&db, 0, 1000);
     db.flush().unwrap();
     // The first table is an input of the level-0 compaction the second flush starts.
