@@ -78,6 +78,8 @@ fn check(db: &Db) {
 #[test]
 fn a_level_zero_compaction_runs_beside_a_held_deeper_one() {
     let (_dir, env, db) = hold_a_level_one_compaction(2);
+    // Dropped before `db`: a failed assertion then fails the test instead of hanging it.
+    let _release = env.release_on_drop();
     // Generous: the level-0 compaction of 1000 keys takes milliseconds.
     let drained = level0_drains(&db, Duration::from_secs(60));
     env.release_all();
@@ -89,6 +91,8 @@ fn a_level_zero_compaction_runs_beside_a_held_deeper_one() {
 #[test]
 fn one_compaction_thread_runs_them_one_after_the_other() {
     let (dir, env, db) = hold_a_level_one_compaction(1);
+    // Dropped before `db`: a failed assertion then fails the test instead of hanging it.
+    let _release = env.release_on_drop();
     // The only compaction thread is held: level 0 keeps its tables.
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(db.stats().levels[0].files, 2);
