@@ -54,6 +54,9 @@ pub(crate) struct State {
     /// The oldest WAL still needed, as recorded in the manifest.
     pub log_number: u64,
     pub bg_error: Option<String>,
+    /// Failures reported by [`DbInner::set_bg_error`] so far, the ones after the first
+    /// included: `resume` clears the error only if none came while it ran.
+    pub bg_failures: u64,
     pub shutting_down: bool,
     /// Full manual compactions asked for by `compact()` so far (a caller waits until
     /// `manual_completed` reaches the count its own request made).
@@ -174,6 +177,7 @@ impl DbInner {
     }
 
     pub fn set_bg_error(&self, st: &mut State, err: &crate::Error) {
+        st.bg_failures += 1;
         if st.bg_error.is_none() {
             st.bg_error = Some(err.to_string());
         }

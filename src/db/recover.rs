@@ -78,8 +78,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         Err(e) => {
             // The tables replay wrote are named by no MANIFEST unless CURRENT already names
             // the new one (its rename happened and only the directory sync after it failed):
-            // then they are the database's state and stay.
-            if manifest::read_current(env.as_ref(), dir).ok() == current_before {
+            // then they are the database's state and stay. A CURRENT that cannot be read now
+            // might name it: then they stay too (the next open removes them if they are
+            // orphans).
+            let unchanged =
+                manifest::read_current(env.as_ref(), dir).is_ok_and(|n| Some(n) == current_before);
+            if unchanged {
                 discard_tables(env.as_ref(), dir, Some(&table_cache), &replayed.edit);
             }
             return Err(e);
@@ -281,6 +285,7 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             next_file_number,
             log_number,
             bg_error: None,
+            bg_failures: 0,
             shutting_down: false,
             manual_requested: 0,
             manual_completed: 0,
@@ -674,7 +679,7 @@ fn write_new_state(
         Err(e) => {
             // Unless CURRENT names the new MANIFEST (which names this WAL), the WAL is a copy
             // of records the old WALs still hold: nothing may replay it as well.
-            if manifest::read_current(env, dir).ok() != Some(manifest_number) {
+            if current_names_another(env, dir, manifest_number) {
                 let _ = env.remove_file(&log_path);
             }
             return Err(e);
@@ -728,10 +733,17 @@ pub(crate) fn switch_manifest(
         manifest::set_current(env, dir, number)?;
         Ok(manifest)
     });
-    if written.is_err() && manifest::read_current(env, dir).ok() != Some(number) {
+    if written.is_err() && current_names_another(env, dir, number) {
         let _ = env.remove_file(&filename::manifest_path(dir, number));
     }
     written
+}
+
+/// Whether CURRENT can be read and names a MANIFEST other than `number`. A CURRENT that cannot
+/// be read (the failure at hand may be the disk's) could name `number`: then nothing of the
+/// new state may be removed, or the database would point at a missing MANIFEST.
+fn current_names_another(env: &dyn Env, dir: &Path, number: u64) -> bool {
+    matches!(manifest::read_current(env, dir), Ok(n) if n != number)
 }
 
 /// Step 5: everything the new state does not reference is garbage now. Returns the table

@@ -93,9 +93,13 @@ impl DbInner {
     pub(crate) fn resume(&self) -> Result<()> {
         self.refuse_if_read_only("resume")?;
         let mut w = self.writer.lock();
-        if self.state.lock().bg_error.is_none() {
-            return Ok(());
-        }
+        let failures_seen = {
+            let st = self.state.lock();
+            if st.bg_error.is_none() {
+                return Ok(());
+            }
+            st.bg_failures
+        };
         // A log the failure did not touch (it came from a flush or compaction) may hold
         // acknowledged writes that were never synced: they must be durable before writes
         // go to a new log, or a power cut could lose them and keep later ones (a hole). A
@@ -123,6 +127,15 @@ impl DbInner {
         w.log_number = number;
         w.log_entry_synced = true;
         w.wal_sync.new_log();
+        // The state lock was let go while the logs and the MANIFEST were dealt with: a job
+        // that failed meanwhile must not have its failure cleared unseen. The fresh WAL
+        // stays; a later resume clears the error once that cause is gone too.
+        if st.bg_failures != failures_seen {
+            let why = st.bg_error.clone().unwrap_or_default();
+            return Err(crate::Error::WritesStopped(format!(
+                "{why}; another background job failed while resuming"
+            )));
+        }
         st.bg_error = None;
         self.work_cv.notify_all();
         self.done_cv.notify_all();
