@@ -344,7 +344,8 @@ impl BloomFilter {
     }
 
     /// The false-positive rate predicted for the keys inserted so far ([`BloomFilter::len`]):
-    /// the textbook formula for [`Layout::Standard`], the block model for
+    /// [`math::standard_false_positive_rate`] for [`Layout::Standard`] (the textbook
+    /// formula corrected for probes that repeat a bit), the block model for
     /// [`Layout::Blocked`]. 0 for an empty filter.
     pub fn expected_fp_rate(&self) -> f64 {
         predicted_rate(self.layout, self.bits, self.items, self.k)
@@ -831,7 +832,9 @@ pub(crate) fn standard_size(n: usize, p: f64) -> Result<(u64, u32)> {
     check_rate_args(n, p)?;
     math::standard_sizing(n, p).ok_or_else(|| {
         Error::InvalidArgument(format!(
-            "{n} keys at false-positive rate {p} need more bits than a filter can have"
+            "{n} keys at false-positive rate {p} need more bits than a filter can have, or more \
+             than 64 times the textbook size with the standard layout (a few keys at a very \
+             low rate: ask for a higher rate or a larger capacity)"
         ))
     })
 }

@@ -388,7 +388,8 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
 /// bits. Measured over thousands of filters each, from 5 to 1000 keys at 1% and 0.1%, the
 /// mean rate stays below `p`.
 ///
-/// `None` when `n` is 0, `p` is not strictly between 0 and 1, or the bits would overflow.
+/// `None` when `n` is 0, `p` is not strictly between 0 and 1, the bits would overflow, or the
+/// rate needs more than 64 times the textbook bits (a few keys at a very low rate).
 pub fn standard_sizing(n: impl Count, p: f64) -> Option<(u64, u32)> {
     let keys = n.as_f64();
     if keys.is_nan() || keys <= 0.0 || p.is_nan() || p <= 0.0 || p >= 1.0 {
@@ -410,9 +411,18 @@ pub fn standard_sizing(n: impl Count, p: f64) -> Option<(u64, u32)> {
         return Some((lo, k));
     }
     // Double until the rate is met, then bisect: the best rate only falls as bits are added.
+    // The excess from coinciding probes alone asks for `m >= sqrt(n / p)`: for a few keys at
+    // a very low rate that is gigabytes (one key at 1e-20: 1e10 bits). Past `MAX_INFLATION`
+    // times the textbook size the layout cannot reach the rate at a sane size: refused.
+    let cap = lo
+        .saturating_mul(MAX_INFLATION)
+        .max(lo.saturating_add(4096));
     let mut hi = lo;
     let k_hi = loop {
         hi = hi.checked_mul(2)?;
+        if hi > cap {
+            return None;
+        }
         if let Some(k) = meets(hi) {
             break k;
         }
@@ -420,7 +430,7 @@ pub fn standard_sizing(n: impl Count, p: f64) -> Option<(u64, u32)> {
     };
     let (mut hi, mut k_hi) = (hi, k_hi);
     // `lo` misses, `hi` meets; stop within 1/4096 of the answer (rounding up).
-    while hi - lo > 1 && (hi - lo) * 4096 > hi {
+    while hi - lo > 1 && hi - lo > hi / 4096 {
         let mid = lo + (hi - lo) / 2;
         match meets(mid) {
             Some(k) => (hi, k_hi) = (mid, k),
@@ -429,6 +439,10 @@ pub fn standard_sizing(n: impl Count, p: f64) -> Option<(u64, u32)> {
     }
     Some((hi, k_hi))
 }
+
+/// How many times the textbook bits [`standard_sizing`] may give a filter before it refuses
+/// the rate (1000 keys at 1e-9 take 33 times).
+const MAX_INFLATION: u64 = 64;
 
 /// What [`standard_sizing`] adds to the model, per key and per bit squared, for the keys
 /// whose probe sequence partly coincides with an inserted key's (a start and a stride close
@@ -465,6 +479,32 @@ pub(crate) fn float_to_u64(x: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_sizing_refuses_rates_it_cannot_reach_at_a_sane_size() {
+        // One key at 1e-20 would need ~1e10 bits for the coinciding-probe excess alone.
+        assert_eq!(standard_sizing(1usize, 1e-20), None);
+        assert_eq!(standard_sizing(10usize, 1e-15), None);
+        // Within the bound: 1000 keys at 1e-9 take about 33 times the textbook bits.
+        let (m, _) = standard_sizing(1000usize, 1e-9).unwrap();
+        let textbook = optimal_bits(1000, 1e-9);
+        assert!(
+            m > 20 * textbook && m <= MAX_INFLATION * textbook,
+            "{m} vs {textbook}"
+        );
+        // Large filters are the textbook size or a fraction of a percent more.
+        let (m, _) = standard_sizing(1_000_000usize, 0.01).unwrap();
+        assert!(
+            m >= optimal_bits(1_000_000, 0.01) && m < optimal_bits(1_000_000, 0.01) * 101 / 100
+        );
+    }
+
+    #[test]
+    fn standard_sizing_of_a_huge_count_does_not_overflow() {
+        // The bisection's stopping test once multiplied the gap by 4096 (overflow past 2^52).
+        let got = standard_sizing(1e15 as u64, 0.01);
+        assert!(got.is_none_or(|(m, k)| m >= optimal_bits(1e15 as u64, 0.01) && k > 0));
+    }
 
     #[test]
     fn textbook_values() {
