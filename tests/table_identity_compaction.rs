@@ -2,44 +2,18 @@
 //! any lookup opened them stop the compaction with a corruption naming the file, and nothing
 //! from the wrong files is merged into new tables.
 
+mod common;
+
 use bloomkv::{Db, Error, Options};
-
-fn tables(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn swap(a: &std::path::Path, b: &std::path::Path) {
-    let tmp = a.with_extension("swap");
-    std::fs::rename(a, &tmp).unwrap();
-    std::fs::rename(b, a).unwrap();
-    std::fs::rename(&tmp, b).unwrap();
-}
+use common::{sst_paths, swap_files, two_versions_in_two_tables};
 
 #[test]
 fn a_compaction_of_swapped_tables_fails_and_merges_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let db = Db::open(dir.path(), Options::default()).unwrap();
-        for i in 0..100u32 {
-            db.put(format!("a{i:03}"), b"first").unwrap();
-        }
-        db.flush().unwrap();
-        for i in 0..100u32 {
-            db.put(format!("a{i:03}"), b"second").unwrap();
-        }
-        db.flush().unwrap();
-    }
-    let t = tables(dir.path());
-    assert_eq!(t.len(), 2);
+    let dir = two_versions_in_two_tables();
+    let t = sst_paths(dir.path());
     // Merged as they are, the older table would be read as the newer one and "first" would
     // win every key.
-    swap(&t[0], &t[1]);
+    swap_files(&t[0], &t[1]);
 
     let db = Db::open(dir.path(), Options::default()).unwrap();
     let live = db.live_files();
@@ -55,12 +29,12 @@ fn a_compaction_of_swapped_tables_fails_and_merges_nothing() {
     assert!(named, "the message names the table: {msg}");
     // Nothing was installed, and no output of the failed compaction is left.
     assert_eq!(db.live_files(), live);
-    assert_eq!(tables(dir.path()), t);
+    assert_eq!(sst_paths(dir.path()), t);
     drop(db);
 
     // With the files back in place every key reads its newest value: the failed compaction
     // made nothing durable.
-    swap(&t[0], &t[1]);
+    swap_files(&t[0], &t[1]);
     let db = Db::open(dir.path(), Options::default()).unwrap();
     for i in 0..100u32 {
         assert_eq!(

@@ -188,7 +188,8 @@ pub(crate) fn raw_block_in(
     let start = usize::try_from(handle.offset).map_err(|_| {
         Error::corruption(path, handle.offset, "block offset does not fit in memory")
     })?;
-    let Some(stored) = map.get(start..start + len + BLOCK_TRAILER_LEN) else {
+    let end = start.checked_add(len + BLOCK_TRAILER_LEN);
+    let Some(stored) = end.and_then(|end| map.get(start..end)) else {
         return Err(Error::corruption(
             path,
             handle.offset,

@@ -208,6 +208,41 @@ pub fn sst_files(dir: &Path) -> BTreeSet<u64> {
         .collect()
 }
 
+/// Paths of the `.sst` files in `dir`, sorted (oldest table first).
+pub fn sst_paths(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Swaps the contents of files `a` and `b` (by renames).
+pub fn swap_files(a: &Path, b: &Path) {
+    let tmp = a.with_extension("swap");
+    std::fs::rename(a, &tmp).unwrap();
+    std::fs::rename(b, a).unwrap();
+    std::fs::rename(&tmp, b).unwrap();
+}
+
+/// A closed database of two level-0 tables over the same 100 keys: the older says "first",
+/// the newer "second" (so a table read in the other's place gives a visibly wrong answer).
+pub fn two_versions_in_two_tables() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for value in [&b"first"[..], b"second"] {
+        for i in 0..100u32 {
+            db.put(format!("a{i:03}"), value).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    drop(db);
+    assert_eq!(sst_paths(dir.path()).len(), 2);
+    dir
+}
+
 /// The real file system without fsyncs: these tests check logic, not power-cut durability
 /// (the crash tests kill processes, which fsync does not matter for), and an fsync per
 /// flush and manifest edit would make them slow on a busy disk.

@@ -405,12 +405,17 @@ pub fn dedup_approx(g: &GlobalArgs, a: crate::commands::dedup::Args) -> Result<(
                     "{name} line {no}: malformed input ({why}); the lines before it were handled"
                 ))
             })?;
-            // A line the filter holds is dropped without inserting it again: a counting
-            // state would count it once more (and warn of a capacity it has not reached).
-            if f.contains(&key) {
+            // A line the filter holds is dropped. Bloom and scalable filters say so from the
+            // insert itself (one hash, one pass over the stages); a counting state is asked
+            // first, since inserting a held line would count it once more (and warn of a
+            // capacity it has not reached).
+            let is_new = match &mut f {
+                AnyFilter::Counting(c) => !c.contains(&key) && c.insert(&key),
+                other => other.insert(&key),
+            };
+            if !is_new {
                 continue;
             }
-            f.insert(&key);
             match codec {
                 Codec::Text => out.bytes(&buf)?,
                 Codec::Hex => out.bytes(codec.show(&key).as_bytes())?,
