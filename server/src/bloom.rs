@@ -179,9 +179,16 @@ impl BloomMeta {
 }
 
 /// Whether the item hashed to `hash` may be in layer `n`.
-fn layer_contains(txn: &Txn<'_>, key: &[u8], n: u32, l: &Layer, hash: u64) -> Result<bool, Reply> {
+fn layer_contains(
+    txn: &Txn<'_>,
+    key: &[u8],
+    version: u64,
+    n: u32,
+    l: &Layer,
+    hash: u64,
+) -> Result<bool, Reply> {
     let (idx, at, probes) = l.locate(n, hash);
-    let Some(chunk) = txn.get(&bloom_chunk_key(key, n, idx))? else {
+    let Some(chunk) = txn.get(&bloom_chunk_key(key, version, n, idx))? else {
         return Ok(false);
     };
     let Some(block) = chunk.get(at..at + BLOCK_BYTES as usize) else {
@@ -192,10 +199,16 @@ fn layer_contains(txn: &Txn<'_>, key: &[u8], n: u32, l: &Layer, hash: u64) -> Re
         .all(|p| block[(p / 8) as usize] & (1 << (p % 8)) != 0))
 }
 
-fn contains(txn: &Txn<'_>, key: &[u8], m: &BloomMeta, hash: u64) -> Result<bool, Reply> {
+fn contains(
+    txn: &Txn<'_>,
+    key: &[u8],
+    version: u64,
+    m: &BloomMeta,
+    hash: u64,
+) -> Result<bool, Reply> {
     // Newest first: the largest sub-filter holds most items.
     for (n, l) in m.layers.iter().enumerate().rev() {
-        if layer_contains(txn, key, n as u32, l, hash)? {
+        if layer_contains(txn, key, version, n as u32, l, hash)? {
             return Ok(true);
         }
     }
@@ -204,9 +217,15 @@ fn contains(txn: &Txn<'_>, key: &[u8], m: &BloomMeta, hash: u64) -> Result<bool,
 
 /// Adds `item`: `Ok(true)` if added, `Ok(false)` if it (probably) was there already,
 /// `Err` with RedisBloom's error when a non-scaling filter is full.
-fn add(txn: &mut Txn<'_>, key: &[u8], m: &mut BloomMeta, item: &[u8]) -> Result<bool, Reply> {
+fn add(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    version: u64,
+    m: &mut BloomMeta,
+    item: &[u8],
+) -> Result<bool, Reply> {
     let hash = hash_key(item);
-    if contains(txn, key, m, hash)? {
+    if contains(txn, key, version, m, hash)? {
         return Ok(false);
     }
     let last = m.layers.len() - 1;
@@ -223,7 +242,7 @@ fn add(txn: &mut Txn<'_>, key: &[u8], m: &mut BloomMeta, item: &[u8]) -> Result<
     let n = m.layers.len() - 1;
     let l = &mut m.layers[n];
     let (idx, at, probes) = l.locate(n as u32, hash);
-    let ck = bloom_chunk_key(key, n as u32, idx);
+    let ck = bloom_chunk_key(key, version, n as u32, idx);
     let mut chunk = txn.get(&ck)?.unwrap_or_default();
     let len = l.chunk_len(idx);
     if chunk.len() < len {
@@ -241,11 +260,11 @@ fn add(txn: &mut Txn<'_>, key: &[u8], m: &mut BloomMeta, item: &[u8]) -> Result<
     Ok(true)
 }
 
-/// The filter at `key`: `None` if missing, WRONGTYPE for other types.
-fn load(txn: &Txn<'_>, key: &[u8]) -> Result<Option<BloomMeta>, Reply> {
+/// The filter at `key` and its version: `None` if missing, WRONGTYPE for other types.
+fn load(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, BloomMeta)>, Reply> {
     match txn.meta(key)? {
         None => Ok(None),
-        Some(Meta::Bloom(b)) => Ok(Some(b)),
+        Some(Meta::Bloom { version, filter }) => Ok(Some((version, filter))),
         Some(_) => Err(Reply::Error(WRONGTYPE.into())),
     }
 }
@@ -296,9 +315,10 @@ pub fn reserve(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if txn.meta(&a[1])?.is_some() {
         return Err(Reply::err("item exists"));
     }
-    let m = BloomMeta::new(error, capacity as u64, expansion as u32, nonscaling)
+    let filter = BloomMeta::new(error, capacity as u64, expansion as u32, nonscaling)
         .ok_or_else(|| Reply::err("could not create filter"))?;
-    txn.put_meta(&a[1], &Meta::Bloom(m), false);
+    let version = txn.new_version()?;
+    txn.put_meta(&a[1], Meta::Bloom { version, filter })?;
     Ok(Reply::Ok)
 }
 
@@ -326,9 +346,10 @@ impl Default for Create {
 /// Adds `items` to the filter at `key` (creating it per `c`); one reply per item (an error
 /// for an item that did not fit stops the rest), or one error for the whole command.
 fn insert(txn: &mut Txn<'_>, key: &[u8], items: &[Bytes], c: &Create) -> Result<Vec<Reply>, Reply> {
-    let (mut m, existed) = match load(txn, key)? {
-        Some(m) => (m, true),
+    let (version, mut m, existed) = match load(txn, key)? {
+        Some((v, m)) => (v, m, true),
         None if c.autocreate => (
+            txn.new_version()?,
             BloomMeta::new(c.error, c.capacity, c.expansion, c.nonscaling)
                 .ok_or_else(|| Reply::err("could not create filter"))?,
             false,
@@ -337,7 +358,7 @@ fn insert(txn: &mut Txn<'_>, key: &[u8], items: &[Bytes], c: &Create) -> Result<
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        match add(txn, key, &mut m, item) {
+        match add(txn, key, version, &mut m, item) {
             Ok(added) => out.push(Reply::Int(i64::from(added))),
             Err(e) => {
                 out.push(e);
@@ -346,7 +367,7 @@ fn insert(txn: &mut Txn<'_>, key: &[u8], items: &[Bytes], c: &Create) -> Result<
         }
     }
     if !existed || out.iter().any(|r| r == &Reply::Int(1)) {
-        txn.put_meta(key, &Meta::Bloom(m), existed);
+        txn.put_meta(key, Meta::Bloom { version, filter: m })?;
     }
     Ok(out)
 }
@@ -429,12 +450,13 @@ pub fn bf_insert(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// BF.EXISTS key item
 pub fn bf_exists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let Some(m) = load(txn, &a[1])? else {
+    let Some((version, m)) = load(txn, &a[1])? else {
         return Ok(Reply::Int(0));
     };
     Ok(Reply::Int(i64::from(contains(
         txn,
         &a[1],
+        version,
         &m,
         hash_key(&a[2]),
     )?)))
@@ -446,7 +468,7 @@ pub fn bf_mexists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let mut out = Vec::with_capacity(a.len() - 2);
     for item in &a[2..] {
         let hit = match &m {
-            Some(m) => contains(txn, &a[1], m, hash_key(item))?,
+            Some((version, m)) => contains(txn, &a[1], *version, m, hash_key(item))?,
             None => false,
         };
         out.push(Reply::Int(i64::from(hit)));
@@ -456,7 +478,9 @@ pub fn bf_mexists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// BF.CARD key: items added; 0 for a missing key.
 pub fn bf_card(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    Ok(Reply::Int(load(txn, &a[1])?.map_or(0, |m| m.items as i64)))
+    Ok(Reply::Int(
+        load(txn, &a[1])?.map_or(0, |(_, m)| m.items as i64),
+    ))
 }
 
 /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`
@@ -466,7 +490,7 @@ pub fn bf_info(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             "wrong number of arguments for 'bf.info' command",
         ));
     }
-    let m = load(txn, &a[1])?.ok_or_else(|| Reply::err("not found"))?;
+    let (_, m) = load(txn, &a[1])?.ok_or_else(|| Reply::err("not found"))?;
     let capacity = m.layers.iter().map(|l| l.capacity).sum::<u64>() as i64;
     let size = m.layers.iter().map(|l| l.bits / 8 + 40).sum::<u64>() as i64 + 48;
     let expansion = if m.nonscaling {

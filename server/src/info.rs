@@ -68,10 +68,11 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
         ),
         "stats" => write!(
             o,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\n",
             shared.total_connections.load(Ordering::Relaxed),
             shared.total_commands.load(Ordering::Relaxed),
             shared.rejected_connections.load(Ordering::Relaxed),
+            shared.store.expired_keys(),
         ),
         "persistence" => write!(
             o,
@@ -84,7 +85,8 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             let n = shared.store.dbsize();
             o.push_str("# Keyspace\r\n");
             if n > 0 {
-                write!(o, "db0:keys={n},expires=0,avg_ttl=0\r\n")
+                let e = shared.store.volatile_keys().max(0);
+                write!(o, "db0:keys={n},expires={e},avg_ttl=0\r\n")
             } else {
                 Ok(())
             }

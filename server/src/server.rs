@@ -132,12 +132,16 @@ impl Server {
             .name("bloomkv-server".into())
             .spawn(move || {
                 let syncer = Syncer::start(&shared);
+                let reclaimer = crate::store::expire::Reclaimer::start(Arc::clone(&shared.store));
                 rt.block_on(accept_loop(listener, Arc::clone(&shared), stop_rx));
                 // Every connection has finished (or was cut off after the grace period):
                 // dropping the runtime drops their tasks and their handles on the store.
                 drop(rt);
                 if let Some(s) = syncer {
                     s.stop();
+                }
+                if let Some(r) = reclaimer {
+                    r.stop();
                 }
                 let store = Arc::clone(&shared.store);
                 drop(shared);

@@ -1,17 +1,17 @@
-//! Keys of any type: DEL, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB.
+//! Keys of any type: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB, FLUSHALL.
 
 use bytes::Bytes;
 
 use super::parse_scan_args;
 use crate::resp::Reply;
-use crate::store::{R, Txn, tag};
+use crate::store::{R, Record, Txn, tag};
 
-/// `DEL key [key ...]`: removes each key with all its members or chunks.
+/// `DEL key [key ...]`: removes each key, whatever it holds, with one write of its metadata
+/// key (members stay behind under a version nothing names, for compaction to drop).
 pub fn del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let mut n = 0;
     for key in &a[1..] {
-        if let Some(m) = txn.meta(key)? {
-            txn.remove_key(key, &m)?;
+        if txn.remove_key(key)? {
             n += 1;
         }
     }
@@ -38,15 +38,22 @@ pub fn type_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     ))
 }
 
+/// Whether the metadata value `v` is of a key that has expired by `now`.
+fn expired(v: &[u8], now: u64) -> bool {
+    Record::peek(v).is_some_and(|(_, at)| at != 0 && at <= now)
+}
+
 /// KEYS pattern
 pub fn keys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let out = txn
-        .scan_prefix(&[tag::META], None, usize::MAX)?
-        .into_iter()
-        .map(|(k, _)| k[1..].to_vec())
-        .filter(|k| crate::glob::matches(&a[1], k))
-        .map(Reply::bulk)
-        .collect();
+    let now = txn.now_ms();
+    let mut out = Vec::new();
+    txn.for_each_prefix(&[tag::META], None, false, |k, v| {
+        let key = &k[1..];
+        if !expired(v, now) && crate::glob::matches(&a[1], key) {
+            out.push(Reply::bulk(key.to_vec()));
+        }
+        Ok(true)
+    })?;
     Ok(Reply::Array(out))
 }
 
@@ -65,16 +72,20 @@ pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
         _ => 0,
     };
+    let now = txn.now_ms();
     let mut out = Vec::new();
     for (k, v) in &page {
         let key = &k[1..];
+        if expired(v, now) {
+            continue;
+        }
         if let Some(p) = &opts.pattern
             && !crate::glob::matches(p, key)
         {
             continue;
         }
         if let Some(t) = &opts.type_name {
-            let m = crate::store::Meta::decode(v)?;
+            let m = Record::decode(v)?.meta;
             if !m.type_name().eq_ignore_ascii_case(t) {
                 continue;
             }
@@ -87,12 +98,13 @@ pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     ]))
 }
 
-/// DBSIZE
+/// DBSIZE: the keys present, counting expired ones not yet reclaimed (as Redis does).
 pub fn dbsize(txn: &mut Txn<'_>, _a: &[Bytes]) -> R {
     Ok(Reply::Int(txn.store().dbsize().max(0)))
 }
 
-/// `FLUSHDB [ASYNC | SYNC]`: removes every key (runs with every other writer locked out).
+/// `FLUSHDB [ASYNC | SYNC]` (and FLUSHALL: there is one database): removes every key with
+/// one range deletion, whatever their number (runs with every other writer locked out).
 pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if a.len() > 2 {
         return Err(Reply::err("syntax error"));
@@ -103,9 +115,6 @@ pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             return Err(Reply::err("syntax error"));
         }
     }
-    for (k, v) in txn.scan_prefix(&[tag::META], None, usize::MAX)? {
-        let m = crate::store::Meta::decode(&v)?;
-        txn.remove_key(&k[1..], &m)?;
-    }
+    txn.clear_all();
     Ok(Reply::Ok)
 }

@@ -1,6 +1,7 @@
 //! The command table: names, arities, flags and key positions (what COMMAND reports and
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
+pub mod expiry;
 pub mod keyspace;
 pub mod sets;
 pub mod strings;
@@ -123,20 +124,27 @@ pub static COMMANDS: &[Command] = &[
     cmd!("info", -1, Conn, 0, 0, 0, "server", &["loading", "stale"], "Returns information and statistics about the server."),
     cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),
     cmd!("flushdb", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys."),
+    cmd!("flushall", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys (there is one database)."),
     cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
     cmd!("exec", 1, Conn, 0, 0, 0, "transactions", C, "Executes the queued commands as one atomic write batch."),
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
     // strings and bitmaps
     cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
-    cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET)."),
+    cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)."),
+    cmd!("setex", 4, Write(strings::setex), 1, 1, 1, "string", W, "Sets a key with a time to live in seconds."),
+    cmd!("psetex", 4, Write(strings::psetex), 1, 1, 1, "string", W, "Sets a key with a time to live in milliseconds."),
+    cmd!("getdel", 2, Write(strings::getdel), 1, 1, 1, "string", W, "Returns a string and deletes its key."),
+    cmd!("getex", -2, Write(strings::getex), 1, 1, 1, "string", W, "Returns a string and sets or removes its time to live."),
     cmd!("setnx", 3, Write(strings::setnx), 1, 1, 1, "string", W, "Sets a key only if it does not exist."),
     cmd!("getset", 3, Write(strings::getset), 1, 1, 1, "string", W, "Sets a key and returns its previous value."),
     cmd!("mget", -2, Read(strings::mget), 1, -1, 1, "string", RO, "Returns the values of keys."),
     cmd!("mset", -3, Write(strings::mset), 1, -1, 2, "string", W, "Sets several keys atomically."),
+    cmd!("msetnx", -3, Write(strings::msetnx), 1, -1, 2, "string", W, "Sets several keys only if none exists."),
     cmd!("incr", 2, Write(strings::incr), 1, 1, 1, "string", W, "Increments an integer value by one."),
     cmd!("incrby", 3, Write(strings::incrby), 1, 1, 1, "string", W, "Increments an integer value."),
     cmd!("decr", 2, Write(strings::decr), 1, 1, 1, "string", W, "Decrements an integer value by one."),
     cmd!("decrby", 3, Write(strings::decrby), 1, 1, 1, "string", W, "Decrements an integer value."),
+    cmd!("incrbyfloat", 3, Write(strings::incrbyfloat), 1, 1, 1, "string", W, "Increments a floating-point value."),
     cmd!("append", 3, Write(strings::append), 1, 1, 1, "string", W, "Appends to a string."),
     cmd!("strlen", 2, Read(strings::strlen), 1, 1, 1, "string", RO, "Returns the length of a string."),
     cmd!("setbit", 4, Write(strings::setbit), 1, 1, 1, "bitmap", W, "Sets a bit of a string; returns its old value."),
@@ -144,10 +152,21 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bitcount", -2, Read(strings::bitcount), 1, 1, 1, "bitmap", RO, "Counts set bits."),
     // keyspace
     cmd!("del", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys with all their members."),
+    cmd!("unlink", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys (one metadata write each, as DEL)."),
     cmd!("exists", -2, Read(keyspace::exists), 1, -1, 1, "generic", RO, "Counts existing keys."),
     cmd!("type", 2, Read(keyspace::type_), 1, 1, 1, "generic", RO, "Returns the type of a key."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
     cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
+    // expiry
+    cmd!("expire", -3, Write(expiry::expire), 1, 1, 1, "generic", W, "Sets a key's time to live in seconds."),
+    cmd!("pexpire", -3, Write(expiry::pexpire), 1, 1, 1, "generic", W, "Sets a key's time to live in milliseconds."),
+    cmd!("expireat", -3, Write(expiry::expireat), 1, 1, 1, "generic", W, "Sets a key's expiry as a Unix time in seconds."),
+    cmd!("pexpireat", -3, Write(expiry::pexpireat), 1, 1, 1, "generic", W, "Sets a key's expiry as a Unix time in milliseconds."),
+    cmd!("ttl", 2, Read(expiry::ttl), 1, 1, 1, "generic", RO, "Returns a key's time to live in seconds."),
+    cmd!("pttl", 2, Read(expiry::pttl), 1, 1, 1, "generic", RO, "Returns a key's time to live in milliseconds."),
+    cmd!("expiretime", 2, Read(expiry::expiretime), 1, 1, 1, "generic", RO, "Returns a key's expiry as a Unix time in seconds."),
+    cmd!("pexpiretime", 2, Read(expiry::pexpiretime), 1, 1, 1, "generic", RO, "Returns a key's expiry as a Unix time in milliseconds."),
+    cmd!("persist", 2, Write(expiry::persist), 1, 1, 1, "generic", W, "Removes a key's time to live."),
     // sets
     cmd!("sadd", -3, Write(sets::sadd), 1, 1, 1, "set", W, "Adds members to a set."),
     cmd!("srem", -3, Write(sets::srem), 1, 1, 1, "set", W, "Removes members from a set."),
@@ -207,6 +226,28 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
         };
     }
     Some(v)
+}
+
+/// Parses a float argument as Redis's `strtold`-based parsing does: decimal or exponent
+/// notation, `inf` / `-inf` / `+inf`; no spaces, no NaN.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(b).ok()?;
+    if s.is_empty()
+        || s.starts_with(|c: char| c.is_whitespace())
+        || s.ends_with(|c: char| c.is_whitespace())
+    {
+        return None;
+    }
+    let v: f64 = s.parse().ok()?;
+    (!v.is_nan()).then_some(v)
+}
+
+/// Formats the result of INCRBYFLOAT / HINCRBYFLOAT: plain decimal notation without an
+/// exponent or trailing zeros (Redis prints its long double with `%.17Lf` and trims zeros;
+/// this is the shortest text that reads back as the same `f64`).
+pub fn format_long_double(v: f64) -> String {
+    let s = format!("{v}");
+    if s == "-0" { "0".into() } else { s }
 }
 
 /// Options of SCAN and SSCAN.

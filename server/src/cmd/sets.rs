@@ -5,28 +5,36 @@ use bytes::Bytes;
 
 use super::{WRONGTYPE, parse_scan_args};
 use crate::resp::Reply;
-use crate::store::{MAX_KEY_LEN, Meta, R, Txn, member_key, sub_prefix, tag};
+use crate::store::{Meta, R, Txn, member_fits, member_key, member_too_long, sub_prefix, tag};
 
-/// The cardinality of set `key`: `None` if missing, WRONGTYPE for other types.
-fn card(txn: &Txn<'_>, key: &[u8]) -> Result<Option<u64>, Reply> {
+/// Set `key`'s version and cardinality: `None` if missing, WRONGTYPE for other types.
+pub fn card(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
     match txn.meta(key)? {
         None => Ok(None),
-        Some(Meta::Set { card }) => Ok(Some(card)),
+        Some(Meta::Set { version, card }) => Ok(Some((version, card))),
         Some(_) => Err(Reply::Error(WRONGTYPE.into())),
     }
 }
 
-/// `SADD key member [member ...]`
-pub fn sadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let key = &a[1];
-    if a[2..].iter().any(|m| key.len() + m.len() > MAX_KEY_LEN) {
-        return Err(Reply::err("set member too long for bloomkv-server"));
-    }
-    let old = card(txn, key)?;
-    let mut n = old.unwrap_or(0);
+/// Adds `members` to set `key` (creating it); returns how many were new.
+///
+/// # Errors
+/// WRONGTYPE, a member too long, engine errors.
+pub fn add_members<'m>(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    members: impl IntoIterator<Item = &'m [u8]>,
+) -> Result<i64, Reply> {
+    let (version, mut n) = match card(txn, key)? {
+        Some(vc) => vc,
+        None => (txn.new_version()?, 0),
+    };
     let mut added = 0;
-    for m in &a[2..] {
-        let mk = member_key(key, m);
+    for m in members {
+        if !member_fits(key, m) {
+            return Err(member_too_long(key, m));
+        }
+        let mk = member_key(key, version, m);
         if txn.get(&mk)?.is_none() {
             txn.put(mk, Vec::new());
             added += 1;
@@ -34,20 +42,43 @@ pub fn sadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
     }
     if added > 0 {
-        txn.put_meta(key, &Meta::Set { card: n }, old.is_some());
+        txn.put_meta(key, Meta::Set { version, card: n })?;
     }
-    Ok(Reply::Int(added))
+    Ok(added)
 }
 
-/// `SREM key member [member ...]`
-pub fn srem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+/// `SADD key member [member ...]`
+pub fn sadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
-    let Some(mut n) = card(txn, key)? else {
-        return Ok(Reply::Int(0));
+    if let Some(m) = a[2..].iter().find(|m| !member_fits(key, m)) {
+        return Err(member_too_long(key, m));
+    }
+    Ok(Reply::Int(add_members(
+        txn,
+        key,
+        a[2..].iter().map(|m| m.as_ref()),
+    )?))
+}
+
+/// Removes `members` from set `key`; the key goes with its last member. Returns how many
+/// were there.
+///
+/// # Errors
+/// WRONGTYPE, engine errors.
+pub fn remove_members<'m>(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    members: impl IntoIterator<Item = &'m [u8]>,
+) -> Result<i64, Reply> {
+    let Some((version, mut n)) = card(txn, key)? else {
+        return Ok(0);
     };
     let mut removed = 0;
-    for m in &a[2..] {
-        let mk = member_key(key, m);
+    for m in members {
+        if !member_fits(key, m) {
+            continue;
+        }
+        let mk = member_key(key, version, m);
         if txn.get(&mk)?.is_some() {
             txn.delete(mk);
             removed += 1;
@@ -56,30 +87,45 @@ pub fn srem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     if removed > 0 {
         if n == 0 {
-            txn.remove_key(key, &Meta::Set { card: 0 })?;
+            txn.remove_key(key)?;
         } else {
-            txn.put_meta(key, &Meta::Set { card: n }, true);
+            txn.put_meta(key, Meta::Set { version, card: n })?;
         }
     }
-    Ok(Reply::Int(removed))
+    Ok(removed)
+}
+
+/// `SREM key member [member ...]`
+pub fn srem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    Ok(Reply::Int(remove_members(
+        txn,
+        &a[1],
+        a[2..].iter().map(|m| m.as_ref()),
+    )?))
+}
+
+/// Whether `member` is in the set of version `version` of `key`.
+fn has(txn: &Txn<'_>, key: &[u8], version: u64, member: &[u8]) -> Result<bool, Reply> {
+    Ok(member_fits(key, member) && txn.get(&member_key(key, version, member))?.is_some())
 }
 
 /// SISMEMBER key member
 pub fn sismember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    if card(txn, &a[1])?.is_none() {
+    let Some((version, _)) = card(txn, &a[1])? else {
         return Ok(Reply::Int(0));
-    }
-    Ok(Reply::Int(i64::from(
-        txn.get(&member_key(&a[1], &a[2]))?.is_some(),
-    )))
+    };
+    Ok(Reply::Int(i64::from(has(txn, &a[1], version, &a[2])?)))
 }
 
 /// `SMISMEMBER key member [member ...]`
 pub fn smismember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let exists = card(txn, &a[1])?.is_some();
+    let set = card(txn, &a[1])?;
     let mut out = Vec::with_capacity(a.len() - 2);
     for m in &a[2..] {
-        let hit = exists && txn.get(&member_key(&a[1], m))?.is_some();
+        let hit = match set {
+            Some((version, _)) => has(txn, &a[1], version, m)?,
+            None => false,
+        };
         out.push(Reply::Int(i64::from(hit)));
     }
     Ok(Reply::Array(out))
@@ -87,15 +133,15 @@ pub fn smismember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// SCARD key
 pub fn scard(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    Ok(Reply::Int(card(txn, &a[1])?.unwrap_or(0) as i64))
+    Ok(Reply::Int(card(txn, &a[1])?.map_or(0, |(_, c)| c) as i64))
 }
 
 /// SMEMBERS key
 pub fn smembers(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    if card(txn, &a[1])?.is_none() {
+    let Some((version, _)) = card(txn, &a[1])? else {
         return Ok(Reply::Set(Vec::new()));
-    }
-    let prefix = sub_prefix(tag::MEMBER, &a[1]);
+    };
+    let prefix = sub_prefix(tag::MEMBER, &a[1], version);
     let members = txn
         .scan_prefix(&prefix, None, usize::MAX)?
         .into_iter()
@@ -107,10 +153,10 @@ pub fn smembers(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SSCAN key cursor [MATCH pattern] [COUNT count]`
 pub fn sscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[2..], false)?;
-    if card(txn, &a[1])?.is_none() {
+    let Some((version, _)) = card(txn, &a[1])? else {
         return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]));
-    }
-    let prefix = sub_prefix(tag::MEMBER, &a[1]);
+    };
+    let prefix = sub_prefix(tag::MEMBER, &a[1], version);
     let after = match opts.cursor {
         0 => None,
         c => match txn.store().cursor(c) {

@@ -1,5 +1,5 @@
-//! Strings and bitmaps: GET, SET, SETNX, GETSET, MGET, MSET, INCR/DECR(BY), APPEND, STRLEN,
-//! SETBIT, GETBIT, BITCOUNT.
+//! Strings and bitmaps: GET, SET (with its expiry options), SETNX, SETEX, PSETEX, GETSET,
+//! GETDEL, GETEX, MGET, MSET, MSETNX, INCR/DECR(BY), APPEND, STRLEN, SETBIT, GETBIT, BITCOUNT.
 //!
 //! A string is held inline in its metadata value until a bit or append operation would make
 //! it longer than one chunk; from then on it is chunked (4 KiB per engine value), so a
@@ -7,15 +7,13 @@
 
 use bytes::Bytes;
 
+use super::expiry::{Expiry, parse_expiry};
 use super::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
-use crate::store::{CHUNK_BYTES, Meta, R, Txn, chunk_key, sub_prefix, tag};
+use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key, sub_prefix, tag};
 
 /// Largest string value: the engine's value limit less the metadata tag.
 pub const MAX_STRING: usize = 256 * 1024 * 1024 - 16;
-
-/// The reply to SET's TTL options: keys never expire here.
-pub const EXPIRY_UNSUPPORTED: &str = "expiry options (EX, PX, EXAT, PXAT, KEEPTTL) are not supported by bloomkv-server: keys do not expire";
 
 /// Largest bit offset (Redis: 2^32 - 1, a 512 MB string).
 const MAX_BIT_OFFSET: u64 = (1 << 32) - 1;
@@ -31,10 +29,10 @@ fn too_big() -> Reply {
 pub fn read_string(txn: &Txn<'_>, key: &[u8], meta: &Meta) -> Result<Vec<u8>, Reply> {
     match meta {
         Meta::Str(v) => Ok(v.clone()),
-        Meta::Chunked { len } => {
+        Meta::Chunked { version, len } => {
             let len = *len as usize;
             let mut out = vec![0u8; len];
-            let prefix = sub_prefix(tag::CHUNK, key);
+            let prefix = sub_prefix(tag::CHUNK, key, *version);
             for (k, v) in txn.scan_prefix(&prefix, None, usize::MAX)? {
                 let idx = chunk_index(&k[prefix.len()..]);
                 let start = idx.saturating_mul(CHUNK_BYTES);
@@ -65,21 +63,24 @@ fn get_string(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
     }
 }
 
-/// Sets `key` to the inline string `value`, replacing whatever it held (`old`).
+/// Sets `key` to the inline string `value` expiring at `expire_at` (0: never), replacing
+/// whatever it held: one write of its metadata key.
 ///
 /// # Errors
-/// Engine errors from removing old members or chunks.
+/// Engine errors reading the current record.
 pub fn set_string(
     txn: &mut Txn<'_>,
     key: &[u8],
-    old: Option<&Meta>,
     value: Vec<u8>,
+    expire_at: u64,
 ) -> Result<(), Reply> {
-    if let Some(m) = old {
-        txn.remove_subkeys(key, m)?;
-    }
-    txn.put_meta(key, &Meta::Str(value), old.is_some());
-    Ok(())
+    txn.put_record(
+        key,
+        Record {
+            expire_at,
+            meta: Meta::Str(value),
+        },
+    )
 }
 
 /// GET key
@@ -87,9 +88,11 @@ pub fn get(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(Reply::opt_bulk(get_string(txn, &a[1])?))
 }
 
-/// `SET key value [NX | XX] [GET]`; the TTL options EX, PX, EXAT, PXAT and KEEPTTL are refused.
+/// `SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]`
 pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let (mut nx, mut xx, mut get) = (false, false, false);
+    let mut expiry: Option<Expiry> = None;
+    let mut keepttl = false;
     let mut i = 3;
     while i < a.len() {
         let opt = a[i].to_ascii_uppercase();
@@ -97,11 +100,13 @@ pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             b"NX" if !xx => nx = true,
             b"XX" if !nx => xx = true,
             b"GET" => get = true,
-            b"EX" | b"PX" | b"EXAT" | b"PXAT" | b"KEEPTTL" => {
-                if opt != b"KEEPTTL" && i + 1 >= a.len() {
+            b"KEEPTTL" if expiry.is_none() => keepttl = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if expiry.is_none() && !keepttl => {
+                let Some(v) = a.get(i + 1) else {
                     return Err(Reply::err("syntax error"));
-                }
-                return Err(Reply::err(EXPIRY_UNSUPPORTED));
+                };
+                expiry = Some(parse_expiry(&opt, v, "set")?);
+                i += 1;
             }
             _ => return Err(Reply::err("syntax error")),
         }
@@ -111,20 +116,109 @@ pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if a[2].len() > MAX_STRING {
         return Err(too_big());
     }
-    let old = txn.meta(key)?;
+    let old = txn.live(key)?;
     let old_value = match (&old, get) {
-        (Some(m), true) => Some(read_string(txn, key, m)?),
+        (Some(r), true) => Some(read_string(txn, key, &r.meta)?),
         _ => None,
     };
     let skip = (nx && old.is_some()) || (xx && old.is_none());
     if !skip {
-        set_string(txn, key, old.as_ref(), a[2].to_vec())?;
+        let expire_at = match (expiry, &old) {
+            (Some(e), _) => e.at(txn.now_ms())?,
+            (None, Some(r)) if keepttl => r.expire_at,
+            (None, _) => 0,
+        };
+        set_string(txn, key, a[2].to_vec(), expire_at)?;
     }
     Ok(match (get, skip) {
         (true, _) => Reply::opt_bulk(old_value),
         (false, true) => Reply::Nil,
         (false, false) => Reply::Ok,
     })
+}
+
+/// `SETEX key seconds value`
+pub fn setex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    set_with_expiry(txn, a, b"EX", "setex")
+}
+
+/// `PSETEX key milliseconds value`
+pub fn psetex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    set_with_expiry(txn, a, b"PX", "psetex")
+}
+
+fn set_with_expiry(txn: &mut Txn<'_>, a: &[Bytes], unit: &[u8], cmd: &'static str) -> R {
+    let e = parse_expiry(unit, &a[2], cmd)?;
+    if a[3].len() > MAX_STRING {
+        return Err(too_big());
+    }
+    let at = e.at(txn.now_ms())?;
+    set_string(txn, &a[1], a[3].to_vec(), at)?;
+    Ok(Reply::Ok)
+}
+
+/// `GETDEL key`
+pub fn getdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let Some(v) = get_string(txn, &a[1])? else {
+        return Ok(Reply::Nil);
+    };
+    txn.remove_key(&a[1])?;
+    Ok(Reply::bulk(v))
+}
+
+/// `GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]`
+pub fn getex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let mut expiry: Option<Expiry> = None;
+    let mut persist = false;
+    let mut i = 2;
+    while i < a.len() {
+        let opt = a[i].to_ascii_uppercase();
+        match opt.as_slice() {
+            b"PERSIST" if expiry.is_none() && !persist => persist = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if expiry.is_none() && !persist => {
+                let Some(v) = a.get(i + 1) else {
+                    return Err(Reply::err("syntax error"));
+                };
+                expiry = Some(parse_expiry(&opt, v, "getex")?);
+                i += 1;
+            }
+            _ => return Err(Reply::err("syntax error")),
+        }
+        i += 1;
+    }
+    let Some(rec) = txn.live(key)? else {
+        return Ok(Reply::Nil);
+    };
+    let v = read_string(txn, key, &rec.meta)?;
+    let now = txn.now_ms();
+    match (expiry, persist) {
+        (Some(e), _) => {
+            let at = e.at(now)?;
+            if at <= now {
+                txn.remove_key(key)?;
+            } else {
+                txn.put_record(
+                    key,
+                    Record {
+                        expire_at: at,
+                        ..rec
+                    },
+                )?;
+            }
+        }
+        (None, true) if rec.expire_at != 0 => {
+            txn.put_record(
+                key,
+                Record {
+                    expire_at: 0,
+                    ..rec
+                },
+            )?;
+        }
+        _ => {}
+    }
+    Ok(Reply::bulk(v))
 }
 
 /// SETNX key value
@@ -135,7 +229,7 @@ pub fn setnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if txn.meta(&a[1])?.is_some() {
         return Ok(Reply::Int(0));
     }
-    set_string(txn, &a[1], None, a[2].to_vec())?;
+    set_string(txn, &a[1], a[2].to_vec(), 0)?;
     Ok(Reply::Int(1))
 }
 
@@ -144,12 +238,8 @@ pub fn getset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if a[2].len() > MAX_STRING {
         return Err(too_big());
     }
-    let old = txn.meta(&a[1])?;
-    let old_value = match &old {
-        Some(m) => Some(read_string(txn, &a[1], m)?),
-        None => None,
-    };
-    set_string(txn, &a[1], old.as_ref(), a[2].to_vec())?;
+    let old_value = get_string(txn, &a[1])?;
+    set_string(txn, &a[1], a[2].to_vec(), 0)?;
     Ok(Reply::opt_bulk(old_value))
 }
 
@@ -176,30 +266,57 @@ pub fn mset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Err(too_big());
     }
     for pair in a[1..].chunks(2) {
-        let old = txn.meta(&pair[0])?;
-        set_string(txn, &pair[0], old.as_ref(), pair[1].to_vec())?;
+        set_string(txn, &pair[0], pair[1].to_vec(), 0)?;
     }
     Ok(Reply::Ok)
 }
 
-fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64, decr: bool) -> R {
-    let old = txn.meta(key)?;
-    let current = match &old {
-        None => 0,
-        Some(m) => {
-            let v = read_string(txn, key, m)?;
-            parse_i64(&v).ok_or_else(|| Reply::err(NOT_INT))?
+/// `MSETNX key value [key value ...]`: sets them all only if none exists.
+pub fn msetnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if a.len().is_multiple_of(2) {
+        return Err(Reply::err("wrong number of arguments for 'msetnx' command"));
+    }
+    if a[2..].iter().step_by(2).any(|v| v.len() > MAX_STRING) {
+        return Err(too_big());
+    }
+    for pair in a[1..].chunks(2) {
+        if txn.meta(&pair[0])?.is_some() {
+            return Ok(Reply::Int(0));
         }
+    }
+    for pair in a[1..].chunks(2) {
+        set_string(txn, &pair[0], pair[1].to_vec(), 0)?;
+    }
+    Ok(Reply::Int(1))
+}
+
+/// INCRBY's work: the value changes, its time to live stays (as in Redis).
+fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64) -> R {
+    let current = match get_string(txn, key)? {
+        None => 0,
+        Some(v) => parse_i64(&v).ok_or_else(|| Reply::err(NOT_INT))?,
     };
-    let new = current.checked_add(by).ok_or_else(|| {
-        Reply::err(if decr {
-            "decrement would overflow"
-        } else {
-            "increment or decrement would overflow"
-        })
-    })?;
-    set_string(txn, key, old.as_ref(), new.to_string().into_bytes())?;
+    let new = current
+        .checked_add(by)
+        .ok_or_else(|| Reply::err("increment or decrement would overflow"))?;
+    txn.put_meta(key, Meta::Str(new.to_string().into_bytes()))?;
     Ok(Reply::Int(new))
+}
+
+/// `INCRBYFLOAT key increment`
+pub fn incrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let by = super::parse_f64(&a[2]).ok_or_else(|| Reply::err("value is not a valid float"))?;
+    let current = match get_string(txn, &a[1])? {
+        None => 0.0,
+        Some(v) => super::parse_f64(&v).ok_or_else(|| Reply::err("value is not a valid float"))?,
+    };
+    let new = current + by;
+    if !new.is_finite() {
+        return Err(Reply::err("increment would produce NaN or Infinity"));
+    }
+    let text = super::format_long_double(new);
+    txn.put_meta(&a[1], Meta::Str(text.clone().into_bytes()))?;
+    Ok(Reply::bulk(text))
 }
 
 fn int_arg(b: &[u8]) -> Result<i64, Reply> {
@@ -208,18 +325,18 @@ fn int_arg(b: &[u8]) -> Result<i64, Reply> {
 
 /// INCR key
 pub fn incr(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    incr_by(txn, &a[1], 1, false)
+    incr_by(txn, &a[1], 1)
 }
 
 /// DECR key
 pub fn decr(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    incr_by(txn, &a[1], -1, false)
+    incr_by(txn, &a[1], -1)
 }
 
 /// INCRBY key increment
 pub fn incrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let by = int_arg(&a[2])?;
-    incr_by(txn, &a[1], by, false)
+    incr_by(txn, &a[1], by)
 }
 
 /// DECRBY key decrement
@@ -228,7 +345,7 @@ pub fn decrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let neg = by
         .checked_neg()
         .ok_or_else(|| Reply::err("decrement would overflow"))?;
-    incr_by(txn, &a[1], neg, true)
+    incr_by(txn, &a[1], neg)
 }
 
 /// Writes `data` at byte `offset` of the chunked string `key` (of length `len`), touching only
@@ -236,6 +353,7 @@ pub fn decrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 fn write_chunked(
     txn: &mut Txn<'_>,
     key: &[u8],
+    version: u64,
     len: u64,
     offset: u64,
     data: &[u8],
@@ -246,7 +364,7 @@ fn write_chunked(
         let idx = pos / CHUNK_BYTES as u64;
         let within = (pos % CHUNK_BYTES as u64) as usize;
         let n = rest.len().min(CHUNK_BYTES - within);
-        let ck = chunk_key(key, idx);
+        let ck = chunk_key(key, version, idx);
         let mut chunk = txn.get(&ck)?.unwrap_or_default();
         if chunk.len() < within + n {
             chunk.resize(within + n, 0);
@@ -257,22 +375,30 @@ fn write_chunked(
         rest = &rest[n..];
     }
     let new_len = len.max(offset + data.len() as u64);
-    txn.put_meta(key, &Meta::Chunked { len: new_len }, true);
+    txn.put_meta(
+        key,
+        Meta::Chunked {
+            version,
+            len: new_len,
+        },
+    )?;
     Ok(new_len)
 }
 
-/// Turns the inline string `key` into a chunked one (its metadata is rewritten by the caller).
-fn to_chunked(txn: &mut Txn<'_>, key: &[u8], value: &[u8]) {
+/// Turns the inline string `key` into a chunked one under a new version; returns the version.
+fn to_chunked(txn: &mut Txn<'_>, key: &[u8], value: &[u8]) -> Result<u64, Reply> {
+    let version = txn.new_version()?;
     for (i, c) in value.chunks(CHUNK_BYTES).enumerate() {
-        txn.put(chunk_key(key, i as u64), c.to_vec());
+        txn.put(chunk_key(key, version, i as u64), c.to_vec());
     }
     txn.put_meta(
         key,
-        &Meta::Chunked {
+        Meta::Chunked {
+            version,
             len: value.len() as u64,
         },
-        true,
-    );
+    )?;
+    Ok(version)
 }
 
 /// APPEND key value
@@ -284,7 +410,7 @@ pub fn append(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             if data.len() > MAX_STRING {
                 return Err(too_big());
             }
-            set_string(txn, key, None, data.to_vec())?;
+            set_string(txn, key, data.to_vec(), 0)?;
             Ok(Reply::Int(data.len() as i64))
         }
         Some(Meta::Str(mut v)) => {
@@ -294,18 +420,20 @@ pub fn append(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             }
             if new_len <= CHUNK_BYTES {
                 v.extend_from_slice(data);
-                txn.put_meta(key, &Meta::Str(v), true);
+                txn.put_meta(key, Meta::Str(v))?;
             } else {
-                to_chunked(txn, key, &v);
-                write_chunked(txn, key, v.len() as u64, v.len() as u64, data)?;
+                let version = to_chunked(txn, key, &v)?;
+                write_chunked(txn, key, version, v.len() as u64, v.len() as u64, data)?;
             }
             Ok(Reply::Int(new_len as i64))
         }
-        Some(Meta::Chunked { len }) => {
+        Some(Meta::Chunked { version, len }) => {
             if len + data.len() as u64 > MAX_BIT_OFFSET / 8 + 1 {
                 return Err(too_big());
             }
-            Ok(Reply::Int(write_chunked(txn, key, len, len, data)? as i64))
+            Ok(Reply::Int(
+                write_chunked(txn, key, version, len, len, data)? as i64,
+            ))
         }
         Some(_) => Err(Reply::Error(WRONGTYPE.into())),
     }
@@ -316,7 +444,7 @@ pub fn strlen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     match txn.meta(&a[1])? {
         None => Ok(Reply::Int(0)),
         Some(Meta::Str(v)) => Ok(Reply::Int(v.len() as i64)),
-        Some(Meta::Chunked { len }) => Ok(Reply::Int(len as i64)),
+        Some(Meta::Chunked { len, .. }) => Ok(Reply::Int(len as i64)),
         Some(_) => Err(Reply::Error(WRONGTYPE.into())),
     }
 }
@@ -349,32 +477,31 @@ pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         was
     };
     let meta = txn.meta(key)?;
-    let (len, existed) = match meta {
+    let (version, len, existed) = match meta {
         None if byte < CHUNK_BYTES => {
             let mut v = vec![0u8; byte + 1];
             set(&mut v[byte]);
-            txn.put_meta(key, &Meta::Str(v), false);
+            txn.put_meta(key, Meta::Str(v))?;
             return Ok(Reply::Int(0));
         }
-        None => (0, false),
+        None => (txn.new_version()?, 0, false),
         Some(Meta::Str(mut v)) => {
             if byte.max(v.len().saturating_sub(1)) < CHUNK_BYTES {
                 if v.len() <= byte {
                     v.resize(byte + 1, 0);
                 }
                 let was = set(&mut v[byte]);
-                txn.put_meta(key, &Meta::Str(v), true);
+                txn.put_meta(key, Meta::Str(v))?;
                 return Ok(Reply::Int(i64::from(was)));
             }
-            to_chunked(txn, key, &v);
-            (v.len() as u64, true)
+            (to_chunked(txn, key, &v)?, v.len() as u64, true)
         }
-        Some(Meta::Chunked { len }) => (len, true),
+        Some(Meta::Chunked { version, len }) => (version, len, true),
         Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
     };
     let idx = (byte / CHUNK_BYTES) as u64;
     let within = byte % CHUNK_BYTES;
-    let ck = chunk_key(key, idx);
+    let ck = chunk_key(key, version, idx);
     let mut chunk = txn.get(&ck)?.unwrap_or_default();
     if chunk.len() <= within {
         chunk.resize(within + 1, 0);
@@ -383,7 +510,13 @@ pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     txn.put(ck, chunk);
     let new_len = len.max(byte as u64 + 1);
     if new_len != len || !existed {
-        txn.put_meta(key, &Meta::Chunked { len: new_len }, existed);
+        txn.put_meta(
+            key,
+            Meta::Chunked {
+                version,
+                len: new_len,
+            },
+        )?;
     }
     Ok(Reply::Int(i64::from(was)))
 }
@@ -397,8 +530,8 @@ pub fn getbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let b = match txn.meta(key)? {
         None => 0,
         Some(Meta::Str(v)) => v.get(byte).copied().unwrap_or(0),
-        Some(Meta::Chunked { .. }) => txn
-            .get(&chunk_key(key, (byte / CHUNK_BYTES) as u64))?
+        Some(Meta::Chunked { version, .. }) => txn
+            .get(&chunk_key(key, version, (byte / CHUNK_BYTES) as u64))?
             .and_then(|c| c.get(byte % CHUNK_BYTES).copied())
             .unwrap_or(0),
         Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
@@ -434,6 +567,11 @@ pub fn bitcount(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     } else {
         v.len() as i64
     };
+    // Redis: both ends negative and the start past the end is an empty range, whatever the
+    // length (clamping both to 0 would count the first byte).
+    if start < 0 && end < 0 && start > end {
+        return Ok(Reply::Int(0));
+    }
     let norm = |x: i64| if x < 0 { (x + total).max(0) } else { x };
     let (s, e) = (norm(start), norm(end).min(total - 1));
     if s > e || total == 0 {

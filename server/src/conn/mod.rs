@@ -272,6 +272,7 @@ impl Conn {
                     txn: store.txn(),
                     replies: Vec::new(),
                 });
+                g.txn.set_ctx(crate::store::Ctx::local());
                 let r = f(&mut g.txn, &args).unwrap_or_else(|e| e);
                 g.replies.push(r);
             }
@@ -316,6 +317,18 @@ impl Conn {
             return (unknown_command(&args), Flow::Continue);
         };
         if !c.arity_ok(args.len()) {
+            if c.name == "exec" {
+                // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
+                self.multi = None;
+                self.multi_error = false;
+                return (
+                    Reply::Error(format!(
+                        "EXECABORT Transaction discarded because of: wrong number of arguments for '{}' command",
+                        c.name
+                    )),
+                    Flow::Continue,
+                );
+            }
             self.flag_multi();
             return (wrong_arity(c.name), Flow::Continue);
         }
@@ -366,14 +379,14 @@ impl Conn {
         let store = Arc::clone(&self.shared.store);
         let reply = match c.kind {
             Kind::Read(f) => {
-                let mut txn = store.txn();
+                let mut txn = store.reader();
                 f(&mut txn, args).unwrap_or_else(|e| e)
             }
             Kind::Write(f) => {
                 let _g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
                 let mut txn = store.txn();
                 match f(&mut txn, args) {
-                    Ok(r) => txn.commit().map(|()| r).unwrap_or_else(|e| e),
+                    Ok(r) => txn.commit().map(|_| r).unwrap_or_else(|e| e),
                     Err(e) => e,
                 }
             }
@@ -381,7 +394,7 @@ impl Conn {
                 let _g = store.lock_all();
                 let mut txn = store.txn();
                 match f(&mut txn, args) {
-                    Ok(r) => txn.commit().map(|()| r).unwrap_or_else(|e| e),
+                    Ok(r) => txn.commit().map(|_| r).unwrap_or_else(|e| e),
                     Err(e) => e,
                 }
             }
@@ -471,7 +484,7 @@ impl Conn {
             replies.push(r);
         }
         match txn.commit() {
-            Ok(()) => Reply::Array(replies),
+            Ok(_) => Reply::Array(replies),
             Err(e) => e,
         }
     }

@@ -14,6 +14,7 @@ pub struct TestServer {
     pub server: Option<Server>,
     pub dir: tempfile::TempDir,
     pub port: u16,
+    pub config: Config,
 }
 
 impl TestServer {
@@ -32,13 +33,22 @@ impl TestServer {
             ..Config::default()
         };
         tweak(&mut config);
-        let server = Server::start(config).unwrap();
+        let server = Server::start(config.clone()).unwrap();
         let port = server.local_addr().port();
         TestServer {
             server: Some(server),
             dir,
             port,
+            config,
         }
+    }
+
+    /// Stops the server cleanly and starts it again on the same directory (a new port).
+    pub fn restart(&mut self) {
+        self.stop();
+        let server = Server::start(self.config.clone()).unwrap();
+        self.port = server.local_addr().port();
+        self.server = Some(server);
     }
 
     /// A RESP2 client connection.

@@ -1,0 +1,327 @@
+//! Metadata values: what a Redis key is, when it expires, and the version its members live
+//! under (docs/SERVER.md, "Data model").
+//!
+//! ```text
+//! type u8 | expire_at u64 LE (ms since the Unix epoch, 0: never) | the type's fields
+//! 1 string      the bytes
+//! 2 chunked     version u64, length u64
+//! 3 set         version u64, cardinality u64
+//! 4 Bloom       version u64, then BloomMeta (crate::bloom)
+//! 5 hash        version u64, field count u64
+//! 6 list        version u64, head u64, tail u64 (elements at positions head..tail)
+//! 7 sorted set  version u64, cardinality u64
+//! ```
+//! All integers little-endian. Format 1's values started with `s`, `c`, `S` or `B` and had
+//! neither expiry nor version; they are read only by the migration.
+
+use crate::bloom::BloomMeta;
+use crate::resp::Reply;
+
+/// What a metadata key says about its Redis key (the expiry aside).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Meta {
+    /// A string held inline in the metadata value.
+    Str(Vec<u8>),
+    /// A string of `len` bytes held in 4 KiB chunks (bitmaps); missing chunks are zeros.
+    Chunked {
+        /// Version its chunks live under.
+        version: u64,
+        /// Length of the string in bytes.
+        len: u64,
+    },
+    /// A set of `card` members.
+    Set {
+        /// Version its members live under.
+        version: u64,
+        /// Number of members.
+        card: u64,
+    },
+    /// A scalable Bloom filter.
+    Bloom {
+        /// Version its chunks live under.
+        version: u64,
+        /// Parameters and sub-filters.
+        filter: BloomMeta,
+    },
+    /// A hash of `len` fields.
+    Hash {
+        /// Version its fields live under.
+        version: u64,
+        /// Number of fields.
+        len: u64,
+    },
+    /// A list: its elements sit at positions `head..tail`.
+    List {
+        /// Version its elements live under.
+        version: u64,
+        /// Position of the first element.
+        head: u64,
+        /// One past the position of the last element.
+        tail: u64,
+    },
+    /// A sorted set of `card` members.
+    Zset {
+        /// Version its members live under.
+        version: u64,
+        /// Number of members.
+        card: u64,
+    },
+}
+
+/// Position of an empty list's head and tail: pushes go both ways from the middle of the
+/// u64 range, so neither end runs out.
+pub const LIST_START: u64 = 1 << 63;
+
+/// A metadata value: the key's type and fields, and its expiry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// When the key expires, in ms since the Unix epoch; 0: never.
+    pub expire_at: u64,
+    /// The key's type and fields.
+    pub meta: Meta,
+}
+
+impl Record {
+    /// True once `now_ms` has reached the expiry.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+}
+
+const STR: u8 = 1;
+const CHUNKED: u8 = 2;
+const SET: u8 = 3;
+const BLOOM: u8 = 4;
+const HASH: u8 = 5;
+const LIST: u8 = 6;
+const ZSET: u8 = 7;
+
+/// The reply for a metadata value that does not decode.
+pub fn corrupt() -> Reply {
+    Reply::err("corrupt metadata value in the store")
+}
+
+fn u64_at(b: &[u8], at: usize) -> Result<u64, Reply> {
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or_else(corrupt)
+}
+
+impl Record {
+    /// Decodes a format-2 metadata value.
+    ///
+    /// # Errors
+    /// An `ERR` reply naming the damage (also for a format-1 value).
+    pub fn decode(v: &[u8]) -> Result<Record, Reply> {
+        let (&t, rest) = v.split_first().ok_or_else(corrupt)?;
+        let expire_at = u64_at(rest, 0)?;
+        let f = &rest[8..];
+        let exact = |n: usize| if f.len() == n { Ok(()) } else { Err(corrupt()) };
+        let meta = match t {
+            STR => Meta::Str(f.to_vec()),
+            CHUNKED => {
+                exact(16)?;
+                Meta::Chunked {
+                    version: u64_at(f, 0)?,
+                    len: u64_at(f, 8)?,
+                }
+            }
+            SET => {
+                exact(16)?;
+                Meta::Set {
+                    version: u64_at(f, 0)?,
+                    card: u64_at(f, 8)?,
+                }
+            }
+            BLOOM => Meta::Bloom {
+                version: u64_at(f, 0)?,
+                filter: BloomMeta::decode(&f[8..]).ok_or_else(corrupt)?,
+            },
+            HASH => {
+                exact(16)?;
+                Meta::Hash {
+                    version: u64_at(f, 0)?,
+                    len: u64_at(f, 8)?,
+                }
+            }
+            LIST => {
+                exact(24)?;
+                let (head, tail) = (u64_at(f, 8)?, u64_at(f, 16)?);
+                if head > tail {
+                    return Err(corrupt());
+                }
+                Meta::List {
+                    version: u64_at(f, 0)?,
+                    head,
+                    tail,
+                }
+            }
+            ZSET => {
+                exact(16)?;
+                Meta::Zset {
+                    version: u64_at(f, 0)?,
+                    card: u64_at(f, 8)?,
+                }
+            }
+            _ => return Err(corrupt()),
+        };
+        Ok(Record { expire_at, meta })
+    }
+
+    /// Encodes the value [`Record::decode`] reads.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(32);
+        let fields = |o: &mut Vec<u8>, t: u8, xs: &[u64]| {
+            o.push(t);
+            o.extend_from_slice(&self.expire_at.to_le_bytes());
+            for x in xs {
+                o.extend_from_slice(&x.to_le_bytes());
+            }
+        };
+        match &self.meta {
+            Meta::Str(v) => {
+                o.reserve(v.len());
+                fields(&mut o, STR, &[]);
+                o.extend_from_slice(v);
+            }
+            Meta::Chunked { version, len } => fields(&mut o, CHUNKED, &[*version, *len]),
+            Meta::Set { version, card } => fields(&mut o, SET, &[*version, *card]),
+            Meta::Bloom { version, filter } => {
+                fields(&mut o, BLOOM, &[*version]);
+                filter.encode(&mut o);
+            }
+            Meta::Hash { version, len } => fields(&mut o, HASH, &[*version, *len]),
+            Meta::List {
+                version,
+                head,
+                tail,
+            } => fields(&mut o, LIST, &[*version, *head, *tail]),
+            Meta::Zset { version, card } => fields(&mut o, ZSET, &[*version, *card]),
+        }
+        o
+    }
+
+    /// Only the type and expiry of a value, without decoding the rest (for the expiry
+    /// reclaimer and compaction): `None` if damaged.
+    pub fn peek(v: &[u8]) -> Option<(u8, u64)> {
+        let t = *v.first()?;
+        let at = u64::from_le_bytes(v.get(1..9)?.try_into().ok()?);
+        (STR..=ZSET).contains(&t).then_some((t, at))
+    }
+
+    /// The version of a collection value, without decoding the rest: `None` for strings
+    /// and damaged values.
+    pub fn peek_version(v: &[u8]) -> Option<u64> {
+        let (t, _) = Record::peek(v)?;
+        if t == STR {
+            return None;
+        }
+        Some(u64::from_le_bytes(v.get(9..17)?.try_into().ok()?))
+    }
+}
+
+impl Meta {
+    /// The name `TYPE` answers.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Meta::Str(_) | Meta::Chunked { .. } => "string",
+            Meta::Set { .. } => "set",
+            Meta::Bloom { .. } => "MBbloom--",
+            Meta::Hash { .. } => "hash",
+            Meta::List { .. } => "list",
+            Meta::Zset { .. } => "zset",
+        }
+    }
+
+    /// The version its members live under (`None` for an inline string).
+    pub fn version(&self) -> Option<u64> {
+        match self {
+            Meta::Str(_) => None,
+            Meta::Chunked { version, .. }
+            | Meta::Set { version, .. }
+            | Meta::Bloom { version, .. }
+            | Meta::Hash { version, .. }
+            | Meta::List { version, .. }
+            | Meta::Zset { version, .. } => Some(*version),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        for meta in [
+            Meta::Str(b"hello".to_vec()),
+            Meta::Chunked {
+                version: 3,
+                len: 12345,
+            },
+            Meta::Set {
+                version: 4,
+                card: 7,
+            },
+            Meta::Hash { version: 5, len: 2 },
+            Meta::List {
+                version: 6,
+                head: LIST_START - 2,
+                tail: LIST_START + 5,
+            },
+            Meta::Zset {
+                version: 7,
+                card: 9,
+            },
+        ] {
+            for expire_at in [0, 1_700_000_000_000] {
+                let r = Record {
+                    expire_at,
+                    meta: meta.clone(),
+                };
+                let v = r.encode();
+                assert_eq!(Record::decode(&v).unwrap(), r);
+                assert_eq!(Record::peek(&v).map(|p| p.1), Some(expire_at));
+                assert_eq!(Record::peek_version(&v), meta.version());
+            }
+        }
+    }
+
+    #[test]
+    fn damage_and_format_one_are_refused() {
+        assert!(Record::decode(b"").is_err());
+        assert!(Record::decode(b"S\x01\0\0\0\0\0\0\0").is_err());
+        assert!(Record::decode(b"shello").is_err());
+        let mut v = Record {
+            expire_at: 0,
+            meta: Meta::Set {
+                version: 1,
+                card: 1,
+            },
+        }
+        .encode();
+        v.pop();
+        assert!(Record::decode(&v).is_err());
+        let bad_list = Record {
+            expire_at: 0,
+            meta: Meta::List {
+                version: 1,
+                head: 5,
+                tail: 4,
+            },
+        };
+        assert!(Record::decode(&bad_list.encode()).is_err());
+    }
+
+    #[test]
+    fn expiry_is_inclusive() {
+        let r = Record {
+            expire_at: 100,
+            meta: Meta::Str(vec![]),
+        };
+        assert!(!r.expired(99));
+        assert!(r.expired(100));
+        assert!(!Record { expire_at: 0, ..r }.expired(u64::MAX));
+    }
+}

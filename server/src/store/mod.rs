@@ -1,0 +1,364 @@
+//! How Redis keys live in the engine (see docs/SERVER.md, "Data model"), the per-key writer
+//! locks, and [`Txn`]: the write set one command (or one `EXEC`) builds and commits as a
+//! single atomic `WriteBatch`.
+//!
+//! Engine keys:
+//!
+//! ```text
+//! 'M' key                                  metadata: type tag + type fields (strings inline)
+//! 'S' be32(len key) key member             a set member (empty value)
+//! 'C' be32(len key) key be64(chunk)        a 4 KiB chunk of a chunked string (bitmap)
+//! 'F' be32(len key) key be32(layer) be64(chunk)   a 4 KiB chunk of a Bloom sub-filter
+//! ```
+//!
+//! The length prefix keeps one key's sub-keys from interleaving with those of a key it is a
+//! prefix of (`a` and `ab`), so a prefix scan finds exactly one key's members.
+
+//! How Redis keys live in the engine, the per-key writer locks, and the write sets commands
+//! commit (docs/SERVER.md, "Data model").
+//!
+//! * [`keys`]: the engine key layout (metadata, expiry index, versioned members).
+//! * [`meta`]: metadata values (type, expiry, version, the type's fields).
+//! * [`txn`]: [`Txn`], one command's (or transaction's) atomic write set, and [`Ctx`].
+//! * [`migrate`]: format 1 (no versions, no expiry) to format 2, at open.
+//! * [`expire`]: the background reclaimer of expired keys.
+
+pub mod expire;
+pub mod keys;
+pub mod meta;
+pub mod migrate;
+pub mod txn;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+use bloomkv::Db;
+use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+pub use keys::{
+    bloom_chunk_key, chunk_key, member_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
+};
+pub use meta::{Meta, Record};
+pub use txn::{Committed, Ctx, Entry, R, Txn};
+
+use crate::resp::Reply;
+use crate::walsync::WalSyncEnv;
+
+/// Bytes per chunk of a chunked string: one engine value, so one SETBIT writes at most this
+/// much (plus the metadata key).
+pub const CHUNK_BYTES: usize = 4096;
+
+/// Longest Redis key accepted: the engine's 64 KiB key limit less the largest sub-key
+/// overhead. A member (set member, hash field, sorted-set member) and its key together are
+/// held to the same limit ([`MAX_MEMBER_KEY`]).
+pub const MAX_KEY_LEN: usize = bloomkv::MAX_KEY_BYTES - keys::SUBKEY_OVERHEAD;
+
+/// Longest key plus member (set member, hash field, sorted-set member) accepted.
+pub const MAX_MEMBER_KEY: usize = MAX_KEY_LEN;
+
+/// The error for a member, field or element whose engine key would pass the engine's limit.
+pub fn member_too_long(key: &[u8], member: &[u8]) -> Reply {
+    Reply::err(format!(
+        "member of {} bytes too long for a key of {} bytes: bloomkv-server holds a key and \
+         one member, field or sorted-set member to {MAX_MEMBER_KEY} bytes together",
+        member.len(),
+        key.len()
+    ))
+}
+
+/// True when `key` and `member` fit together in one engine key.
+pub fn member_fits(key: &[u8], member: &[u8]) -> bool {
+    key.len() + member.len() <= MAX_MEMBER_KEY
+}
+
+/// Number of writer lock stripes.
+const STRIPES: usize = 1024;
+
+/// Versions handed out per write of the allocator's high-water mark.
+const VERSION_BLOCK: u64 = 1 << 16;
+
+impl From<bloomkv::Error> for Reply {
+    fn from(e: bloomkv::Error) -> Reply {
+        Reply::err(format!("storage error: {e}"))
+    }
+}
+
+/// Resumable-scan cursors: Redis cursors are integers, the engine's positions are keys, so
+/// each cursor handed out maps to the key to resume after. Bounded; an unknown (expired)
+/// cursor ends the iteration.
+#[derive(Debug, Default)]
+struct Cursors {
+    next: u64,
+    map: std::collections::HashMap<u64, Vec<u8>>,
+    order: std::collections::VecDeque<u64>,
+    bytes: usize,
+}
+
+/// Most cursors remembered at once, and most bytes of resume keys they may hold (keys can be
+/// 64 KiB long): the oldest are forgotten first.
+const MAX_CURSORS: usize = 16 * 1024;
+const MAX_CURSOR_BYTES: usize = 16 << 20;
+
+/// The collection-version allocator: versions below `limit` may be handed out, because a
+/// high-water mark at least `limit` is written before any of them is used (the WAL keeps
+/// writes in order, so a crash never keeps a write under a version and loses the mark).
+#[derive(Debug)]
+struct Versions {
+    next: u64,
+    limit: u64,
+}
+
+/// The engine, the writer locks and the key count.
+#[derive(Debug)]
+pub struct Store {
+    db: Db,
+    env: Arc<WalSyncEnv>,
+    stripes: Vec<Mutex<()>>,
+    global: RwLock<()>,
+    /// Metadata keys present (expired ones too, until reclaimed), as DBSIZE reports.
+    keys: AtomicI64,
+    /// Keys with a time to live (INFO keyspace's `expires`).
+    volatile: AtomicI64,
+    cursors: Mutex<Cursors>,
+    versions: Mutex<Versions>,
+    /// Keys the reclaimer removed since start (INFO's `expired_keys`).
+    expired: AtomicU64,
+}
+
+/// Writer locks held while one write command (or a group of them) runs.
+pub struct WriteGuard<'a> {
+    store: &'a Store,
+    _global: RwLockReadGuard<'a, ()>,
+    stripes: Vec<(usize, MutexGuard<'a, ()>)>,
+}
+
+impl<'a> WriteGuard<'a> {
+    /// Also takes the stripes of `keys`, without waiting: `false` (having taken some of them,
+    /// perhaps) if one is held by another writer. Never blocking while holding locks is what
+    /// keeps writers that grow their lock set from deadlocking.
+    pub fn try_add<'k, I>(&mut self, keys: I) -> bool
+    where
+        I: IntoIterator<Item = &'k [u8]>,
+    {
+        for k in keys {
+            let i = stripe(k);
+            if self.stripes.iter().any(|(j, _)| *j == i) {
+                continue;
+            }
+            match self.store.stripes[i].try_lock() {
+                Some(g) => self.stripes.push((i, g)),
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+fn stripe(key: &[u8]) -> usize {
+    (bloomkv::filter::hash_key(key) % STRIPES as u64) as usize
+}
+
+impl Store {
+    /// Wraps an open database: migrates a format-1 database to format 2 (`migrate`), then
+    /// counts its keys once (one scan of the metadata keys).
+    ///
+    /// # Errors
+    /// Engine errors; a database of a newer format than this server's.
+    pub fn new(db: Db, env: Arc<WalSyncEnv>) -> Result<Store, bloomkv::Error> {
+        migrate::to_current(&db)?;
+        let count = |t: u8| -> Result<i64, bloomkv::Error> {
+            let mut n = 0i64;
+            for kv in db.scan([t].as_slice()..[t + 1].as_slice()) {
+                kv?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        let n = count(tag::META)?;
+        let volatile = count(tag::EXPIRY)?;
+        let hw = match db.get(keys::VERSION_KEY)? {
+            Some(v) => v
+                .as_slice()
+                .try_into()
+                .map(u64::from_le_bytes)
+                .map_err(|_| {
+                    bloomkv::Error::corrupt_bytes(0, "version high-water mark: not 8 bytes")
+                })?,
+            None => 1,
+        };
+        Ok(Store {
+            db,
+            env,
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            global: RwLock::new(()),
+            keys: AtomicI64::new(n),
+            volatile: AtomicI64::new(volatile),
+            cursors: Mutex::new(Cursors::default()),
+            versions: Mutex::new(Versions {
+                next: hw,
+                limit: hw,
+            }),
+            expired: AtomicU64::new(0),
+        })
+    }
+
+    /// A fresh collection version (see [`Versions`]).
+    pub(crate) fn alloc_version(&self) -> Result<u64, Reply> {
+        let mut v = self.versions.lock();
+        if v.next >= v.limit {
+            let limit = v.next + VERSION_BLOCK;
+            self.db.put(keys::VERSION_KEY, limit.to_le_bytes())?;
+            v.limit = limit;
+        }
+        v.next += 1;
+        Ok(v.next - 1)
+    }
+
+    /// Counts keys the reclaimer removed.
+    pub(crate) fn note_expired(&self, n: u64) {
+        self.expired.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Keys removed because their time to live ran out, since start.
+    pub fn expired_keys(&self) -> u64 {
+        self.expired.load(Ordering::Relaxed)
+    }
+
+    /// Applies what a committed write set changed besides the data (see [`Txn::into_batch`]);
+    /// returns the keys whose blocked clients may now be served.
+    pub fn committed(&self, done: Committed) -> Vec<Vec<u8>> {
+        if done.cleared {
+            self.keys.store(done.key_delta, Ordering::Relaxed);
+            self.volatile.store(done.volatile_delta, Ordering::Relaxed);
+        } else {
+            self.keys.fetch_add(done.key_delta, Ordering::Relaxed);
+            self.volatile
+                .fetch_add(done.volatile_delta, Ordering::Relaxed);
+        }
+        done.ready
+    }
+
+    /// Number of keys with a time to live.
+    pub fn volatile_keys(&self) -> i64 {
+        self.volatile.load(Ordering::Relaxed)
+    }
+
+    /// The engine.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The env whose WAL files [`Store::sync_wal`] syncs.
+    pub fn env(&self) -> &Arc<WalSyncEnv> {
+        &self.env
+    }
+
+    /// Forces the WAL to stable storage.
+    ///
+    /// # Errors
+    /// The sync error.
+    pub fn sync_wal(&self) -> std::io::Result<()> {
+        self.env.sync_logs()
+    }
+
+    /// Number of Redis keys.
+    pub fn dbsize(&self) -> i64 {
+        self.keys.load(Ordering::Relaxed)
+    }
+
+    /// Takes the writer locks of `keys` (their stripes, in ascending order so two commands
+    /// never wait on each other) under the shared side of the global lock.
+    pub fn lock_keys<'k, I>(&self, keys: I) -> WriteGuard<'_>
+    where
+        I: IntoIterator<Item = &'k [u8]>,
+    {
+        let global = self.global.read();
+        let mut idx: Vec<usize> = keys.into_iter().map(stripe).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        let stripes = idx
+            .into_iter()
+            .map(|i| (i, self.stripes[i].lock()))
+            .collect();
+        WriteGuard {
+            store: self,
+            _global: global,
+            stripes,
+        }
+    }
+
+    /// Takes the global lock exclusively: no other writer runs until it is dropped
+    /// (`EXEC`, `FLUSHDB`).
+    pub fn lock_all(&self) -> RwLockWriteGuard<'_, ()> {
+        self.global.write()
+    }
+
+    /// Remembers `resume_after` and returns a cursor number for it.
+    pub fn save_cursor(&self, resume_after: Vec<u8>) -> u64 {
+        let mut c = self.cursors.lock();
+        c.next += 1;
+        if c.next == 0 {
+            c.next = 1;
+        }
+        let id = c.next;
+        c.bytes += resume_after.len();
+        c.map.insert(id, resume_after);
+        c.order.push_back(id);
+        while c.order.len() > MAX_CURSORS || c.bytes > MAX_CURSOR_BYTES {
+            let Some(old) = c.order.pop_front() else {
+                break;
+            };
+            if let Some(k) = c.map.remove(&old) {
+                c.bytes -= k.len();
+            }
+        }
+        id
+    }
+
+    /// The key a cursor resumes after; `None` for an unknown cursor.
+    pub fn cursor(&self, id: u64) -> Option<Vec<u8>> {
+        self.cursors.lock().map.get(&id).cloned()
+    }
+
+    /// A new, empty write set over this store, reading the latest data (writers hold their
+    /// keys' locks, so what they read cannot change under them).
+    pub fn txn(&self) -> Txn<'_> {
+        Txn::new(self, None, Ctx::local())
+    }
+
+    /// A write set whose time, randomness and versions come from `ctx` (a replicated log
+    /// entry's).
+    pub fn txn_with(&self, ctx: Ctx) -> Txn<'_> {
+        Txn::new(self, None, ctx)
+    }
+
+    /// A read-only view for one read command: every engine read it makes sees one snapshot,
+    /// so a command reading several keys (MGET, SINTER) or a key and its members answers as
+    /// of one moment, as Redis's single thread does.
+    pub fn reader(&self) -> Txn<'_> {
+        Txn::new(self, Some(self.db.snapshot()), Ctx::local())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_memory_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Arc::new(WalSyncEnv::new());
+        let opts = bloomkv::Options {
+            env: env.clone(),
+            ..Default::default()
+        };
+        let store = Store::new(Db::open(dir.path(), opts).unwrap(), env).unwrap();
+        let first = store.save_cursor(vec![b'k'; 60_000]);
+        assert_eq!(store.cursor(first).map(|k| k.len()), Some(60_000));
+        for _ in 0..400 {
+            store.save_cursor(vec![b'k'; 60_000]);
+        }
+        assert_eq!(store.cursor(first), None, "oldest cursor forgotten");
+        assert!(store.cursors.lock().bytes <= MAX_CURSOR_BYTES);
+    }
+}

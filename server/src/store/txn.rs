@@ -1,0 +1,481 @@
+//! [`Txn`]: the write set one command (or one `EXEC`, or one pipelined group) builds and
+//! commits as a single atomic `WriteBatch`, and [`Ctx`]: what a command may depend on besides
+//! the data (the time, randomness, fresh collection versions), so that the same command
+//! decides the same way wherever it runs (a replica applying a log entry included).
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bloomkv::{Snapshot, WriteBatch};
+
+use super::Store;
+use super::keys::{self, expiry_key, meta_key, prefix_end, tag};
+use super::meta::{Meta, Record};
+use crate::resp::Reply;
+
+/// An engine key and its value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// Result of a command: its reply, or an error reply.
+pub type R = Result<Reply, Reply>;
+
+/// Where fresh collection versions come from.
+#[derive(Clone, Copy, Debug)]
+enum Versions {
+    /// The store's allocator (a persisted high-water mark).
+    Store,
+    /// Derived from a replicated log entry's index: `index << 16` onwards.
+    Log { next: u64, end: u64 },
+}
+
+/// What a command may depend on besides the data.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    now_ms: u64,
+    rng: u64,
+    versions: Versions,
+}
+
+/// The current time in ms since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit value from any seed.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl Ctx {
+    /// A command run by this server on its own: the wall clock, fresh randomness, versions
+    /// from the store.
+    pub fn local() -> Ctx {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let now_ms = unix_ms();
+        Ctx {
+            now_ms,
+            rng: mix(now_ms ^ SEQ.fetch_add(1, Ordering::Relaxed).rotate_left(32)),
+            versions: Versions::Store,
+        }
+    }
+
+    /// A command applied from replicated log entry `index`, decided at `now_ms` by the
+    /// leader: every replica derives the same time, randomness and versions from them.
+    pub fn replicated(index: u64, now_ms: u64) -> Ctx {
+        Ctx {
+            now_ms,
+            rng: mix(index),
+            versions: Versions::Log {
+                next: index << 16,
+                end: (index + 1) << 16,
+            },
+        }
+    }
+
+    /// The time the command runs at, in ms since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+}
+
+/// Pending writes of one command or transaction, read back by its own later reads.
+pub struct Txn<'a> {
+    store: &'a Store,
+    /// Reads see this snapshot (read commands: several engine reads, one moment).
+    snap: Option<Snapshot>,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Metadata records as this write set sees them (including expired ones), by Redis key.
+    records: RefCell<HashMap<Vec<u8>, Option<Record>>>,
+    /// FLUSHDB ran: nothing before this write set exists any more.
+    cleared: bool,
+    key_delta: i64,
+    /// Change to the number of keys with a time to live.
+    volatile_delta: i64,
+    ctx: Ctx,
+    /// Lists and sorted sets that became non-empty (for blocked clients).
+    ready: Vec<Vec<u8>>,
+}
+
+impl<'a> Txn<'a> {
+    pub(super) fn new(store: &'a Store, snap: Option<Snapshot>, ctx: Ctx) -> Txn<'a> {
+        Txn {
+            store,
+            snap,
+            writes: BTreeMap::new(),
+            records: RefCell::new(HashMap::new()),
+            cleared: false,
+            key_delta: 0,
+            volatile_delta: 0,
+            ctx,
+            ready: Vec::new(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &'a Store {
+        self.store
+    }
+
+    /// The time the running command decides with (ms since the Unix epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.ctx.now_ms
+    }
+
+    /// Moves the clock on to `ctx`'s for the next command of a group (a write set that spans
+    /// several commands), keeping its version source.
+    pub fn set_ctx(&mut self, ctx: Ctx) {
+        self.ctx.now_ms = ctx.now_ms;
+        self.ctx.rng = ctx.rng;
+    }
+
+    /// A pseudo-random number, the same on every replica for the same log entry.
+    pub fn rand_u64(&mut self) -> u64 {
+        self.ctx.rng = self.ctx.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mix(self.ctx.rng)
+    }
+
+    /// A version no collection has used: new collections put their members under it.
+    ///
+    /// # Errors
+    /// The engine's error persisting the allocator's high-water mark.
+    pub fn new_version(&mut self) -> Result<u64, Reply> {
+        match &mut self.ctx.versions {
+            Versions::Store => self.store.alloc_version(),
+            Versions::Log { next, end } => {
+                if *next >= *end {
+                    return Err(Reply::err("too many new collections in one log entry"));
+                }
+                *next += 1;
+                Ok(*next - 1)
+            }
+        }
+    }
+
+    /// The value of engine key `k` as this write set sees it.
+    ///
+    /// # Errors
+    /// Engine errors as `ERR` replies.
+    pub fn get(&self, k: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
+        if let Some(v) = self.writes.get(k) {
+            return Ok(v.clone());
+        }
+        if self.cleared {
+            return Ok(None);
+        }
+        Ok(match &self.snap {
+            Some(s) => s.get(k)?,
+            None => self.store.db().get(k)?,
+        })
+    }
+
+    /// The metadata record of Redis key `key`, expired or not.
+    ///
+    /// # Errors
+    /// Engine errors or a corrupt value.
+    pub fn record(&self, key: &[u8]) -> Result<Option<Record>, Reply> {
+        if let Some(r) = self.records.borrow().get(key) {
+            return Ok(r.clone());
+        }
+        let r = match self.get(&meta_key(key))? {
+            Some(v) => Some(Record::decode(&v)?),
+            None => None,
+        };
+        self.records.borrow_mut().insert(key.to_vec(), r.clone());
+        Ok(r)
+    }
+
+    /// The record of `key` if it exists and has not expired.
+    ///
+    /// # Errors
+    /// Engine errors or a corrupt value.
+    pub fn live(&self, key: &[u8]) -> Result<Option<Record>, Reply> {
+        let now = self.ctx.now_ms;
+        Ok(self.record(key)?.filter(|r| !r.expired(now)))
+    }
+
+    /// The metadata of Redis key `key`, if it exists (an expired key does not).
+    ///
+    /// # Errors
+    /// Engine errors or a corrupt value.
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Meta>, Reply> {
+        Ok(self.live(key)?.map(|r| r.meta))
+    }
+
+    /// Sets engine key `k`.
+    pub fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
+        self.writes.insert(k, Some(v));
+    }
+
+    /// Deletes engine key `k`.
+    pub fn delete(&mut self, k: Vec<u8>) {
+        self.writes.insert(k, None);
+    }
+
+    /// Writes `meta` for `key`, keeping the key's time to live if it exists (as Redis's
+    /// commands that modify a value do); a key that did not exist, or had expired, gets none.
+    ///
+    /// # Errors
+    /// Engine errors reading the current record.
+    pub fn put_meta(&mut self, key: &[u8], meta: Meta) -> Result<(), Reply> {
+        let expire_at = self.live(key)?.map_or(0, |r| r.expire_at);
+        self.put_record(key, Record { expire_at, meta })
+    }
+
+    /// Writes `record` for `key`: its metadata and expiry exactly as given, keeping the
+    /// expiry index and the key count right.
+    ///
+    /// # Errors
+    /// Engine errors reading the current record.
+    pub fn put_record(&mut self, key: &[u8], record: Record) -> Result<(), Reply> {
+        let old = self.record(key)?;
+        let was_volatile = old.as_ref().is_some_and(|o| o.expire_at != 0);
+        self.volatile_delta += i64::from(record.expire_at != 0) - i64::from(was_volatile);
+        match &old {
+            None => self.key_delta += 1,
+            Some(o) if o.expire_at != 0 && o.expire_at != record.expire_at => {
+                self.delete(expiry_key(o.expire_at, key));
+            }
+            Some(_) => {}
+        }
+        if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
+            self.put(expiry_key(record.expire_at, key), Vec::new());
+        }
+        self.put(meta_key(key), record.encode());
+        self.records.borrow_mut().insert(key.to_vec(), Some(record));
+        Ok(())
+    }
+
+    /// Removes Redis key `key` (live or expired): one write of its metadata key, whatever it
+    /// holds; its members stay behind under a version nothing names, for compaction to drop.
+    /// Returns whether a live key was removed.
+    ///
+    /// # Errors
+    /// Engine errors reading the current record.
+    pub fn remove_key(&mut self, key: &[u8]) -> Result<bool, Reply> {
+        let Some(old) = self.record(key)? else {
+            return Ok(false);
+        };
+        if old.expire_at != 0 {
+            self.delete(expiry_key(old.expire_at, key));
+            self.volatile_delta -= 1;
+        }
+        self.delete(meta_key(key));
+        self.key_delta -= 1;
+        self.records.borrow_mut().insert(key.to_vec(), None);
+        Ok(!old.expired(self.ctx.now_ms))
+    }
+
+    /// Removes every key (FLUSHDB): one range deletion of the whole key space but the
+    /// server's own records.
+    pub fn clear_all(&mut self) {
+        self.writes.clear();
+        self.records.borrow_mut().clear();
+        self.cleared = true;
+        self.key_delta = 0;
+        self.volatile_delta = 0;
+    }
+
+    /// Marks the list or sorted set `key` as having elements now, for blocked clients.
+    pub fn signal_ready(&mut self, key: &[u8]) {
+        if !self.ready.iter().any(|k| k == key) {
+            self.ready.push(key.to_vec());
+        }
+    }
+
+    /// The keys [`Txn::signal_ready`] named so far.
+    pub fn ready_keys(&self) -> &[Vec<u8>] {
+        &self.ready
+    }
+
+    /// Up to `limit` entries whose keys start with `prefix`, after `after` (exclusive) when
+    /// given, merging the engine's entries with this write set's.
+    ///
+    /// # Errors
+    /// Engine errors from the scan.
+    pub fn scan_prefix(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<Entry>, Reply> {
+        let mut out = Vec::new();
+        self.for_each_prefix(prefix, after, false, |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(out.len() < limit)
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each entry whose key starts with `prefix` (after `after`, exclusive,
+    /// when given; newest key first when `reverse`, then `after` bounds from above), merging
+    /// the engine's entries with this write set's, until `f` returns `false`. Holds one entry
+    /// at a time: for scans too long to collect.
+    ///
+    /// # Errors
+    /// Engine errors from the scan, or `f`'s.
+    pub fn for_each_prefix(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        reverse: bool,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
+    ) -> Result<(), Reply> {
+        let mut start = Bound::Included(prefix.to_vec());
+        let mut end = match prefix_end(prefix) {
+            Some(e) => Bound::Excluded(e),
+            None => Bound::Unbounded,
+        };
+        if let Some(a) = after.filter(|a| a.starts_with(prefix)) {
+            if reverse {
+                end = Bound::Excluded(a.to_vec());
+            } else {
+                start = Bound::Excluded(a.to_vec());
+            }
+        }
+        let range = (start.clone(), end.clone());
+        let mut engine = if self.cleared {
+            None
+        } else {
+            Some(match &self.snap {
+                Some(s) => s.scan(range.clone()),
+                None => self.store.db().scan(range.clone()),
+            })
+        };
+        let overlay = self.writes.range(range);
+        let mut overlay: Box<dyn Iterator<Item = _>> = if reverse {
+            Box::new(overlay.rev())
+        } else {
+            Box::new(overlay)
+        };
+        let next_engine = |e: &mut Option<bloomkv::DbIter>| -> Result<Option<Entry>, Reply> {
+            let Some(it) = e.as_mut() else {
+                return Ok(None);
+            };
+            let item = if reverse { it.next_back() } else { it.next() };
+            Ok(item.transpose()?)
+        };
+        let mut e_head = next_engine(&mut engine)?;
+        let mut o_head = overlay.next();
+        loop {
+            let from_engine = match (&e_head, &o_head) {
+                (None, None) => return Ok(()),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((ek, _)), Some((ok, _))) => {
+                    let o = ek.as_slice().cmp(ok.as_slice());
+                    let o = if reverse { o.reverse() } else { o };
+                    if o == std::cmp::Ordering::Equal {
+                        // The write set's version of the key replaces the engine's.
+                        e_head = next_engine(&mut engine)?;
+                    }
+                    o == std::cmp::Ordering::Less
+                }
+            };
+            let go_on = if from_engine {
+                match e_head.take() {
+                    Some((k, v)) => {
+                        e_head = next_engine(&mut engine)?;
+                        f(&k, &v)?
+                    }
+                    None => true,
+                }
+            } else {
+                match o_head.take() {
+                    Some((k, Some(v))) => {
+                        o_head = overlay.next();
+                        f(k, v)?
+                    }
+                    Some((_, None)) => {
+                        o_head = overlay.next();
+                        true
+                    }
+                    None => true,
+                }
+            };
+            if !go_on {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Number of engine keys written or deleted so far.
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// True when nothing is to be written.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty() && !self.cleared
+    }
+
+    /// The batch this write set commits and its bookkeeping, for a caller that writes the
+    /// batch itself (a replicated state machine) and then calls [`Store::committed`].
+    pub fn into_batch(self) -> (WriteBatch, Committed) {
+        let mut batch = WriteBatch::new();
+        if self.cleared {
+            batch.delete_range([tag::SYSTEM + 1], [0xff]);
+        }
+        for (k, v) in self.writes {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
+        let done = Committed {
+            key_delta: self.key_delta,
+            volatile_delta: self.volatile_delta,
+            cleared: self.cleared,
+            ready: self.ready,
+        };
+        (batch, done)
+    }
+
+    /// Writes everything as one atomic batch. Returns the keys made ready for blocked clients.
+    ///
+    /// # Errors
+    /// The engine's write error, as an `ERR` reply; nothing was applied then.
+    pub fn commit(self) -> Result<Vec<Vec<u8>>, Reply> {
+        if self.is_empty() {
+            return Ok(self.ready);
+        }
+        let store = self.store;
+        let (batch, done) = self.into_batch();
+        store.db().write(batch)?;
+        Ok(store.committed(done))
+    }
+}
+
+/// What a write set's commit changes besides the data: the key counts, and the keys whose
+/// blocked clients may now be served.
+#[derive(Debug, Default)]
+pub struct Committed {
+    /// Change to the number of keys.
+    pub key_delta: i64,
+    /// Change to the number of keys with a time to live.
+    pub volatile_delta: i64,
+    /// The write set began with FLUSHDB: the counts start from zero.
+    pub cleared: bool,
+    /// Lists and sorted sets that became non-empty.
+    pub ready: Vec<Vec<u8>>,
+}
+
+/// True for engine keys that belong to Redis data (not the server's own records).
+pub fn is_data_key(k: &[u8]) -> bool {
+    k.first().is_some_and(|&t| t != tag::SYSTEM)
+}
+
+/// The Redis key an engine key belongs to, if any (for WATCH and keyspace bookkeeping).
+pub fn owner(k: &[u8]) -> Option<&[u8]> {
+    match *k.first()? {
+        tag::META => Some(&k[1..]),
+        tag::EXPIRY => keys::parse_expiry_key(k).map(|(_, key)| key),
+        _ => keys::parse_sub_key(k).map(|s| s.key),
+    }
+}
