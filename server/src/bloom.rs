@@ -514,9 +514,14 @@ pub fn bf_info(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             b"EXPANSION" => 4,
             _ => return Err(Reply::err("Invalid information value")),
         };
-        let [f0, f1, f2, f3, f4] = fields;
-        let v = [f0, f1, f2, f3, f4].into_iter().nth(idx).map(|f| f.1);
-        return Ok(Reply::Array(v.into_iter().collect()));
+        let Some((name, v)) = fields.into_iter().nth(idx) else {
+            return Err(Reply::err("Invalid information value"));
+        };
+        // RedisBloom 2.6+: a one-element array in RESP2, a one-entry map in RESP3.
+        return Ok(Reply::ByProto {
+            resp2: Box::new(Reply::Array(vec![v.clone()])),
+            resp3: Box::new(Reply::Map(vec![(Reply::Status(name.to_string()), v)])),
+        });
     }
     Ok(Reply::Map(
         fields

@@ -61,8 +61,9 @@ pub struct Config {
     /// miss cheaper and the index larger).
     #[arg(long, default_value_t = 4096)]
     pub block_bytes: usize,
-    /// Memtable size in MiB.
-    #[arg(long, default_value_t = 4)]
+    /// Memtable size in MiB (the engine's default: large values and write bursts need room;
+    /// a small memtable makes every big write wait for a flush).
+    #[arg(long, default_value_t = 64)]
     pub memtable_mb: usize,
     /// Worker threads for client I/O (0: one per CPU).
     #[arg(long, default_value_t = 0)]
@@ -83,7 +84,7 @@ impl Default for Config {
             block_cache_mb: 8,
             bits_per_key: 10.0,
             block_bytes: 4096,
-            memtable_mb: 4,
+            memtable_mb: 64,
             threads: 0,
         }
     }

@@ -391,6 +391,14 @@ pub enum Reply {
     Double(f64),
     /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
     Verbatim(String),
+    /// A reply whose shape differs by protocol, as some of Redis's and RedisBloom's do
+    /// (`BF.INFO key CAPACITY`: a one-element array in RESP2, a map in RESP3).
+    ByProto {
+        /// The RESP2 form.
+        resp2: Box<Reply>,
+        /// The RESP3 form.
+        resp3: Box<Reply>,
+    },
 }
 
 impl Reply {
@@ -466,6 +474,13 @@ impl Reply {
                     out.extend_from_slice(b"\r\n");
                 } else {
                     bulk(out, text.as_bytes());
+                }
+            }
+            Reply::ByProto { resp2, resp3: r3 } => {
+                if resp3 {
+                    r3.encode(proto, out);
+                } else {
+                    resp2.encode(proto, out);
                 }
             }
             Reply::Verbatim(s) => {

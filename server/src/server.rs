@@ -21,6 +21,13 @@ use crate::walsync::WalSyncEnv;
 pub enum ServerError {
     /// The database could not be opened or failed.
     Engine(bloomkv::Error),
+    /// The listening address could not be bound (in use, not local, no permission).
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A socket, runtime or thread error.
     Io(std::io::Error),
 }
@@ -29,6 +36,7 @@ impl std::fmt::Display for ServerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ServerError::Engine(e) => write!(f, "database: {e}"),
+            ServerError::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
             ServerError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -69,6 +77,10 @@ pub struct Shared {
     pub rejected_connections: AtomicU64,
     /// Commands run since start.
     pub total_commands: AtomicU64,
+    /// Clients blocked in a blocking command now.
+    pub blocked_clients: AtomicUsize,
+    /// The connected clients (CLIENT LIST, KILL).
+    pub client_list: Arc<crate::clients::Clients>,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -96,9 +108,22 @@ impl Server {
     /// Opens the database, binds the listener and starts serving on background threads.
     ///
     /// # Errors
-    /// [`ServerError::Engine`] if the database cannot be opened (for example it is locked
-    /// by another process); [`ServerError::Io`] if the address cannot be bound.
+    /// [`ServerError::Bind`] if the address cannot be bound (nothing is created on disk
+    /// then); [`ServerError::Engine`] if the database cannot be opened (for example it is
+    /// locked by another process).
     pub fn start(config: Config) -> Result<Server, ServerError> {
+        let mut rt = tokio::runtime::Builder::new_multi_thread();
+        rt.enable_all().thread_name("bloomkv-io");
+        if config.threads > 0 {
+            rt.worker_threads(config.threads);
+        }
+        let rt = rt.build()?;
+        // Bind first: a server that cannot listen must leave no database behind.
+        let want = SocketAddr::new(config.bind, config.port);
+        let listener = rt
+            .block_on(TcpListener::bind(want))
+            .map_err(|source| ServerError::Bind { addr: want, source })?;
+        let addr = listener.local_addr()?;
         let env = Arc::new(if config.appendfsync == AppendFsync::Everysec {
             WalSyncEnv::syncing_on_close()
         } else {
@@ -108,14 +133,6 @@ impl Server {
         opts.env = env.clone();
         let db = bloomkv::Db::open(&config.dir, opts)?;
         let store = Arc::new(Store::new(db, env)?);
-        let mut rt = tokio::runtime::Builder::new_multi_thread();
-        rt.enable_all().thread_name("bloomkv-io");
-        if config.threads > 0 {
-            rt.worker_threads(config.threads);
-        }
-        let rt = rt.build()?;
-        let listener = rt.block_on(TcpListener::bind((config.bind, config.port)))?;
-        let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             store: Arc::clone(&store),
             port: addr.port(),
@@ -126,6 +143,8 @@ impl Server {
             total_connections: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
             total_commands: AtomicU64::new(0),
+            blocked_clients: AtomicUsize::new(0),
+            client_list: Arc::default(),
         });
         let (stop, stop_rx) = watch::channel(false);
         let thread = std::thread::Builder::new()

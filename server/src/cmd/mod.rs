@@ -186,17 +186,31 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bf.card", 2, Read(bloom::bf_card), 1, 1, 1, "bf", RO, "Returns the number of items added."),
 ];
 
-/// Looks a command up by name, ignoring case.
-pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    if name.len() > 16 {
+/// The position of a command in [`COMMANDS`], by name, ignoring case.
+pub fn index(name: &[u8]) -> Option<usize> {
+    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static [u8], usize>> =
+        std::sync::OnceLock::new();
+    let map = BY_NAME.get_or_init(|| {
+        COMMANDS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_bytes(), i))
+            .collect()
+    });
+    if name.len() > 32 {
         return None;
     }
-    let mut lower = [0u8; 16];
+    let mut lower = [0u8; 32];
     let lower = &mut lower[..name.len()];
     for (d, s) in lower.iter_mut().zip(name) {
         *d = s.to_ascii_lowercase();
     }
-    COMMANDS.iter().find(|c| c.name.as_bytes() == lower)
+    map.get(&*lower).copied()
+}
+
+/// Looks a command up by name, ignoring case.
+pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    index(name).map(|i| &COMMANDS[i])
 }
 
 /// Parses a decimal `i64` as Redis's `string2ll`: optional '-', digits, no leading zeros, no

@@ -86,6 +86,7 @@ impl Conn {
             self.name = (!n.is_empty()).then_some(n);
         }
         self.proto = proto;
+        self.publish_meta();
         let s = |x: &str| Reply::bulk(x.to_string());
         Reply::Map(vec![
             (s("server"), s("redis")),
@@ -114,6 +115,7 @@ impl Conn {
                     );
                 }
                 self.name = (!a[2].is_empty()).then(|| a[2].clone());
+                self.publish_meta();
                 Reply::Ok
             }
             b"getname" => {
@@ -149,33 +151,141 @@ impl Conn {
                     ));
                 }
                 *slot = Some(a[3].clone());
+                self.publish_meta();
                 Reply::Ok
             }
             b"info" => {
                 if !arity(2) {
                     return wrong();
                 }
-                Reply::Verbatim(format!("{}\n", self.client_line()))
+                self.publish_meta();
+                Reply::Verbatim(format!("{}\n", self.entry.line()))
             }
-            _ => Reply::err(format!(
-                "unknown subcommand '{}'. Try CLIENT HELP.",
-                String::from_utf8_lossy(&a[1])
-            )),
+            b"list" => self.client_list(&a[2..]),
+            b"kill" => self.client_kill(&a[2..]),
+            b"no-evict" | b"no-touch" => match a.get(2).map(|v| v.to_ascii_lowercase()) {
+                Some(v) if a.len() == 3 && (v == b"on" || v == b"off") => Reply::Ok,
+                _ if a.len() != 3 => wrong(),
+                _ => Reply::err("syntax error"),
+            },
+            b"help" => help_reply(CLIENT_HELP),
+            _ => unknown_subcommand(&a[1], "CLIENT"),
         }
     }
 
-    fn client_line(&self) -> String {
-        let s = |b: &Option<Bytes>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
-        format!(
-            "id={} addr={} name={} resp={} multi={} lib-name={} lib-ver={}",
-            self.id,
-            self.peer,
-            s(&self.name).unwrap_or_default(),
-            self.proto,
-            self.multi.as_ref().map_or(-1, |q| q.len() as i64),
-            s(&self.lib_name).unwrap_or_default(),
-            s(&self.lib_ver).unwrap_or_default(),
-        )
+    /// Copies what the client told about itself to its registry entry.
+    pub(super) fn publish_meta(&self) {
+        let s = |b: &Option<Bytes>| {
+            b.as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        self.entry.set_meta(crate::clients::ClientMeta {
+            name: s(&self.name),
+            lib_name: s(&self.lib_name),
+            lib_ver: s(&self.lib_ver),
+            proto: self.proto,
+        });
+    }
+
+    /// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]`
+    fn client_list(&self, a: &[Bytes]) -> Reply {
+        self.publish_meta();
+        let mut clients = self.shared.client_list.all();
+        match a.first().map(|o| o.to_ascii_uppercase()) {
+            None => {}
+            Some(o) if o == b"TYPE" && a.len() == 2 => {
+                let t = a[1].to_ascii_lowercase();
+                match t.as_slice() {
+                    b"normal" => clients.retain(|c| !c.is_pubsub()),
+                    b"pubsub" => clients.retain(|c| c.is_pubsub()),
+                    b"master" | b"replica" | b"slave" => clients.clear(),
+                    _ => {
+                        return Reply::err(format!(
+                            "Unknown client type '{}'",
+                            String::from_utf8_lossy(&a[1])
+                        ));
+                    }
+                }
+            }
+            Some(o) if o == b"ID" && a.len() >= 2 => {
+                let mut ids = Vec::new();
+                for v in &a[1..] {
+                    match parse_i64(v) {
+                        Some(id) if id > 0 => ids.push(id as u64),
+                        _ => return Reply::err("Invalid client ID"),
+                    }
+                }
+                clients.retain(|c| ids.contains(&c.id));
+            }
+            Some(_) => return Reply::err("syntax error"),
+        }
+        let mut text = String::new();
+        for c in clients {
+            text.push_str(&c.line());
+            text.push('\n');
+        }
+        Reply::Verbatim(text)
+    }
+
+    /// `CLIENT KILL addr` (the old form: OK or an error) or `CLIENT KILL <filter> <value>
+    /// ...` with ID, ADDR, LADDR, TYPE, USER, SKIPME and MAXAGE (the number killed).
+    fn client_kill(&self, a: &[Bytes]) -> Reply {
+        let clients = self.shared.client_list.all();
+        if a.len() == 1 {
+            let addr = String::from_utf8_lossy(&a[0]);
+            return match clients.iter().find(|c| c.addr.to_string() == addr) {
+                Some(c) => {
+                    c.kill();
+                    Reply::Ok
+                }
+                None => Reply::err("No such client"),
+            };
+        }
+        if a.is_empty() || !a.len().is_multiple_of(2) {
+            return Reply::err("syntax error");
+        }
+        let mut skipme = true;
+        let mut filters: Vec<Filter> = Vec::new();
+        for pair in a.chunks(2) {
+            let v = String::from_utf8_lossy(&pair[1]).into_owned();
+            match pair[0].to_ascii_uppercase().as_slice() {
+                b"ID" => match parse_i64(&pair[1]) {
+                    Some(id) if id > 0 => filters.push(Box::new(move |c| c.id == id as u64)),
+                    _ => return Reply::err("client-id should be greater than 0"),
+                },
+                b"ADDR" => filters.push(Box::new(move |c| c.addr.to_string() == v)),
+                b"LADDR" => filters.push(Box::new(move |c| c.laddr.to_string() == v)),
+                b"USER" => filters.push(Box::new(move |_| v == "default")),
+                b"TYPE" => match v.to_ascii_lowercase().as_str() {
+                    "normal" => filters.push(Box::new(|c| !c.is_pubsub())),
+                    "pubsub" => filters.push(Box::new(|c| c.is_pubsub())),
+                    "master" | "replica" | "slave" => filters.push(Box::new(|_| false)),
+                    _ => return Reply::err(format!("Unknown client type '{v}'")),
+                },
+                b"SKIPME" => match v.to_ascii_lowercase().as_str() {
+                    "yes" => skipme = true,
+                    "no" => skipme = false,
+                    _ => return Reply::err("syntax error"),
+                },
+                b"MAXAGE" => match parse_i64(&pair[1]) {
+                    Some(age) if age >= 0 => filters.push(Box::new(move |c| c.age() >= age as u64)),
+                    _ => return Reply::err("syntax error"),
+                },
+                _ => return Reply::err("syntax error"),
+            }
+        }
+        let mut killed = 0;
+        for c in clients {
+            if skipme && c.id == self.id {
+                continue;
+            }
+            if filters.iter().all(|f| f(&c)) {
+                c.kill();
+                killed += 1;
+            }
+        }
+        Reply::Int(killed)
     }
 
     pub(super) fn config(&self, a: &[Bytes]) -> Reply {
@@ -208,13 +318,85 @@ impl Conn {
                 Reply::Map(pairs)
             }
             b"get" => wrong_arity("config|get"),
-            _ => Reply::err(format!(
-                "unknown subcommand '{}'. Try CONFIG HELP.",
-                String::from_utf8_lossy(a.get(1).map_or(&b""[..], |s| &s[..]))
-            )),
+            b"help" => help_reply(CONFIG_HELP),
+            _ => unknown_subcommand(a.get(1).map_or(&b""[..], |s| &s[..]), "CONFIG"),
         }
     }
 }
+
+/// One condition of CLIENT KILL's filter form.
+type Filter = Box<dyn Fn(&crate::clients::ClientEntry) -> bool>;
+
+/// Redis's reply to an unknown subcommand: the argument as given, at most 128 bytes of it.
+pub(crate) fn unknown_subcommand(sub: &[u8], cmd: &str) -> Reply {
+    let shown = String::from_utf8_lossy(&sub[..sub.len().min(128)]).into_owned();
+    Reply::err(format!("unknown subcommand '{shown}'. Try {cmd} HELP."))
+}
+
+/// A HELP reply: its lines as status replies, as Redis sends them.
+fn help_reply(lines: &[&str]) -> Reply {
+    Reply::Array(
+        lines
+            .iter()
+            .map(|l| Reply::Status((*l).to_string()))
+            .collect(),
+    )
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "    * ID <client-id> [<client-id> ...]",
+    "      Return clients of specified IDs only.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "NO-EVICT (ON|OFF)",
+    "    Accepted for compatibility (this server never evicts).",
+    "NO-TOUCH (ON|OFF)",
+    "    Accepted for compatibility.",
+    "HELP",
+    "    Print this help.",
+];
+
+const CONFIG_HELP: &[&str] = &[
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "    (bloomkv-server: read-only; settings are command-line flags.)",
+    "HELP",
+    "    Print this help.",
+];
 
 /// Client names: printable ASCII without spaces (Redis's rule).
 fn valid_name(n: &[u8]) -> bool {
@@ -277,9 +459,6 @@ pub(super) fn command(a: &[Bytes]) -> Reply {
                 .collect(),
         ),
         b"count" => wrong_arity("command|count"),
-        _ => Reply::err(format!(
-            "unknown subcommand '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(sub)
-        )),
+        _ => unknown_subcommand(sub, "COMMAND"),
     }
 }

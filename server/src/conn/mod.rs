@@ -42,8 +42,9 @@ enum Flow {
 /// Per-connection state.
 struct Conn {
     shared: Arc<Shared>,
+    /// This client as CLIENT LIST shows it.
+    entry: Arc<crate::clients::ClientEntry>,
     id: u64,
-    peer: SocketAddr,
     proto: u8,
     authed: bool,
     name: Option<Bytes>,
@@ -82,11 +83,16 @@ pub async fn serve(
         ..Limits::default()
     };
     let mut parser = Parser::new(limits);
+    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed) + 1;
+    let laddr = sock
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::new(shared.config.bind, shared.port));
+    let registration = shared.client_list.register(id, peer, laddr);
     let mut conn = Conn {
-        id: shared.next_client_id.fetch_add(1, Ordering::Relaxed) + 1,
+        entry: Arc::clone(&registration.entry),
+        id,
         authed: shared.config.requirepass.is_none(),
         shared,
-        peer,
         proto: 2,
         name: None,
         lib_name: None,
@@ -105,6 +111,7 @@ pub async fn serve(
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
+            _ = registration.entry.killed() => break,
             r = sock.read_buf(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
@@ -259,6 +266,7 @@ impl Conn {
                     continue;
                 };
                 self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+                self.entry.touch(cmd::index(&args[0]));
                 let keys = || c.key_positions(args.len()).map(|i| &args[i][..]);
                 if let Some(g) = group.as_mut()
                     && (g.replies.len() >= MAX_GROUP
@@ -305,7 +313,9 @@ impl Conn {
     /// Runs one request; appends its reply.
     fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
         self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+        self.entry.touch(cmd::index(&args[0]));
         let (reply, flow) = self.dispatch(args);
+        self.entry.set_multi(self.multi.as_ref().map(Vec::len));
         reply.encode(self.proto, out);
         flow
     }
@@ -425,6 +435,7 @@ impl Conn {
                 self.proto = 2;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
+                self.publish_meta();
                 Reply::Status("RESET".into())
             }
             "client" => self.client(a),

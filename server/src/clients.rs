@@ -1,0 +1,197 @@
+//! The connected clients, as CLIENT LIST, CLIENT INFO and CLIENT KILL see them.
+//!
+//! Each connection registers a [`ClientEntry`] for its lifetime and keeps it current: the
+//! last command and the time of the last interaction on every command (two atomic stores),
+//! its name, libraries and protocol when they change. CLIENT KILL marks an entry and wakes
+//! its connection, which closes.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+/// What a client has told about itself (changes rarely).
+#[derive(Clone, Debug, Default)]
+pub struct ClientMeta {
+    /// CLIENT SETNAME / HELLO SETNAME.
+    pub name: String,
+    /// CLIENT SETINFO LIB-NAME.
+    pub lib_name: String,
+    /// CLIENT SETINFO LIB-VER.
+    pub lib_ver: String,
+    /// RESP version (2 or 3).
+    pub proto: u8,
+}
+
+/// One connected client.
+#[derive(Debug)]
+pub struct ClientEntry {
+    /// CLIENT ID.
+    pub id: u64,
+    /// The peer's address.
+    pub addr: SocketAddr,
+    /// The server's address on this connection.
+    pub laddr: SocketAddr,
+    created: Instant,
+    /// Milliseconds from `created` to the last command.
+    last_ms: AtomicU64,
+    /// Index in `cmd::COMMANDS` of the last command (`usize::MAX`: none or unknown).
+    last_cmd: AtomicUsize,
+    /// Commands queued by MULTI, or -1 outside a transaction (stored + 1).
+    multi: AtomicUsize,
+    /// Channels and patterns subscribed to.
+    pub subscriptions: AtomicUsize,
+    /// Pattern subscriptions.
+    pub pattern_subscriptions: AtomicUsize,
+    /// Blocked in a blocking command.
+    pub blocked: AtomicBool,
+    meta: Mutex<ClientMeta>,
+    killed: AtomicBool,
+    kill: Notify,
+}
+
+impl ClientEntry {
+    /// Records a command (by its index in the command table, if known).
+    pub fn touch(&self, cmd: Option<usize>) {
+        self.last_ms
+            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.last_cmd
+            .store(cmd.unwrap_or(usize::MAX), Ordering::Relaxed);
+    }
+
+    /// Records the transaction state: `Some(n)` commands queued, `None` outside MULTI.
+    pub fn set_multi(&self, queued: Option<usize>) {
+        self.multi
+            .store(queued.map_or(0, |n| n + 1), Ordering::Relaxed);
+    }
+
+    /// Replaces what the client told about itself.
+    pub fn set_meta(&self, meta: ClientMeta) {
+        *self.meta.lock() = meta;
+    }
+
+    /// Asks the connection to close (CLIENT KILL).
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Relaxed);
+        self.kill.notify_one();
+    }
+
+    /// Resolves once [`ClientEntry::kill`] has been called.
+    pub async fn killed(&self) {
+        if !self.killed.load(Ordering::Relaxed) {
+            self.kill.notified().await;
+        }
+    }
+
+    /// Seconds connected.
+    pub fn age(&self) -> u64 {
+        self.created.elapsed().as_secs()
+    }
+
+    /// The CLIENT LIST / CLIENT INFO line (Redis 7.2's fields; memory figures this server
+    /// does not track are 0).
+    pub fn line(&self) -> String {
+        let m = self.meta.lock().clone();
+        let now = self.created.elapsed().as_millis() as u64;
+        let idle = now.saturating_sub(self.last_ms.load(Ordering::Relaxed)) / 1000;
+        let cmd = match self.last_cmd.load(Ordering::Relaxed) {
+            usize::MAX => "NULL",
+            i => crate::cmd::COMMANDS.get(i).map_or("NULL", |c| c.name),
+        };
+        let multi = self.multi.load(Ordering::Relaxed) as i64 - 1;
+        let subs = self.subscriptions.load(Ordering::Relaxed);
+        let psubs = self.pattern_subscriptions.load(Ordering::Relaxed);
+        let mut flags = String::new();
+        if multi >= 0 {
+            flags.push('x');
+        }
+        if self.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
+        }
+        if subs + psubs > 0 {
+            flags.push('P');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        format!(
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db=0 sub={} psub={psubs} ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            m.name,
+            self.age(),
+            subs.saturating_sub(psubs),
+            m.proto,
+            m.lib_name,
+            m.lib_ver,
+        )
+    }
+
+    /// True for a client in subscribed mode (CLIENT LIST TYPE pubsub).
+    pub fn is_pubsub(&self) -> bool {
+        self.subscriptions.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// Every connected client, by id.
+#[derive(Debug, Default)]
+pub struct Clients {
+    map: Mutex<BTreeMap<u64, Arc<ClientEntry>>>,
+}
+
+/// Unregisters its client when dropped (the connection's end, however it ends).
+pub struct Registration {
+    clients: Arc<Clients>,
+    /// The registered entry.
+    pub entry: Arc<ClientEntry>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.clients.map.lock().remove(&self.entry.id);
+    }
+}
+
+impl Clients {
+    /// Registers client `id`.
+    pub fn register(
+        self: &Arc<Self>,
+        id: u64,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+    ) -> Registration {
+        let entry = Arc::new(ClientEntry {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            last_cmd: AtomicUsize::new(usize::MAX),
+            multi: AtomicUsize::new(0),
+            subscriptions: AtomicUsize::new(0),
+            pattern_subscriptions: AtomicUsize::new(0),
+            blocked: AtomicBool::new(false),
+            meta: Mutex::new(ClientMeta {
+                proto: 2,
+                ..ClientMeta::default()
+            }),
+            killed: AtomicBool::new(false),
+            kill: Notify::new(),
+        });
+        self.map.lock().insert(id, Arc::clone(&entry));
+        Registration {
+            clients: Arc::clone(self),
+            entry,
+        }
+    }
+
+    /// Every client, by id.
+    pub fn all(&self) -> Vec<Arc<ClientEntry>> {
+        self.map.lock().values().cloned().collect()
+    }
+}

@@ -1,0 +1,175 @@
+//! What an operator sees and does: CLIENT LIST / INFO / KILL / HELP, CONFIG HELP, INFO's
+//! memory, cpu and replication sections (what `redis-cli --stat` reads), unknown
+//! subcommands, BF.INFO's per-protocol field reply, and a port already in use.
+
+mod common;
+
+use std::time::Duration;
+
+use bloomkv_server::{Config, Server, ServerError};
+use common::{TestServer, err, int, ok};
+use redis::Value;
+
+fn text(v: Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        Value::VerbatimString { text, .. } => text,
+        v => panic!("not text: {v:?}"),
+    }
+}
+
+#[test]
+fn client_list_info_and_kill() {
+    let s = TestServer::start();
+    let mut a = s.client();
+    let mut b = s.client();
+    ok(&mut a, &["CLIENT", "SETNAME", "alpha"]);
+    ok(&mut b, &["CLIENT", "SETNAME", "beta"]);
+    ok(&mut b, &["SET", "k", "v"]);
+    let list = text(ok(&mut a, &["CLIENT", "LIST"]));
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(
+        list.contains("name=alpha") && list.contains("name=beta"),
+        "{list}"
+    );
+    assert!(list.lines().all(|l| l.contains(" db=0 ")), "{list}");
+    let beta = list.lines().find(|l| l.contains("name=beta")).unwrap();
+    assert!(beta.contains("cmd=set"), "{beta}");
+    let info = text(ok(&mut a, &["CLIENT", "INFO"]));
+    assert!(info.contains("name=alpha") && info.contains(" db=0 ") && info.contains("cmd=client"));
+    let id_b = match ok(&mut b, &["CLIENT", "ID"]) {
+        Value::Int(n) => n,
+        v => panic!("{v:?}"),
+    };
+    let only = text(ok(&mut a, &["CLIENT", "LIST", "ID", &id_b.to_string()]));
+    assert!(only.contains("name=beta") && !only.contains("name=alpha"));
+    assert_eq!(
+        text(ok(&mut a, &["CLIENT", "LIST", "TYPE", "pubsub"])),
+        String::new()
+    );
+    assert_eq!(
+        err(&mut a, &["CLIENT", "LIST", "TYPE", "bogus"]),
+        "ERR Unknown client type 'bogus'"
+    );
+    // Kill b by id: its connection closes; a's goes on. SKIPME keeps the caller.
+    assert_eq!(
+        ok(&mut a, &["CLIENT", "KILL", "ID", &id_b.to_string()]),
+        int(1)
+    );
+    b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert!(
+        common::q(&mut b, &["PING"]).is_err(),
+        "killed client still served"
+    );
+    assert_eq!(ok(&mut a, &["CLIENT", "KILL", "ID", "999999"]), int(0));
+    assert_eq!(ok(&mut a, &["CLIENT", "KILL", "TYPE", "normal"]), int(0));
+    assert_eq!(
+        err(&mut a, &["CLIENT", "KILL", "127.0.0.1:1"]),
+        "ERR No such client"
+    );
+    let mut c = s.client();
+    let c_addr = text(ok(&mut c, &["CLIENT", "INFO"]))
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("addr=").map(str::to_string))
+        .unwrap();
+    assert_eq!(ok(&mut a, &["CLIENT", "KILL", &c_addr]), Value::Okay);
+    assert!(common::q(&mut c, &["PING"]).is_err());
+    assert_eq!(ok(&mut a, &["PING"]), Value::SimpleString("PONG".into()));
+}
+
+#[test]
+fn help_and_unknown_subcommands() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for cmd in ["CLIENT", "CONFIG"] {
+        match ok(&mut c, &[cmd, "HELP"]) {
+            Value::Array(lines) => assert!(lines.len() > 3, "{cmd} HELP: {lines:?}"),
+            v => panic!("{cmd} HELP: {v:?}"),
+        }
+    }
+    let long = "x".repeat(300);
+    let e = err(&mut c, &["CLIENT", &long]);
+    assert_eq!(
+        e,
+        format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            "x".repeat(128)
+        )
+    );
+    let e = err(&mut c, &["CONFIG", "SETX"]);
+    assert_eq!(e, "ERR unknown subcommand 'SETX'. Try CONFIG HELP.");
+}
+
+#[test]
+fn info_sections_for_monitoring_tools() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "k", "v"]);
+    let info = text(ok(&mut c, &["INFO"]));
+    for field in [
+        "# Memory",
+        "used_memory:",
+        "used_memory_rss:",
+        "used_memory_peak:",
+        "# CPU",
+        "used_cpu_sys:",
+        "used_cpu_user:",
+        "# Replication",
+        "role:master",
+        "connected_slaves:0",
+        "blocked_clients:",
+        "total_commands_processed:",
+        "connected_clients:1",
+    ] {
+        assert!(info.contains(field), "INFO lacks {field}: {info}");
+    }
+    let mem = text(ok(&mut c, &["INFO", "memory"]));
+    let used: u64 = mem
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(used > 1 << 20, "{mem}");
+    assert!(!text(ok(&mut c, &["INFO", "cpu"])).contains("# Memory"));
+    assert!(text(ok(&mut c, &["INFO", "replication"])).contains("role:master"));
+}
+
+#[test]
+fn bf_info_field_by_protocol() {
+    let s = TestServer::start();
+    let mut c2 = s.client();
+    ok(&mut c2, &["BF.RESERVE", "bf", "0.01", "1000"]);
+    assert_eq!(
+        ok(&mut c2, &["BF.INFO", "bf", "CAPACITY"]),
+        Value::Array(vec![int(1000)])
+    );
+    let mut raw = s.raw();
+    raw.expect(&[b"HELLO", b"3"], b"%7\r\n");
+    raw.read_until(b"modules\r\n*0\r\n");
+    raw.expect(
+        &[b"BF.INFO", b"bf", b"CAPACITY"],
+        b"%1\r\n+Capacity\r\n:1000\r\n",
+    );
+}
+
+#[test]
+fn a_port_in_use_names_the_address_and_creates_nothing() {
+    let s = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let e = Server::start(Config {
+        dir: db.clone(),
+        port: s.port,
+        ..Config::default()
+    })
+    .unwrap_err();
+    assert!(matches!(e, ServerError::Bind { .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains(&format!("127.0.0.1:{}", s.port)), "{msg}");
+    assert!(
+        !db.exists(),
+        "a server that could not listen created its database"
+    );
+}
