@@ -161,13 +161,20 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             shared.rejected_connections.load(Ordering::Relaxed),
             shared.store.expired_keys(),
         ),
-        "persistence" => write!(
-            o,
-            "# Persistence\r\naof_enabled:1\r\nappendfsync:{}\r\nwal_background_syncs:{}\r\ndir:{}\r\n",
-            format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
-            shared.store.env().syncs(),
-            cfg.dir.display()
-        ),
+        "persistence" => {
+            let stopped = shared.store.writes_stopped();
+            let (stops, resumes) = shared.store.stop_counts();
+            write!(
+                o,
+                "# Persistence\r\nloading:0\r\naof_enabled:1\r\naof_last_write_status:{}\r\nappendfsync:{}\r\nwal_background_syncs:{}\r\nbloomkv_writes_stopped:{}\r\nbloomkv_write_error:{}\r\nbloomkv_write_stops:{stops}\r\nbloomkv_write_resumes:{resumes}\r\ndir:{}\r\n",
+                if stopped.is_some() { "err" } else { "ok" },
+                format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
+                shared.store.wal_syncs(),
+                u8::from(stopped.is_some()),
+                stopped.unwrap_or_default().replace(['\r', '\n'], " "),
+                cfg.dir.display()
+            )
+        }
         "keyspace" => {
             let n = shared.store.dbsize();
             o.push_str("# Keyspace\r\n");

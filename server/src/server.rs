@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -81,6 +80,8 @@ pub struct Shared {
     pub blocked_clients: AtomicUsize,
     /// The connected clients (CLIENT LIST, KILL).
     pub client_list: Arc<crate::clients::Clients>,
+    /// Log lines about refused clients, at most one a second.
+    pub refusals_log: crate::log::RateLimited,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -112,6 +113,19 @@ impl Server {
     /// then); [`ServerError::Engine`] if the database cannot be opened (for example it is
     /// locked by another process).
     pub fn start(config: Config) -> Result<Server, ServerError> {
+        Server::start_with_env(config, None)
+    }
+
+    /// [`Server::start`] on the file system `env` (for tests that inject faults; `None`:
+    /// the real one).
+    ///
+    /// # Errors
+    /// As for [`Server::start`].
+    #[doc(hidden)]
+    pub fn start_with_env(
+        config: Config,
+        env: Option<Arc<dyn bloomkv::env::Env>>,
+    ) -> Result<Server, ServerError> {
         let mut rt = tokio::runtime::Builder::new_multi_thread();
         rt.enable_all().thread_name("bloomkv-io");
         if config.threads > 0 {
@@ -124,15 +138,24 @@ impl Server {
             .block_on(TcpListener::bind(want))
             .map_err(|source| ServerError::Bind { addr: want, source })?;
         let addr = listener.local_addr()?;
-        let env = Arc::new(if config.appendfsync == AppendFsync::Everysec {
-            WalSyncEnv::syncing_on_close()
-        } else {
-            WalSyncEnv::new()
-        });
         let mut opts = config.engine_options();
-        opts.env = env.clone();
+        let walsync = match env {
+            Some(e) => {
+                opts.env = e;
+                None
+            }
+            None => {
+                let w = Arc::new(if config.appendfsync == AppendFsync::Everysec {
+                    WalSyncEnv::syncing_on_close()
+                } else {
+                    WalSyncEnv::new()
+                });
+                opts.env = w.clone();
+                Some(w)
+            }
+        };
         let db = bloomkv::Db::open(&config.dir, opts)?;
-        let store = Arc::new(Store::new(db, env)?);
+        let store = Arc::new(Store::new(db, walsync)?);
         let shared = Arc::new(Shared {
             store: Arc::clone(&store),
             port: addr.port(),
@@ -145,20 +168,22 @@ impl Server {
             total_commands: AtomicU64::new(0),
             blocked_clients: AtomicUsize::new(0),
             client_list: Arc::default(),
+            refusals_log: crate::log::RateLimited::default(),
         });
         let (stop, stop_rx) = watch::channel(false);
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())
             .spawn(move || {
-                let syncer = Syncer::start(&shared);
+                let housekeeper = crate::housekeeping::Housekeeper::start(
+                    Arc::clone(&shared.store),
+                    shared.config.appendfsync,
+                )?;
                 let reclaimer = crate::store::expire::Reclaimer::start(Arc::clone(&shared.store));
                 rt.block_on(accept_loop(listener, Arc::clone(&shared), stop_rx));
                 // Every connection has finished (or was cut off after the grace period):
                 // dropping the runtime drops their tasks and their handles on the store.
                 drop(rt);
-                if let Some(s) = syncer {
-                    s.stop();
-                }
+                housekeeper.stop();
                 if let Some(r) = reclaimer {
                     r.stop();
                 }
@@ -252,50 +277,16 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
     }
 }
 
-/// The `appendfsync everysec` thread: syncs the WAL once a second until stopped.
-struct Syncer {
-    state: Arc<(Mutex<bool>, Condvar)>,
-    thread: JoinHandle<()>,
-}
-
-impl Syncer {
-    fn start(shared: &Shared) -> Option<Syncer> {
-        if shared.config.appendfsync != AppendFsync::Everysec {
-            return None;
-        }
-        let state = Arc::new((Mutex::new(false), Condvar::new()));
-        let st = Arc::clone(&state);
-        let store = Arc::clone(&shared.store);
-        let thread = std::thread::Builder::new()
-            .name("bloomkv-fsync".into())
-            .spawn(move || {
-                let (lock, cv) = &*st;
-                let mut stopped = lock.lock();
-                while !*stopped {
-                    cv.wait_for(&mut stopped, Duration::from_secs(1));
-                    if let Err(e) = store.sync_wal() {
-                        eprintln!("bloomkv-server: WAL sync failed: {e}");
-                    }
-                }
-            })
-            .ok()?;
-        Some(Syncer { state, thread })
-    }
-
-    fn stop(self) {
-        *self.state.0.lock() = true;
-        self.state.1.notify_all();
-        let _ = self.thread.join();
-    }
-}
-
 /// Runs a server until SIGINT or SIGTERM, then shuts it down cleanly.
 ///
 /// # Errors
 /// As for [`Server::start`] and [`Server::shutdown`].
 pub fn run(config: Config) -> Result<(), ServerError> {
     let server = Server::start(config)?;
-    eprintln!("bloomkv-server: listening on {}", server.local_addr());
+    crate::log::notice(&format!(
+        "bloomkv-server listening on {}",
+        server.local_addr()
+    ));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -313,8 +304,8 @@ pub fn run(config: Config) -> Result<(), ServerError> {
         tokio::signal::ctrl_c().await?;
         Ok::<(), std::io::Error>(())
     })?;
-    eprintln!("bloomkv-server: shutting down");
+    crate::log::notice("shutting down");
     server.shutdown()?;
-    eprintln!("bloomkv-server: stopped");
+    crate::log::notice("stopped");
     Ok(())
 }

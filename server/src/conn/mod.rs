@@ -71,6 +71,13 @@ pub async fn serve(
     let _slot = ClientSlot::take(&shared);
     if shared.clients.load(Ordering::Relaxed) > shared.config.maxclients {
         shared.rejected_connections.fetch_add(1, Ordering::Relaxed);
+        shared.refusals_log.warn(
+            1000,
+            &format!(
+                "refused a client from {peer}: maxclients ({}) reached",
+                shared.config.maxclients
+            ),
+        );
         let _ = sock
             .write_all(b"-ERR max number of clients reached\r\n")
             .await;
@@ -297,7 +304,7 @@ impl Conn {
     /// The handler of `args` when it is a plain write command that may join a group:
     /// authenticated, known, well-formed, outside MULTI.
     fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
-        if !self.authed || self.multi.is_some() {
+        if !self.authed || self.multi.is_some() || self.shared.store.writes_stopped().is_some() {
             return None;
         }
         let c = cmd::lookup(&args[0])?;
@@ -387,6 +394,11 @@ impl Conn {
     /// Runs a known, checked command outside a transaction.
     fn run(&mut self, c: &Command, args: &[Bytes]) -> (Reply, Flow) {
         let store = Arc::clone(&self.shared.store);
+        if matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_))
+            && let Some(cause) = store.writes_stopped()
+        {
+            return (crate::store::misconf(&cause), Flow::Continue);
+        }
         let reply = match c.kind {
             Kind::Read(f) => {
                 let mut txn = store.reader();

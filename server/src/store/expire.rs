@@ -122,7 +122,11 @@ impl Reclaimer {
                             logged = false;
                         }
                         Err(e) if !logged => {
-                            eprintln!("bloomkv-server: reclaiming expired keys failed: {e:?}");
+                            let text = match &e {
+                                Reply::Error(t) => t.clone(),
+                                other => format!("{other:?}"),
+                            };
+                            crate::log::warn(&format!("reclaiming expired keys failed: {text}"));
                             logged = true;
                         }
                         Err(_) => {}

@@ -112,7 +112,8 @@ struct Versions {
 #[derive(Debug)]
 pub struct Store {
     db: Db,
-    env: Arc<WalSyncEnv>,
+    /// The env whose WAL handles the everysec sync uses (`None`: `Db::sync_wal`).
+    env: Option<Arc<WalSyncEnv>>,
     stripes: Vec<Mutex<()>>,
     global: RwLock<()>,
     /// Metadata keys present (expired ones too, until reclaimed), as DBSIZE reports.
@@ -123,6 +124,19 @@ pub struct Store {
     versions: Mutex<Versions>,
     /// Keys the reclaimer removed since start (INFO's `expired_keys`).
     expired: AtomicU64,
+    /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
+    stopped: Mutex<Option<String>>,
+    /// Fast check of `stopped`.
+    is_stopped: std::sync::atomic::AtomicBool,
+    /// Times writes were stopped, and resumed, since start.
+    stops: AtomicU64,
+    resumes: AtomicU64,
+}
+
+/// The reply to a write while the engine refuses writes (Redis's reply when it cannot
+/// write its append-only file).
+pub fn misconf(cause: &str) -> Reply {
+    Reply::Error(format!("MISCONF Errors writing to the AOF file: {cause}"))
 }
 
 /// Writer locks held while one write command (or a group of them) runs.
@@ -164,7 +178,7 @@ impl Store {
     ///
     /// # Errors
     /// Engine errors; a database of a newer format than this server's.
-    pub fn new(db: Db, env: Arc<WalSyncEnv>) -> Result<Store, bloomkv::Error> {
+    pub fn new(db: Db, env: Option<Arc<WalSyncEnv>>) -> Result<Store, bloomkv::Error> {
         migrate::to_current(&db)?;
         let count = |t: u8| -> Result<i64, bloomkv::Error> {
             let mut n = 0i64;
@@ -199,6 +213,10 @@ impl Store {
                 limit: hw,
             }),
             expired: AtomicU64::new(0),
+            stopped: Mutex::new(None),
+            is_stopped: std::sync::atomic::AtomicBool::new(false),
+            stops: AtomicU64::new(0),
+            resumes: AtomicU64::new(0),
         })
     }
 
@@ -212,6 +230,64 @@ impl Store {
         }
         v.next += 1;
         Ok(v.next - 1)
+    }
+
+    /// Why writes are refused now, if they are: the engine stopped them after an error (a
+    /// full disk, a failed sync) and `Db::resume` has not succeeded since.
+    pub fn writes_stopped(&self) -> Option<String> {
+        if !self.is_stopped.load(Ordering::Acquire) {
+            return None;
+        }
+        self.stopped.lock().clone()
+    }
+
+    /// Records a failed write: if the error is one that stops the engine's writes, every
+    /// write command answers MISCONF until [`Store::try_resume`] succeeds. Returns the reply
+    /// for the failed write.
+    pub fn note_write_error(&self, e: &bloomkv::Error) -> Reply {
+        let stops = matches!(
+            e,
+            bloomkv::Error::Io { .. }
+                | bloomkv::Error::WritesStopped(_)
+                | bloomkv::Error::OutcomeUnknown(_)
+                | bloomkv::Error::Corruption { .. }
+        );
+        if !stops {
+            return Reply::from(bloomkv::Error::InvalidArgument(e.to_string()));
+        }
+        let cause = e.to_string();
+        let mut st = self.stopped.lock();
+        if st.is_none() {
+            crate::log::warn(&format!(
+                "the engine stopped writes: {cause}; write commands answer MISCONF until it resumes (retrying)"
+            ));
+            self.stops.fetch_add(1, Ordering::Relaxed);
+            *st = Some(cause.clone());
+            self.is_stopped.store(true, Ordering::Release);
+        }
+        misconf(&cause)
+    }
+
+    /// Asks the engine to resume writes after a failure (`Db::resume`); clears the stopped
+    /// state when it succeeds.
+    ///
+    /// # Errors
+    /// The engine's error: writes stay stopped.
+    pub fn try_resume(&self) -> Result<(), bloomkv::Error> {
+        self.db.resume()?;
+        let mut st = self.stopped.lock();
+        *st = None;
+        self.is_stopped.store(false, Ordering::Release);
+        self.resumes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Times writes were stopped and resumed since start.
+    pub fn stop_counts(&self) -> (u64, u64) {
+        (
+            self.stops.load(Ordering::Relaxed),
+            self.resumes.load(Ordering::Relaxed),
+        )
     }
 
     /// Counts keys the reclaimer removed.
@@ -248,9 +324,9 @@ impl Store {
         &self.db
     }
 
-    /// The env whose WAL files [`Store::sync_wal`] syncs.
-    pub fn env(&self) -> &Arc<WalSyncEnv> {
-        &self.env
+    /// Background WAL syncs that found a WAL to sync.
+    pub fn wal_syncs(&self) -> u64 {
+        self.env.as_ref().map_or(0, |e| e.syncs())
     }
 
     /// Forces the WAL to stable storage.
@@ -258,7 +334,10 @@ impl Store {
     /// # Errors
     /// The sync error.
     pub fn sync_wal(&self) -> std::io::Result<()> {
-        self.env.sync_logs()
+        match &self.env {
+            Some(e) => e.sync_logs(),
+            None => self.db.sync_wal().map_err(std::io::Error::other),
+        }
     }
 
     /// Number of Redis keys.
@@ -352,7 +431,7 @@ mod tests {
             env: env.clone(),
             ..Default::default()
         };
-        let store = Store::new(Db::open(dir.path(), opts).unwrap(), env).unwrap();
+        let store = Store::new(Db::open(dir.path(), opts).unwrap(), Some(env)).unwrap();
         let first = store.save_cursor(vec![b'k'; 60_000]);
         assert_eq!(store.cursor(first).map(|k| k.len()), Some(60_000));
         for _ in 0..400 {

@@ -446,8 +446,13 @@ impl<'a> Txn<'a> {
             return Ok(self.ready);
         }
         let store = self.store;
+        if let Some(cause) = store.writes_stopped() {
+            return Err(super::misconf(&cause));
+        }
         let (batch, done) = self.into_batch();
-        store.db().write(batch)?;
+        if let Err(e) = store.db().write(batch) {
+            return Err(store.note_write_error(&e));
+        }
         Ok(store.committed(done))
     }
 }

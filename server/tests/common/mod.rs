@@ -25,6 +25,14 @@ impl TestServer {
 
     /// A server whose config `tweak` adjusts.
     pub fn with(tweak: impl FnOnce(&mut Config)) -> TestServer {
+        TestServer::with_env(tweak, None)
+    }
+
+    /// A server on the file system `env` (a fault env, say).
+    pub fn with_env(
+        tweak: impl FnOnce(&mut Config),
+        env: Option<std::sync::Arc<dyn bloomkv::env::Env>>,
+    ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config {
             dir: dir.path().join("db"),
@@ -33,7 +41,7 @@ impl TestServer {
             ..Config::default()
         };
         tweak(&mut config);
-        let server = Server::start(config.clone()).unwrap();
+        let server = Server::start_with_env(config.clone(), env).unwrap();
         let port = server.local_addr().port();
         TestServer {
             server: Some(server),
