@@ -33,6 +33,7 @@ pub mod clients;
 pub mod cmd;
 pub mod config;
 mod conn;
+pub mod fasthash;
 pub mod glob;
 mod housekeeping;
 mod info;

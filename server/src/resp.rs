@@ -391,6 +391,8 @@ pub enum Reply {
     Double(f64),
     /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
     Verbatim(String),
+    /// Nothing at all (SHUTDOWN closes the connection without a reply).
+    NoReply,
     /// A reply whose shape differs by protocol, as some of Redis's and RedisBloom's do
     /// (`BF.INFO key CAPACITY`: a one-element array in RESP2, a map in RESP3).
     ByProto {
@@ -476,6 +478,7 @@ impl Reply {
                     bulk(out, text.as_bytes());
                 }
             }
+            Reply::NoReply => {}
             Reply::ByProto { resp2, resp3: r3 } => {
                 if resp3 {
                     r3.encode(proto, out);

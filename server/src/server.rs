@@ -82,6 +82,8 @@ pub struct Shared {
     pub client_list: Arc<crate::clients::Clients>,
     /// Log lines about refused clients, at most one a second.
     pub refusals_log: crate::log::RateLimited,
+    /// Stops the server (SHUTDOWN).
+    pub stop: watch::Sender<bool>,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -138,6 +140,7 @@ impl Server {
             .block_on(TcpListener::bind(want))
             .map_err(|source| ServerError::Bind { addr: want, source })?;
         let addr = listener.local_addr()?;
+        let (stop, stop_rx) = watch::channel(false);
         let mut opts = config.engine_options();
         let walsync = match env {
             Some(e) => {
@@ -169,8 +172,8 @@ impl Server {
             blocked_clients: AtomicUsize::new(0),
             client_list: Arc::default(),
             refusals_log: crate::log::RateLimited::default(),
+            stop: stop.clone(),
         });
-        let (stop, stop_rx) = watch::channel(false);
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())
             .spawn(move || {

@@ -173,3 +173,23 @@ fn a_port_in_use_names_the_address_and_creates_nothing() {
         "a server that could not listen created its database"
     );
 }
+
+#[test]
+fn shutdown_stops_the_server_and_keeps_the_data() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "k", "v"]);
+    assert_eq!(
+        err(&mut c, &["SHUTDOWN", "ABORT"]),
+        "ERR No shutdown in progress."
+    );
+    assert!(
+        common::q(&mut c, &["SHUTDOWN", "NOSAVE"]).is_err(),
+        "no reply expected"
+    );
+    // The server stops by itself; the data is there after a start on the same directory.
+    s.server.take().unwrap().wait().unwrap();
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["GET", "k"]), Value::BulkString(b"v".to_vec()));
+}

@@ -117,6 +117,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("auth", -2, Conn, 0, 0, 0, "connection", C, "Authenticates the connection."),
     cmd!("select", 2, Conn, 0, 0, 0, "connection", C, "Changes the selected database (only 0 exists)."),
     cmd!("quit", -1, Conn, 0, 0, 0, "connection", C, "Closes the connection."),
+    cmd!("shutdown", -1, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Stops the server (the WAL is synced; every acknowledged write stays)."),
     cmd!("reset", 1, Conn, 0, 0, 0, "connection", C, "Resets the connection."),
     cmd!("client", -2, Conn, 0, 0, 0, "connection", C, "CLIENT SETNAME, GETNAME, ID, SETINFO."),
     cmd!("command", -1, Conn, 0, 0, 0, "server", &["loading", "stale"], "Returns information about commands."),
@@ -188,7 +189,7 @@ pub static COMMANDS: &[Command] = &[
 
 /// The position of a command in [`COMMANDS`], by name, ignoring case.
 pub fn index(name: &[u8]) -> Option<usize> {
-    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static [u8], usize>> =
+    static BY_NAME: std::sync::OnceLock<crate::fasthash::FastMap<&'static [u8], usize>> =
         std::sync::OnceLock::new();
     let map = BY_NAME.get_or_init(|| {
         COMMANDS

@@ -441,6 +441,23 @@ impl Conn {
                 None => Reply::err(NOT_INT),
             },
             "quit" => return (Reply::Ok, Flow::Close),
+            "shutdown" => {
+                // NOSAVE / SAVE / NOW / FORCE change nothing here: every acknowledged write is
+                // in the WAL, and a clean stop syncs it. ABORT has nothing to abort.
+                for o in &a[1..] {
+                    match o.to_ascii_uppercase().as_slice() {
+                        b"NOSAVE" | b"SAVE" | b"NOW" | b"FORCE" => {}
+                        b"ABORT" => {
+                            return (Reply::err("No shutdown in progress."), Flow::Continue);
+                        }
+                        _ => return (Reply::err("syntax error"), Flow::Continue),
+                    }
+                }
+                crate::log::notice("SHUTDOWN asked by a client: stopping");
+                let _ = self.shared.stop.send(true);
+                // Redis closes the connection without a reply when it shuts down.
+                return (Reply::NoReply, Flow::Close);
+            }
             "reset" => {
                 self.multi = None;
                 self.multi_error = false;

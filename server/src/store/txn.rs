@@ -4,7 +4,7 @@
 //! decides the same way wherever it runs (a replica applying a log entry included).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -13,6 +13,7 @@ use bloomkv::{Snapshot, WriteBatch};
 use super::Store;
 use super::keys::{self, expiry_key, meta_key, prefix_end, tag};
 use super::meta::{Meta, Record};
+use crate::fasthash::FastMap;
 use crate::resp::Reply;
 
 /// An engine key and its value.
@@ -92,7 +93,7 @@ pub struct Txn<'a> {
     snap: Option<Snapshot>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Metadata records as this write set sees them (including expired ones), by Redis key.
-    records: RefCell<HashMap<Vec<u8>, Option<Record>>>,
+    records: RefCell<FastMap<Vec<u8>, Option<Record>>>,
     /// FLUSHDB ran: nothing before this write set exists any more.
     cleared: bool,
     key_delta: i64,
@@ -109,7 +110,7 @@ impl<'a> Txn<'a> {
             store,
             snap,
             writes: BTreeMap::new(),
-            records: RefCell::new(HashMap::new()),
+            records: RefCell::new(FastMap::default()),
             cleared: false,
             key_delta: 0,
             volatile_delta: 0,
