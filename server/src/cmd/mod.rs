@@ -2,7 +2,9 @@
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
 pub mod expiry;
+pub mod hashes;
 pub mod keyspace;
+pub mod random;
 pub mod sets;
 pub mod strings;
 
@@ -175,6 +177,23 @@ pub static COMMANDS: &[Command] = &[
     cmd!("scard", 2, Read(sets::scard), 1, 1, 1, "set", RO, "Returns the number of members."),
     cmd!("smembers", 2, Read(sets::smembers), 1, 1, 1, "set", &["readonly"], "Returns all members."),
     cmd!("sscan", -3, Read(sets::sscan), 1, 1, 1, "set", &["readonly"], "Iterates over the members."),
+    // hashes
+    cmd!("hset", -4, Write(hashes::hset), 1, 1, 1, "hash", W, "Sets fields of a hash."),
+    cmd!("hmset", -4, Write(hashes::hmset), 1, 1, 1, "hash", W, "Sets fields of a hash (answers OK)."),
+    cmd!("hsetnx", 4, Write(hashes::hsetnx), 1, 1, 1, "hash", W, "Sets a field only if it does not exist."),
+    cmd!("hget", 3, Read(hashes::hget), 1, 1, 1, "hash", RO, "Returns the value of a field."),
+    cmd!("hmget", -3, Read(hashes::hmget), 1, 1, 1, "hash", RO, "Returns the values of fields."),
+    cmd!("hgetall", 2, Read(hashes::hgetall), 1, 1, 1, "hash", &["readonly"], "Returns every field and value."),
+    cmd!("hdel", -3, Write(hashes::hdel), 1, 1, 1, "hash", W, "Deletes fields."),
+    cmd!("hexists", 3, Read(hashes::hexists), 1, 1, 1, "hash", RO, "Tests whether a field exists."),
+    cmd!("hincrby", 4, Write(hashes::hincrby), 1, 1, 1, "hash", W, "Increments the integer value of a field."),
+    cmd!("hincrbyfloat", 4, Write(hashes::hincrbyfloat), 1, 1, 1, "hash", W, "Increments the floating-point value of a field."),
+    cmd!("hlen", 2, Read(hashes::hlen), 1, 1, 1, "hash", RO, "Returns the number of fields."),
+    cmd!("hkeys", 2, Read(hashes::hkeys), 1, 1, 1, "hash", &["readonly"], "Returns every field."),
+    cmd!("hvals", 2, Read(hashes::hvals), 1, 1, 1, "hash", &["readonly"], "Returns every value."),
+    cmd!("hstrlen", 3, Read(hashes::hstrlen), 1, 1, 1, "hash", RO, "Returns the length of a field's value."),
+    cmd!("hrandfield", -2, Read(hashes::hrandfield), 1, 1, 1, "hash", &["readonly"], "Returns random fields (count, WITHVALUES)."),
+    cmd!("hscan", -3, Read(hashes::hscan), 1, 1, 1, "hash", &["readonly"], "Iterates over fields and values."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),

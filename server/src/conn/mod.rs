@@ -224,7 +224,28 @@ fn flush(group: Option<Group<'_>>, proto: u8, out: &mut Vec<u8>) {
 fn is_heavy(c: &Command, always: bool) -> bool {
     matches!(
         c.name,
-        "keys" | "flushdb" | "smembers" | "exec" | "del" | "info" | "scan" | "sscan"
+        "keys"
+            | "flushdb"
+            | "smembers"
+            | "exec"
+            | "del"
+            | "info"
+            | "scan"
+            | "sscan"
+            | "hgetall"
+            | "hkeys"
+            | "hvals"
+            | "hscan"
+            | "hrandfield"
+            | "spop"
+            | "srandmember"
+            | "sinter"
+            | "sintercard"
+            | "sinterstore"
+            | "sunion"
+            | "sunionstore"
+            | "sdiff"
+            | "sdiffstore"
     ) || (always && matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_)))
 }
 

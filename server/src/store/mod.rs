@@ -19,12 +19,14 @@
 //!
 //! * [`keys`]: the engine key layout (metadata, expiry index, versioned members).
 //! * [`meta`]: metadata values (type, expiry, version, the type's fields).
+//! * [`members`]: set members and hash fields of any length as engine keys.
 //! * [`txn`]: [`Txn`], one command's (or transaction's) atomic write set, and [`Ctx`].
 //! * [`migrate`]: format 1 (no versions, no expiry) to format 2, at open.
 //! * [`expire`]: the background reclaimer of expired keys.
 
 pub mod expire;
 pub mod keys;
+pub mod members;
 pub mod meta;
 pub mod migrate;
 pub mod txn;
