@@ -38,6 +38,7 @@ pub mod resp;
 mod server;
 pub mod store;
 pub mod walsync;
+pub mod watch;
 
 pub use config::{AppendFsync, Config};
 pub use server::{Server, ServerError, Shared, run};

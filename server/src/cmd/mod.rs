@@ -131,6 +131,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
     cmd!("exec", 1, Conn, 0, 0, 0, "transactions", C, "Executes the queued commands as one atomic write batch."),
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
+    cmd!("watch", -2, Conn, 1, -1, 1, "transactions", C, "Makes EXEC fail if any of the keys changes before it."),
+    cmd!("unwatch", 1, Conn, 0, 0, 0, "transactions", C, "Forgets every watched key."),
     // strings and bitmaps
     cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
     cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)."),

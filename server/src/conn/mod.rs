@@ -19,6 +19,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 mod handshake;
+mod watching;
 
 use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
 use crate::config::AppendFsync;
@@ -53,6 +54,16 @@ struct Conn {
     multi_error: bool,
     /// Bytes of the commands queued since MULTI.
     multi_bytes: usize,
+    /// This client's WATCH mark, and the keys it watches (with whether each had expired,
+    /// unreclaimed, when watched).
+    watcher: Arc<crate::watch::Watcher>,
+    watched: std::collections::HashMap<Bytes, bool>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.unwatch_all();
+    }
 }
 
 /// Serves one client until it leaves, sends a malformed request, or the server shuts down.
@@ -94,6 +105,8 @@ pub async fn serve(
         multi: None,
         multi_error: false,
         multi_bytes: 0,
+        watcher: crate::watch::Watcher::new(),
+        watched: std::collections::HashMap::new(),
     };
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
@@ -342,6 +355,7 @@ impl Conn {
                 // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
                 self.multi = None;
                 self.multi_error = false;
+                self.unwatch_all();
                 return (
                     Reply::Error(format!(
                         "EXECABORT Transaction discarded because of: wrong number of arguments for '{}' command",
@@ -367,7 +381,10 @@ impl Conn {
             );
         }
         if self.multi.is_some()
-            && !matches!(c.name, "exec" | "discard" | "multi" | "quit" | "reset")
+            && !matches!(
+                c.name,
+                "exec" | "discard" | "multi" | "quit" | "reset" | "watch"
+            )
         {
             // The queue lives in memory until EXEC: bound it like the query buffer.
             let size: usize = args.iter().map(|a| a.len() + 16).sum();
@@ -443,6 +460,7 @@ impl Conn {
             "reset" => {
                 self.multi = None;
                 self.multi_error = false;
+                self.unwatch_all();
                 self.proto = 2;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
@@ -465,20 +483,33 @@ impl Conn {
             "discard" => {
                 if self.multi.take().is_some() {
                     self.multi_error = false;
+                    self.unwatch_all();
                     Reply::Ok
                 } else {
                     Reply::err("DISCARD without MULTI")
                 }
             }
             "exec" => self.exec(),
+            "watch" => self.watch(a),
+            "unwatch" => {
+                self.unwatch_all();
+                Reply::Ok
+            }
             _ => unknown_command(a),
         };
         (r, Flow::Continue)
     }
 
     /// EXEC: every queued command runs against one write set, committed as one atomic
-    /// batch, with every other writer locked out meanwhile.
+    /// batch, with every other writer locked out meanwhile; a nil array instead when a
+    /// watched key changed since WATCH. Watches end either way.
     fn exec(&mut self) -> Reply {
+        let r = self.exec_queued();
+        self.unwatch_all();
+        r
+    }
+
+    fn exec_queued(&mut self) -> Reply {
         let Some(queue) = self.multi.take() else {
             return Reply::err("EXEC without MULTI");
         };
@@ -490,6 +521,11 @@ impl Conn {
         let store = Arc::clone(&self.shared.store);
         let _g = store.lock_all();
         let mut txn = store.txn();
+        match self.watch_broken(&txn) {
+            Ok(false) => {}
+            Ok(true) => return Reply::NilArray,
+            Err(e) => return e,
+        }
         let mut replies = Vec::with_capacity(queue.len());
         for args in &queue {
             let Some(c) = cmd::lookup(&args[0]) else {

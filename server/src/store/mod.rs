@@ -45,6 +45,7 @@ pub use txn::{Committed, Ctx, Entry, R, Txn};
 
 use crate::resp::Reply;
 use crate::walsync::WalSyncEnv;
+use crate::watch::Watches;
 
 /// Bytes per chunk of a chunked string: one engine value, so one SETBIT writes at most this
 /// much (plus the metadata key).
@@ -125,6 +126,8 @@ pub struct Store {
     versions: Mutex<Versions>,
     /// Keys the reclaimer removed since start (INFO's `expired_keys`).
     expired: AtomicU64,
+    /// WATCHed keys, marked by every commit that touches them.
+    watches: Watches,
 }
 
 /// Writer locks held while one write command (or a group of them) runs.
@@ -201,6 +204,7 @@ impl Store {
                 limit: hw,
             }),
             expired: AtomicU64::new(0),
+            watches: Watches::default(),
         })
     }
 
@@ -229,6 +233,9 @@ impl Store {
     /// Applies what a committed write set changed besides the data (see [`Txn::into_batch`]);
     /// returns the keys whose blocked clients may now be served.
     pub fn committed(&self, done: Committed) -> Vec<Vec<u8>> {
+        if !done.touched.is_empty() {
+            self.watches.touch(&done.touched);
+        }
         if done.cleared {
             self.keys.store(done.key_delta, Ordering::Relaxed);
             self.volatile.store(done.volatile_delta, Ordering::Relaxed);
@@ -238,6 +245,11 @@ impl Store {
                 .fetch_add(done.volatile_delta, Ordering::Relaxed);
         }
         done.ready
+    }
+
+    /// The WATCH registry.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
     }
 
     /// Number of keys with a time to live.
