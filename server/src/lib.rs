@@ -2,8 +2,9 @@
 //!
 //! A Redis-protocol server in front of the [`bloomkv`] engine: every Redis client, `redis-cli`
 //! and `redis-benchmark` work unchanged, and the data lives in the LSM tree on disk. Speaks
-//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets and
-//! RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist.
+//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets, hashes
+//! and RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist, with expiry,
+//! transactions (MULTI/EXEC, WATCH) and pub/sub.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), bloomkv_server::ServerError> {
@@ -34,6 +35,7 @@ pub mod config;
 mod conn;
 pub mod glob;
 mod info;
+pub mod pubsub;
 pub mod resp;
 mod server;
 pub mod store;

@@ -133,6 +133,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
     cmd!("watch", -2, Conn, 1, -1, 1, "transactions", C, "Makes EXEC fail if any of the keys changes before it."),
     cmd!("unwatch", 1, Conn, 0, 0, 0, "transactions", C, "Forgets every watched key."),
+    // pub/sub
+    cmd!("subscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels."),
+    cmd!("psubscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels matching patterns."),
+    cmd!("unsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to channels (all without arguments)."),
+    cmd!("punsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to patterns (all without arguments)."),
+    cmd!("publish", 3, Conn, 0, 0, 0, "pubsub", &["pubsub", "fast"], "Posts a message to a channel."),
+    cmd!("pubsub", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "PUBSUB CHANNELS, NUMSUB, NUMPAT."),
     // strings and bitmaps
     cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
     cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)."),

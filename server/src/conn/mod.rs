@@ -19,6 +19,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 mod handshake;
+mod subscribe;
 mod watching;
 
 use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
@@ -58,11 +59,23 @@ struct Conn {
     /// unreclaimed, when watched).
     watcher: Arc<crate::watch::Watcher>,
     watched: std::collections::HashMap<Bytes, bool>,
+    /// Pub/sub channels, patterns and the mailbox their messages arrive in.
+    subs: subscribe::Subscriptions,
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
         self.unwatch_all();
+        self.unsubscribe_all();
+    }
+}
+
+/// Writes `out` unless the client is cut off meanwhile (a subscriber past the pub/sub
+/// limits); false when the connection should close.
+async fn write_out(sock: &mut TcpStream, out: &[u8], mailbox: &crate::pubsub::Mailbox) -> bool {
+    tokio::select! {
+        r = sock.write_all(out) => r.is_ok() && !mailbox.is_killed(),
+        _ = mailbox.killed() => false,
     }
 }
 
@@ -107,7 +120,9 @@ pub async fn serve(
         multi_bytes: 0,
         watcher: crate::watch::Watcher::new(),
         watched: std::collections::HashMap::new(),
+        subs: subscribe::Subscriptions::default(),
     };
+    let mailbox = Arc::clone(&conn.subs.mailbox);
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut batch: VecDeque<Args> = VecDeque::new();
@@ -118,10 +133,23 @@ pub async fn serve(
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
+            _ = mailbox.killed() => break,
             r = sock.read_buf(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
+            // Pub/sub messages go out while the client is idle too.
+            _ = mailbox.ready() => {}
+        }
+        while mailbox.has_messages() {
+            let more = conn.deliver(&mut out);
+            if !write_out(&mut sock, &out, &mailbox).await {
+                break 'conn;
+            }
+            out.clear();
+            if !more {
+                break;
+            }
         }
         // Parse, run and answer until the buffer holds no complete request. A client that
         // has not authenticated yet gets one request at a time, so the parser applies the
@@ -161,7 +189,7 @@ pub async fn serve(
                     bad = None;
                 }
                 if !out.is_empty() {
-                    if sock.write_all(&out).await.is_err() {
+                    if !write_out(&mut sock, &out, &mailbox).await {
                         break 'conn;
                     }
                     out.clear();
@@ -179,6 +207,16 @@ pub async fn serve(
                 break 'conn;
             }
         }
+    }
+    if mailbox.is_killed() {
+        eprintln!(
+            "bloomkv-server: closed client id={} addr={}: pub/sub messages waiting for it passed the output limit ({} MiB, or {} MiB for {} s)",
+            conn.id,
+            conn.peer,
+            crate::pubsub::HARD_LIMIT >> 20,
+            crate::pubsub::SOFT_LIMIT >> 20,
+            crate::pubsub::SOFT_SECONDS
+        );
     }
     let _ = sock.shutdown().await;
 }
@@ -323,7 +361,7 @@ impl Conn {
     /// The handler of `args` when it is a plain write command that may join a group:
     /// authenticated, known, well-formed, outside MULTI.
     fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
-        if !self.authed || self.multi.is_some() {
+        if !self.authed || self.multi.is_some() || self.resp2_subscribed() {
             return None;
         }
         let c = cmd::lookup(&args[0])?;
@@ -339,6 +377,11 @@ impl Conn {
     /// Runs one request; appends its reply.
     fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
         self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+        // Messages that arrived before this command go out before its reply (an UNSUBSCRIBE
+        // confirmation comes after every message of the channel), as in Redis.
+        if self.subscribed() {
+            while self.deliver(out) {}
+        }
         let (reply, flow) = self.dispatch(args);
         reply.encode(self.proto, out);
         flow
@@ -379,6 +422,10 @@ impl Conn {
                 Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")),
                 Flow::Continue,
             );
+        }
+        if let Some(refused) = self.refused_while_subscribed(c.name) {
+            self.flag_multi();
+            return (refused, Flow::Continue);
         }
         if self.multi.is_some()
             && !matches!(
@@ -443,11 +490,7 @@ impl Conn {
 
     fn conn_command(&mut self, c: &Command, a: &[Bytes]) -> (Reply, Flow) {
         let r = match c.name {
-            "ping" => match a.len() {
-                1 => Reply::Status("PONG".into()),
-                2 => Reply::Bulk(a[1].clone()),
-                _ => wrong_arity("ping"),
-            },
+            "ping" => self.ping(a),
             "echo" => Reply::Bulk(a[1].clone()),
             "hello" => self.hello(a),
             "auth" => self.auth(a),
@@ -461,6 +504,7 @@ impl Conn {
                 self.multi = None;
                 self.multi_error = false;
                 self.unwatch_all();
+                self.unsubscribe_all();
                 self.proto = 2;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
@@ -491,6 +535,12 @@ impl Conn {
             }
             "exec" => self.exec(),
             "watch" => self.watch(a),
+            "subscribe" => self.subscribe(a, false),
+            "psubscribe" => self.subscribe(a, true),
+            "unsubscribe" => self.unsubscribe(a, false),
+            "punsubscribe" => self.unsubscribe(a, true),
+            "publish" => self.publish(a),
+            "pubsub" => self.pubsub(a),
             "unwatch" => {
                 self.unwatch_all();
                 Reply::Ok
@@ -538,7 +588,11 @@ impl Conn {
                 }
                 Kind::Conn => self.conn_command(c, args).0,
             };
-            replies.push(r);
+            match r {
+                // SUBSCRIBE a b answers twice: each confirmation is an element of its own.
+                Reply::Seq(rs) => replies.extend(rs),
+                r => replies.push(r),
+            }
         }
         match txn.commit() {
             Ok(_) => Reply::Array(replies),
