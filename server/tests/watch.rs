@@ -95,6 +95,16 @@ fn own_writes_and_every_kind_of_write_count() {
         transaction(&mut a, &[&["PING"]]),
         Value::Array(vec![Value::SimpleString("PONG".into())])
     );
+    // SMOVE of a member the destination has already leaves the destination unchanged.
+    ok(&mut b, &["SADD", "src", "a", "b"]);
+    ok(&mut b, &["SADD", "dstset", "a"]);
+    ok(&mut a, &["WATCH", "dstset"]);
+    ok(&mut b, &["SMOVE", "src", "dstset", "a"]);
+    assert_eq!(
+        transaction(&mut a, &[&["SADD", "dstset", "c"]]),
+        Value::Array(vec![int(1)])
+    );
+    assert_eq!(ok(&mut a, &["SCARD", "dstset"]), int(2));
     // A pipelined group of another client's writes marks the watcher too.
     ok(&mut a, &["WATCH", "g"]);
     let mut p = redis::pipe();

@@ -145,8 +145,11 @@ pub fn smove(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if !has(txn, src, version, member)? {
         return Ok(Reply::Int(0));
     }
-    remove_members(txn, src, [member.as_ref()])?;
+    // Adding first: should the second step fail (an engine error), the member is in both
+    // sets rather than in neither. A member already in the destination writes nothing there,
+    // so its watchers see no change (as Redis).
     add_members(txn, dst, [member.as_ref()])?;
+    remove_members(txn, src, [member.as_ref()])?;
     Ok(Reply::Int(1))
 }
 
