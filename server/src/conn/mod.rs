@@ -71,8 +71,16 @@ impl Drop for Conn {
 }
 
 /// Writes `out` unless the client is cut off meanwhile (a subscriber past the pub/sub
-/// limits); false when the connection should close.
-async fn write_out(sock: &mut TcpStream, out: &[u8], mailbox: &crate::pubsub::Mailbox) -> bool {
+/// limits: only `listening` clients can be); false when the connection should close.
+async fn write_out(
+    sock: &mut TcpStream,
+    out: &[u8],
+    mailbox: &crate::pubsub::Mailbox,
+    listening: bool,
+) -> bool {
+    if !listening {
+        return sock.write_all(out).await.is_ok();
+    }
     tokio::select! {
         r = sock.write_all(out) => r.is_ok() && !mailbox.is_killed(),
         _ = mailbox.killed() => false,
@@ -130,20 +138,23 @@ pub async fn serve(
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(64 * 1024);
         }
+        // Only subscribers get messages (and can be cut off for them): others wait on their
+        // socket alone, once the messages that came before they left are out.
+        let listening = conn.subscribed() || mailbox.is_killed() || mailbox.has_messages();
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
-            _ = mailbox.killed() => break,
+            _ = mailbox.killed(), if listening => break,
             r = sock.read_buf(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
             // Pub/sub messages go out while the client is idle too.
-            _ = mailbox.ready() => {}
+            _ = mailbox.ready(), if listening => {}
         }
         while mailbox.has_messages() {
             let more = conn.deliver(&mut out);
-            if !write_out(&mut sock, &out, &mailbox).await {
+            if !write_out(&mut sock, &out, &mailbox, true).await {
                 break 'conn;
             }
             out.clear();
@@ -189,7 +200,7 @@ pub async fn serve(
                     bad = None;
                 }
                 if !out.is_empty() {
-                    if !write_out(&mut sock, &out, &mailbox).await {
+                    if !write_out(&mut sock, &out, &mailbox, conn.subscribed()).await {
                         break 'conn;
                     }
                     out.clear();
