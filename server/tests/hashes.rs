@@ -225,12 +225,29 @@ fn increments() {
         err(&mut c, &["HINCRBYFLOAT", "h", "s", "1"]),
         "ERR hash value is not a float"
     );
+    // Redis computes in long double: past f64's range, and 0.1 + 0.2 is 0.3.
     ok(&mut c, &["HSET", "h", "huge", "1.7976931348623157e308"]);
+    let twice = ok(
+        &mut c,
+        &["HINCRBYFLOAT", "h", "huge", "1.7976931348623157e308"],
+    );
+    let Value::BulkString(twice) = twice else {
+        panic!("{twice:?}")
+    };
+    assert!(twice.starts_with(b"3595386269724631399918420935482088680967728938886583569706288415303532570462487927094037372167741711288575868388510413786174167269022721107157945560529552341469979553725767896712363265880911888698590748945812549613388347692977582455524366671979077056642065650095032233824162354403199718527536"));
+    assert_eq!(ok(&mut c, &["HINCRBYFLOAT", "h", "p", "0.1"]), bulk("0.1"));
+    assert_eq!(ok(&mut c, &["HINCRBYFLOAT", "h", "p", "0.2"]), bulk("0.3"));
     assert_eq!(
-        err(
-            &mut c,
-            &["HINCRBYFLOAT", "h", "huge", "1.7976931348623157e308"]
-        ),
+        ok(&mut c, &["HINCRBYFLOAT", "h", "tiny", "1e-20"]),
+        bulk("0")
+    );
+    ok(&mut c, &["HSET", "h", "max", "1.18e4932", "i", "inf"]);
+    assert_eq!(
+        err(&mut c, &["HINCRBYFLOAT", "h", "max", "1.18e4932"]),
+        "ERR increment would produce NaN or Infinity"
+    );
+    assert_eq!(
+        err(&mut c, &["HINCRBYFLOAT", "h", "i", "1"]),
         "ERR increment would produce NaN or Infinity"
     );
     // Increments keep the key's time to live.

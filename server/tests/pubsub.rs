@@ -269,7 +269,7 @@ fn pubsub_errors() {
     );
     assert_eq!(
         err(&mut c, &["PUBSUB", "CHANNELS", "a", "b"]),
-        "ERR wrong number of arguments for 'pubsub|channels' command"
+        "ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP."
     );
     assert_eq!(
         err(&mut c, &["PUBLISH", "ch"]),

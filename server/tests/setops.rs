@@ -76,7 +76,7 @@ fn spop_single_and_counted() {
     );
     assert_eq!(
         err(&mut c, &["SPOP", "s", "x"]),
-        "ERR value is not an integer or out of range"
+        "ERR value is out of range, must be positive"
     );
     assert_eq!(err(&mut c, &["SPOP", "s", "1", "2"]), "ERR syntax error");
     ok(&mut c, &["SET", "str", "v"]);

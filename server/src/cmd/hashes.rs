@@ -9,7 +9,7 @@
 use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
-use super::{NOT_INT, WRONGTYPE, parse_f64, parse_i64, parse_scan_args};
+use super::{NOT_INT, WRONGTYPE, parse_i64, parse_scan_args};
 use crate::resp::Reply;
 use crate::store::members::{self, Slot};
 use crate::store::{Meta, R, Txn, sub_prefix, tag};
@@ -267,25 +267,26 @@ pub fn hincrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(Reply::Int(new))
 }
 
-/// `HINCRBYFLOAT key field increment`
+/// `HINCRBYFLOAT key field increment`: in Redis's long double arithmetic and text
+/// (`cmd::longdouble`).
 pub fn hincrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let by = parse_f64(&a[3]).ok_or_else(|| Reply::err("value is not a valid float"))?;
-    if !by.is_finite() {
-        return Err(Reply::err("value is NaN or Infinity"));
+    use super::longdouble::{IncrError, Parsed, parse};
+    // Redis checks the increment before it looks at the key.
+    match parse(&a[3]) {
+        None => return Err(Reply::err("value is not a valid float")),
+        Some(Parsed::Infinite) => return Err(Reply::err("value is NaN or Infinity")),
+        Some(Parsed::Finite(_)) => {}
     }
     let current = match hash(txn, &a[1])? {
         Some((version, _)) => get_field(txn, &a[1], version, &a[2])?,
         None => None,
     };
-    let current = match current {
-        None => 0.0,
-        Some(v) => parse_f64(&v).ok_or_else(|| Reply::err("hash value is not a float"))?,
-    };
-    let new = current + by;
-    if !new.is_finite() {
-        return Err(Reply::err("increment would produce NaN or Infinity"));
-    }
-    let text = super::format_long_double(new);
+    let text = super::longdouble::incr(current.as_deref(), &a[3]).map_err(|e| match e {
+        IncrError::Value => Reply::err("hash value is not a float"),
+        IncrError::Increment => Reply::err("value is not a valid float"),
+        IncrError::InfiniteIncrement => Reply::err("value is NaN or Infinity"),
+        IncrError::Overflow => Reply::err("increment would produce NaN or Infinity"),
+    })?;
     set_fields(txn, &a[1], &[(&a[2], text.as_bytes())])?;
     Ok(Reply::bulk(text))
 }

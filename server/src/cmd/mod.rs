@@ -4,6 +4,7 @@
 pub mod expiry;
 pub mod hashes;
 pub mod keyspace;
+pub mod longdouble;
 pub mod random;
 pub mod setops;
 pub mod sets;
@@ -279,14 +280,6 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
     }
     let v: f64 = s.parse().ok()?;
     (!v.is_nan()).then_some(v)
-}
-
-/// Formats the result of INCRBYFLOAT / HINCRBYFLOAT: plain decimal notation without an
-/// exponent or trailing zeros (Redis prints its long double with `%.17Lf` and trims zeros;
-/// this is the shortest text that reads back as the same `f64`).
-pub fn format_long_double(v: f64) -> String {
-    let s = format!("{v}");
-    if s == "-0" { "0".into() } else { s }
 }
 
 /// Options of SCAN and SSCAN.

@@ -12,16 +12,16 @@ use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
 use super::sets::{add_members, all_members, card, has, remove_members};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::{WRONGTYPE, parse_i64};
 use crate::resp::Reply;
 use crate::store::members;
 use crate::store::{Meta, R, Record, Txn, sub_prefix, tag};
 
+/// A count as Redis's `getPositiveLongFromObjectOrReply` reads it (one error for both).
 fn positive_count(b: &[u8]) -> Result<u64, Reply> {
     match parse_i64(b) {
-        None => Err(Reply::err(NOT_INT)),
-        Some(n) if n < 0 => Err(Reply::err("value is out of range, must be positive")),
-        Some(n) => Ok(n as u64),
+        Some(n) if n >= 0 => Ok(n as u64),
+        _ => Err(Reply::err("value is out of range, must be positive")),
     }
 }
 

@@ -190,8 +190,16 @@ impl Conn {
                 .map(|l| Reply::Status(l.into()))
                 .collect(),
             ),
-            b"channels" | b"numpat" | b"help" => {
+            // NUMPAT and HELP have their own arity in Redis's command table; CHANNELS takes
+            // any number there and refuses extra arguments itself.
+            b"numpat" | b"help" => {
                 wrong_arity(&format!("pubsub|{}", String::from_utf8_lossy(&sub)))
+            }
+            b"channels" => {
+                let name: String = String::from_utf8_lossy(&a[1]).chars().take(128).collect();
+                Reply::err(format!(
+                    "unknown subcommand or wrong number of arguments for '{name}'. Try PUBSUB HELP."
+                ))
             }
             _ => {
                 let name: String = String::from_utf8_lossy(&a[1]).chars().take(128).collect();
