@@ -121,10 +121,11 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
         }
         "clients" => write!(
             o,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntotal_watched_keys:{}\r\n",
             shared.clients.load(Ordering::Relaxed),
             cfg.maxclients,
             shared.blocked_clients.load(Ordering::Relaxed),
+            shared.store.watches().watched_keys(),
         ),
         "memory" => {
             let (rss, _) = process_memory();

@@ -2,8 +2,9 @@
 //!
 //! A Redis-protocol server in front of the [`bloomkv`] engine: every Redis client, `redis-cli`
 //! and `redis-benchmark` work unchanged, and the data lives in the LSM tree on disk. Speaks
-//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets and
-//! RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist.
+//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets, hashes
+//! and RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist, with expiry,
+//! transactions (MULTI/EXEC, WATCH) and pub/sub.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), bloomkv_server::ServerError> {
@@ -38,10 +39,12 @@ pub mod glob;
 mod housekeeping;
 mod info;
 pub mod log;
+pub mod pubsub;
 pub mod resp;
 mod server;
 pub mod store;
 pub mod walsync;
+pub mod watch;
 
 pub use config::{AppendFsync, Config};
 pub use server::{Server, ServerError, Shared, run};

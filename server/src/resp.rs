@@ -401,6 +401,14 @@ pub enum Reply {
         /// The RESP3 form.
         resp3: Box<Reply>,
     },
+    /// Pairs that may repeat (HRANDFIELD WITHVALUES): RESP2 a flat array, RESP3 an array of
+    /// two-element arrays.
+    Pairs(Vec<(Reply, Reply)>),
+    /// An out-of-band message (pub/sub messages and (un)subscribe confirmations): RESP3 `>`,
+    /// RESP2 an array.
+    Push(Vec<Reply>),
+    /// Several replies in a row, each a frame of its own (SUBSCRIBE confirms every channel).
+    Seq(Vec<Reply>),
 }
 
 impl Reply {
@@ -484,6 +492,27 @@ impl Reply {
                     r3.encode(proto, out);
                 } else {
                     resp2.encode(proto, out);
+                }
+            }
+            Reply::Pairs(pairs) => {
+                header(out, b'*', pairs.len() as i64 * if resp3 { 1 } else { 2 });
+                for (k, v) in pairs {
+                    if resp3 {
+                        out.extend_from_slice(b"*2\r\n");
+                    }
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
+            Reply::Push(items) => {
+                header(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
+            Reply::Seq(items) => {
+                for r in items {
+                    r.encode(proto, out);
                 }
             }
             Reply::Verbatim(s) => {
@@ -610,5 +639,22 @@ mod tests {
         Reply::Nil.encode(3, &mut o);
         Reply::Error("ERR a\r\nb".into()).encode(2, &mut o);
         assert_eq!(o, b"$-1\r\n_\r\n-ERR a  b\r\n");
+    }
+
+    #[test]
+    fn pairs_pushes_and_sequences() {
+        let pairs = Reply::Pairs(vec![(Reply::bulk("f"), Reply::Int(1))]);
+        let push = Reply::Push(vec![Reply::bulk("message"), Reply::Int(2)]);
+        let seq = Reply::Seq(vec![Reply::Int(1), Reply::Int(2)]);
+        let enc = |r: &Reply, p: u8| {
+            let mut o = Vec::new();
+            r.encode(p, &mut o);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(enc(&pairs, 2), "*2\r\n$1\r\nf\r\n:1\r\n");
+        assert_eq!(enc(&pairs, 3), "*1\r\n*2\r\n$1\r\nf\r\n:1\r\n");
+        assert_eq!(enc(&push, 2), "*2\r\n$7\r\nmessage\r\n:2\r\n");
+        assert_eq!(enc(&push, 3), ">2\r\n$7\r\nmessage\r\n:2\r\n");
+        assert_eq!(enc(&seq, 3), ":1\r\n:2\r\n");
     }
 }

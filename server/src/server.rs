@@ -84,6 +84,8 @@ pub struct Shared {
     pub refusals_log: crate::log::RateLimited,
     /// Stops the server (SHUTDOWN).
     pub stop: watch::Sender<bool>,
+    /// Pub/sub channels, patterns and their subscribers.
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -173,6 +175,7 @@ impl Server {
             client_list: Arc::default(),
             refusals_log: crate::log::RateLimited::default(),
             stop: stop.clone(),
+            pubsub: crate::pubsub::PubSub::default(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

@@ -2,7 +2,11 @@
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
 pub mod expiry;
+pub mod hashes;
 pub mod keyspace;
+pub mod longdouble;
+pub mod random;
+pub mod setops;
 pub mod sets;
 pub mod strings;
 
@@ -129,6 +133,15 @@ pub static COMMANDS: &[Command] = &[
     cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
     cmd!("exec", 1, Conn, 0, 0, 0, "transactions", C, "Executes the queued commands as one atomic write batch."),
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
+    cmd!("watch", -2, Conn, 1, -1, 1, "transactions", C, "Makes EXEC fail if any of the keys changes before it."),
+    cmd!("unwatch", 1, Conn, 0, 0, 0, "transactions", C, "Forgets every watched key."),
+    // pub/sub
+    cmd!("subscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels."),
+    cmd!("psubscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels matching patterns."),
+    cmd!("unsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to channels (all without arguments)."),
+    cmd!("punsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to patterns (all without arguments)."),
+    cmd!("publish", 3, Conn, 0, 0, 0, "pubsub", &["pubsub", "fast"], "Posts a message to a channel."),
+    cmd!("pubsub", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "PUBSUB CHANNELS, NUMSUB, NUMPAT."),
     // strings and bitmaps
     cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
     cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)."),
@@ -176,6 +189,33 @@ pub static COMMANDS: &[Command] = &[
     cmd!("scard", 2, Read(sets::scard), 1, 1, 1, "set", RO, "Returns the number of members."),
     cmd!("smembers", 2, Read(sets::smembers), 1, 1, 1, "set", &["readonly"], "Returns all members."),
     cmd!("sscan", -3, Read(sets::sscan), 1, 1, 1, "set", &["readonly"], "Iterates over the members."),
+    cmd!("spop", -2, Write(setops::spop), 1, 1, 1, "set", W, "Removes and returns random members."),
+    cmd!("srandmember", -2, Read(setops::srandmember), 1, 1, 1, "set", &["readonly"], "Returns random members."),
+    cmd!("smove", 4, Write(setops::smove), 1, 2, 1, "set", W, "Moves a member from one set to another."),
+    cmd!("sinter", -2, Read(setops::sinter), 1, -1, 1, "set", &["readonly"], "Returns the intersection of sets."),
+    cmd!("sintercard", -3, Read(setops::sintercard), 2, -1, 1, "set", &["readonly"], "Returns the size of the intersection of sets (LIMIT)."),
+    cmd!("sinterstore", -3, Write(setops::sinterstore), 1, -1, 1, "set", W, "Stores the intersection of sets."),
+    cmd!("sunion", -2, Read(setops::sunion), 1, -1, 1, "set", &["readonly"], "Returns the union of sets."),
+    cmd!("sunionstore", -3, Write(setops::sunionstore), 1, -1, 1, "set", W, "Stores the union of sets."),
+    cmd!("sdiff", -2, Read(setops::sdiff), 1, -1, 1, "set", &["readonly"], "Returns the members of a set missing from others."),
+    cmd!("sdiffstore", -3, Write(setops::sdiffstore), 1, -1, 1, "set", W, "Stores the difference of sets."),
+    // hashes
+    cmd!("hset", -4, Write(hashes::hset), 1, 1, 1, "hash", W, "Sets fields of a hash."),
+    cmd!("hmset", -4, Write(hashes::hmset), 1, 1, 1, "hash", W, "Sets fields of a hash (answers OK)."),
+    cmd!("hsetnx", 4, Write(hashes::hsetnx), 1, 1, 1, "hash", W, "Sets a field only if it does not exist."),
+    cmd!("hget", 3, Read(hashes::hget), 1, 1, 1, "hash", RO, "Returns the value of a field."),
+    cmd!("hmget", -3, Read(hashes::hmget), 1, 1, 1, "hash", RO, "Returns the values of fields."),
+    cmd!("hgetall", 2, Read(hashes::hgetall), 1, 1, 1, "hash", &["readonly"], "Returns every field and value."),
+    cmd!("hdel", -3, Write(hashes::hdel), 1, 1, 1, "hash", W, "Deletes fields."),
+    cmd!("hexists", 3, Read(hashes::hexists), 1, 1, 1, "hash", RO, "Tests whether a field exists."),
+    cmd!("hincrby", 4, Write(hashes::hincrby), 1, 1, 1, "hash", W, "Increments the integer value of a field."),
+    cmd!("hincrbyfloat", 4, Write(hashes::hincrbyfloat), 1, 1, 1, "hash", W, "Increments the floating-point value of a field."),
+    cmd!("hlen", 2, Read(hashes::hlen), 1, 1, 1, "hash", RO, "Returns the number of fields."),
+    cmd!("hkeys", 2, Read(hashes::hkeys), 1, 1, 1, "hash", &["readonly"], "Returns every field."),
+    cmd!("hvals", 2, Read(hashes::hvals), 1, 1, 1, "hash", &["readonly"], "Returns every value."),
+    cmd!("hstrlen", 3, Read(hashes::hstrlen), 1, 1, 1, "hash", RO, "Returns the length of a field's value."),
+    cmd!("hrandfield", -2, Read(hashes::hrandfield), 1, 1, 1, "hash", &["readonly"], "Returns random fields (count, WITHVALUES)."),
+    cmd!("hscan", -3, Read(hashes::hscan), 1, 1, 1, "hash", &["readonly"], "Iterates over fields and values."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),
@@ -255,14 +295,6 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
     }
     let v: f64 = s.parse().ok()?;
     (!v.is_nan()).then_some(v)
-}
-
-/// Formats the result of INCRBYFLOAT / HINCRBYFLOAT: plain decimal notation without an
-/// exponent or trailing zeros (Redis prints its long double with `%.17Lf` and trims zeros;
-/// this is the shortest text that reads back as the same `f64`).
-pub fn format_long_double(v: f64) -> String {
-    let s = format!("{v}");
-    if s == "-0" { "0".into() } else { s }
 }
 
 /// Options of SCAN and SSCAN.

@@ -1,11 +1,13 @@
-//! Sets: SADD, SREM, SISMEMBER, SMISMEMBER, SCARD, SMEMBERS, SSCAN. A set is a metadata key
-//! holding its cardinality plus one engine key per member.
+//! Sets: SADD, SREM, SISMEMBER, SMISMEMBER, SCARD, SMEMBERS, SSCAN (the rest is in
+//! `setops`). A set is a metadata key holding its cardinality plus one engine key per member
+//! (`store::members`: a member of any length).
 
 use bytes::Bytes;
 
 use super::{WRONGTYPE, parse_scan_args};
 use crate::resp::Reply;
-use crate::store::{Meta, R, Txn, member_fits, member_key, member_too_long, sub_prefix, tag};
+use crate::store::members::{self, Slot};
+use crate::store::{Meta, R, Txn, sub_prefix, tag};
 
 /// Set `key`'s version and cardinality: `None` if missing, WRONGTYPE for other types.
 pub fn card(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
@@ -19,24 +21,27 @@ pub fn card(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
 /// Adds `members` to set `key` (creating it); returns how many were new.
 ///
 /// # Errors
-/// WRONGTYPE, a member too long, engine errors.
+/// WRONGTYPE, a member too large for one engine value, engine errors.
 pub fn add_members<'m>(
     txn: &mut Txn<'_>,
     key: &[u8],
-    members: impl IntoIterator<Item = &'m [u8]>,
+    members: impl IntoIterator<Item = &'m [u8]> + Clone,
 ) -> Result<i64, Reply> {
+    if members
+        .clone()
+        .into_iter()
+        .any(|m| !members::fits(key, m, 0))
+    {
+        return Err(members::too_large());
+    }
     let (version, mut n) = match card(txn, key)? {
         Some(vc) => vc,
         None => (txn.new_version()?, 0),
     };
     let mut added = 0;
     for m in members {
-        if !member_fits(key, m) {
-            return Err(member_too_long(key, m));
-        }
-        let mk = member_key(key, version, m);
-        if txn.get(&mk)?.is_none() {
-            txn.put(mk, Vec::new());
+        if let Slot::Free(k) = members::locate(txn, tag::MEMBER, key, version, m)? {
+            txn.put(k, members::entry_value(key, m, b""));
             added += 1;
             n += 1;
         }
@@ -49,13 +54,9 @@ pub fn add_members<'m>(
 
 /// `SADD key member [member ...]`
 pub fn sadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let key = &a[1];
-    if let Some(m) = a[2..].iter().find(|m| !member_fits(key, m)) {
-        return Err(member_too_long(key, m));
-    }
     Ok(Reply::Int(add_members(
         txn,
-        key,
+        &a[1],
         a[2..].iter().map(|m| m.as_ref()),
     )?))
 }
@@ -75,12 +76,8 @@ pub fn remove_members<'m>(
     };
     let mut removed = 0;
     for m in members {
-        if !member_fits(key, m) {
-            continue;
-        }
-        let mk = member_key(key, version, m);
-        if txn.get(&mk)?.is_some() {
-            txn.delete(mk);
+        if let Slot::Found(k, _) = members::locate(txn, tag::MEMBER, key, version, m)? {
+            txn.delete(k);
             removed += 1;
             n = n.saturating_sub(1);
         }
@@ -105,8 +102,45 @@ pub fn srem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 }
 
 /// Whether `member` is in the set of version `version` of `key`.
-fn has(txn: &Txn<'_>, key: &[u8], version: u64, member: &[u8]) -> Result<bool, Reply> {
-    Ok(member_fits(key, member) && txn.get(&member_key(key, version, member))?.is_some())
+///
+/// # Errors
+/// Engine errors.
+pub fn has(txn: &Txn<'_>, key: &[u8], version: u64, member: &[u8]) -> Result<bool, Reply> {
+    Ok(matches!(
+        members::locate(txn, tag::MEMBER, key, version, member)?,
+        Slot::Found(..)
+    ))
+}
+
+/// Calls `f` with each member of version `version` of set `key`, in engine key order, until
+/// it returns `false`.
+///
+/// # Errors
+/// Engine errors, damaged members, or `f`'s.
+pub fn for_each_member(
+    txn: &Txn<'_>,
+    key: &[u8],
+    version: u64,
+    mut f: impl FnMut(&[u8]) -> Result<bool, Reply>,
+) -> Result<(), Reply> {
+    let prefix = sub_prefix(tag::MEMBER, key, version);
+    txn.for_each_prefix(&prefix, None, false, |k, v| {
+        let (m, _) = members::decode(key, prefix.len(), k, v)?;
+        f(&m)
+    })
+}
+
+/// Every member of version `version` of set `key`.
+///
+/// # Errors
+/// Engine errors, damaged members.
+pub fn all_members(txn: &Txn<'_>, key: &[u8], version: u64) -> Result<Vec<Vec<u8>>, Reply> {
+    let mut out = Vec::new();
+    for_each_member(txn, key, version, |m| {
+        out.push(m.to_vec());
+        Ok(true)
+    })?;
+    Ok(out)
 }
 
 /// SISMEMBER key member
@@ -141,11 +175,9 @@ pub fn smembers(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some((version, _)) = card(txn, &a[1])? else {
         return Ok(Reply::Set(Vec::new()));
     };
-    let prefix = sub_prefix(tag::MEMBER, &a[1], version);
-    let members = txn
-        .scan_prefix(&prefix, None, usize::MAX)?
+    let members = all_members(txn, &a[1], version)?
         .into_iter()
-        .map(|(k, _)| Reply::bulk(k[prefix.len()..].to_vec()))
+        .map(Reply::bulk)
         .collect();
     Ok(Reply::Set(members))
 }
@@ -169,16 +201,17 @@ pub fn sscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
         _ => 0,
     };
-    let members = page
-        .iter()
-        .map(|(k, _)| &k[prefix.len()..])
-        .filter(|m| {
-            opts.pattern
-                .as_ref()
-                .is_none_or(|p| crate::glob::matches(p, m))
-        })
-        .map(|m| Reply::bulk(m.to_vec()))
-        .collect();
+    let mut members = Vec::new();
+    for (k, v) in &page {
+        let (m, _) = members::decode(&a[1], prefix.len(), k, v)?;
+        if opts
+            .pattern
+            .as_ref()
+            .is_none_or(|p| crate::glob::matches(p, &m))
+        {
+            members.push(Reply::bulk(m.into_owned()));
+        }
+    }
     Ok(Reply::Array(vec![
         Reply::bulk(next.to_string()),
         Reply::Array(members),

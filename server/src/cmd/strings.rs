@@ -303,18 +303,17 @@ fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64) -> R {
     Ok(Reply::Int(new))
 }
 
-/// `INCRBYFLOAT key increment`
+/// `INCRBYFLOAT key increment`: in Redis's long double arithmetic and text
+/// (`cmd::longdouble`); an infinite increment is refused by its infinite result, as Redis 7.0.
 pub fn incrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let by = super::parse_f64(&a[2]).ok_or_else(|| Reply::err("value is not a valid float"))?;
-    let current = match get_string(txn, &a[1])? {
-        None => 0.0,
-        Some(v) => super::parse_f64(&v).ok_or_else(|| Reply::err("value is not a valid float"))?,
-    };
-    let new = current + by;
-    if !new.is_finite() {
-        return Err(Reply::err("increment would produce NaN or Infinity"));
-    }
-    let text = super::format_long_double(new);
+    use super::longdouble::IncrError;
+    let current = get_string(txn, &a[1])?;
+    let text = super::longdouble::incr(current.as_deref(), &a[2]).map_err(|e| match e {
+        IncrError::Value | IncrError::Increment => Reply::err("value is not a valid float"),
+        IncrError::InfiniteIncrement | IncrError::Overflow => {
+            Reply::err("increment would produce NaN or Infinity")
+        }
+    })?;
     txn.put_meta(&a[1], Meta::Str(text.clone().into_bytes()))?;
     Ok(Reply::bulk(text))
 }

@@ -19,6 +19,8 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 mod handshake;
+mod subscribe;
+mod watching;
 
 use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
 use crate::config::AppendFsync;
@@ -54,6 +56,36 @@ struct Conn {
     multi_error: bool,
     /// Bytes of the commands queued since MULTI.
     multi_bytes: usize,
+    /// This client's WATCH mark, and the keys it watches (with whether each had expired,
+    /// unreclaimed, when watched).
+    watcher: Arc<crate::watch::Watcher>,
+    watched: std::collections::HashMap<Bytes, bool>,
+    /// Pub/sub channels, patterns and the mailbox their messages arrive in.
+    subs: subscribe::Subscriptions,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.unwatch_all();
+        self.unsubscribe_all();
+    }
+}
+
+/// Writes `out` unless the client is cut off meanwhile (a subscriber past the pub/sub
+/// limits: only `listening` clients can be); false when the connection should close.
+async fn write_out(
+    sock: &mut TcpStream,
+    out: &[u8],
+    mailbox: &crate::pubsub::Mailbox,
+    listening: bool,
+) -> bool {
+    if !listening {
+        return sock.write_all(out).await.is_ok();
+    }
+    tokio::select! {
+        r = sock.write_all(out) => r.is_ok() && !mailbox.is_killed(),
+        _ = mailbox.killed() => false,
+    }
 }
 
 /// Serves one client until it leaves, sends a malformed request, or the server shuts down.
@@ -107,7 +139,11 @@ pub async fn serve(
         multi: None,
         multi_error: false,
         multi_bytes: 0,
+        watcher: crate::watch::Watcher::new(),
+        watched: std::collections::HashMap::new(),
+        subs: subscribe::Subscriptions::default(),
     };
+    let mailbox = Arc::clone(&conn.subs.mailbox);
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut batch: VecDeque<Args> = VecDeque::new();
@@ -115,14 +151,30 @@ pub async fn serve(
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(64 * 1024);
         }
+        // Only subscribers get messages (and can be cut off for them): others wait on their
+        // socket alone, once the messages that came before they left are out.
+        let listening = conn.subscribed() || mailbox.is_killed() || mailbox.has_messages();
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
             _ = registration.entry.killed() => break,
+            _ = mailbox.killed(), if listening => break,
             r = sock.read_buf(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
+            // Pub/sub messages go out while the client is idle too.
+            _ = mailbox.ready(), if listening => {}
+        }
+        while mailbox.has_messages() {
+            let more = conn.deliver(&mut out);
+            if !write_out(&mut sock, &out, &mailbox, true).await {
+                break 'conn;
+            }
+            out.clear();
+            if !more {
+                break;
+            }
         }
         // Parse, run and answer until the buffer holds no complete request. A client that
         // has not authenticated yet gets one request at a time, so the parser applies the
@@ -162,7 +214,7 @@ pub async fn serve(
                     bad = None;
                 }
                 if !out.is_empty() {
-                    if sock.write_all(&out).await.is_err() {
+                    if !write_out(&mut sock, &out, &mailbox, conn.subscribed()).await {
                         break 'conn;
                     }
                     out.clear();
@@ -180,6 +232,15 @@ pub async fn serve(
                 break 'conn;
             }
         }
+    }
+    if mailbox.is_killed() {
+        crate::log::warn(&format!(
+            "closed client id={} addr={peer}: pub/sub messages waiting for it passed the output limit ({} MiB, or {} MiB for {} s)",
+            conn.id,
+            crate::pubsub::HARD_LIMIT >> 20,
+            crate::pubsub::SOFT_LIMIT >> 20,
+            crate::pubsub::SOFT_SECONDS
+        ));
     }
     let _ = sock.shutdown().await;
 }
@@ -238,7 +299,28 @@ fn flush(group: Option<Group<'_>>, proto: u8, out: &mut Vec<u8>) {
 fn is_heavy(c: &Command, always: bool) -> bool {
     matches!(
         c.name,
-        "keys" | "flushdb" | "smembers" | "exec" | "del" | "info" | "scan" | "sscan"
+        "keys"
+            | "flushdb"
+            | "smembers"
+            | "exec"
+            | "del"
+            | "info"
+            | "scan"
+            | "sscan"
+            | "hgetall"
+            | "hkeys"
+            | "hvals"
+            | "hscan"
+            | "hrandfield"
+            | "spop"
+            | "srandmember"
+            | "sinter"
+            | "sintercard"
+            | "sinterstore"
+            | "sunion"
+            | "sunionstore"
+            | "sdiff"
+            | "sdiffstore"
     ) || (always && matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_)))
 }
 
@@ -304,7 +386,11 @@ impl Conn {
     /// The handler of `args` when it is a plain write command that may join a group:
     /// authenticated, known, well-formed, outside MULTI.
     fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
-        if !self.authed || self.multi.is_some() || self.shared.store.writes_stopped().is_some() {
+        if !self.authed
+            || self.multi.is_some()
+            || self.resp2_subscribed()
+            || self.shared.store.writes_stopped().is_some()
+        {
             return None;
         }
         let c = cmd::lookup(&args[0])?;
@@ -321,8 +407,14 @@ impl Conn {
     fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
         self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
         self.entry.touch(cmd::index(&args[0]));
+        // Messages that arrived before this command go out before its reply (an UNSUBSCRIBE
+        // confirmation comes after every message of the channel), as in Redis.
+        if self.subscribed() {
+            while self.deliver(out) {}
+        }
         let (reply, flow) = self.dispatch(args);
         self.entry.set_multi(self.multi.as_ref().map(Vec::len));
+        self.publish_sub_counts();
         reply.encode(self.proto, out);
         flow
     }
@@ -338,6 +430,7 @@ impl Conn {
                 // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
                 self.multi = None;
                 self.multi_error = false;
+                self.unwatch_all();
                 return (
                     Reply::Error(format!(
                         "EXECABORT Transaction discarded because of: wrong number of arguments for '{}' command",
@@ -362,8 +455,15 @@ impl Conn {
                 Flow::Continue,
             );
         }
+        if let Some(refused) = self.refused_while_subscribed(c.name) {
+            self.flag_multi();
+            return (refused, Flow::Continue);
+        }
         if self.multi.is_some()
-            && !matches!(c.name, "exec" | "discard" | "multi" | "quit" | "reset")
+            && !matches!(
+                c.name,
+                "exec" | "discard" | "multi" | "quit" | "reset" | "watch"
+            )
         {
             // The queue lives in memory until EXEC: bound it like the query buffer.
             let size: usize = args.iter().map(|a| a.len() + 16).sum();
@@ -427,11 +527,7 @@ impl Conn {
 
     fn conn_command(&mut self, c: &Command, a: &[Bytes]) -> (Reply, Flow) {
         let r = match c.name {
-            "ping" => match a.len() {
-                1 => Reply::Status("PONG".into()),
-                2 => Reply::Bulk(a[1].clone()),
-                _ => wrong_arity("ping"),
-            },
+            "ping" => self.ping(a),
             "echo" => Reply::Bulk(a[1].clone()),
             "hello" => self.hello(a),
             "auth" => self.auth(a),
@@ -461,6 +557,8 @@ impl Conn {
             "reset" => {
                 self.multi = None;
                 self.multi_error = false;
+                self.unwatch_all();
+                self.unsubscribe_all();
                 self.proto = 2;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
@@ -484,20 +582,39 @@ impl Conn {
             "discard" => {
                 if self.multi.take().is_some() {
                     self.multi_error = false;
+                    self.unwatch_all();
                     Reply::Ok
                 } else {
                     Reply::err("DISCARD without MULTI")
                 }
             }
             "exec" => self.exec(),
+            "watch" => self.watch(a),
+            "subscribe" => self.subscribe(a, false),
+            "psubscribe" => self.subscribe(a, true),
+            "unsubscribe" => self.unsubscribe(a, false),
+            "punsubscribe" => self.unsubscribe(a, true),
+            "publish" => self.publish(a),
+            "pubsub" => self.pubsub(a),
+            "unwatch" => {
+                self.unwatch_all();
+                Reply::Ok
+            }
             _ => unknown_command(a),
         };
         (r, Flow::Continue)
     }
 
     /// EXEC: every queued command runs against one write set, committed as one atomic
-    /// batch, with every other writer locked out meanwhile.
+    /// batch, with every other writer locked out meanwhile; a nil array instead when a
+    /// watched key changed since WATCH. Watches end either way.
     fn exec(&mut self) -> Reply {
+        let r = self.exec_queued();
+        self.unwatch_all();
+        r
+    }
+
+    fn exec_queued(&mut self) -> Reply {
         let Some(queue) = self.multi.take() else {
             return Reply::err("EXEC without MULTI");
         };
@@ -509,6 +626,11 @@ impl Conn {
         let store = Arc::clone(&self.shared.store);
         let _g = store.lock_all();
         let mut txn = store.txn();
+        match self.watch_broken(&txn) {
+            Ok(false) => {}
+            Ok(true) => return Reply::NilArray,
+            Err(e) => return e,
+        }
         let mut replies = Vec::with_capacity(queue.len());
         for args in &queue {
             let Some(c) = cmd::lookup(&args[0]) else {
@@ -521,7 +643,11 @@ impl Conn {
                 }
                 Kind::Conn => self.conn_command(c, args).0,
             };
-            replies.push(r);
+            match r {
+                // SUBSCRIBE a b answers twice: each confirmation is an element of its own.
+                Reply::Seq(rs) => replies.extend(rs),
+                r => replies.push(r),
+            }
         }
         match txn.commit() {
             Ok(_) => Reply::Array(replies),

@@ -19,12 +19,14 @@
 //!
 //! * [`keys`]: the engine key layout (metadata, expiry index, versioned members).
 //! * [`meta`]: metadata values (type, expiry, version, the type's fields).
+//! * [`members`]: set members and hash fields of any length as engine keys.
 //! * [`txn`]: [`Txn`], one command's (or transaction's) atomic write set, and [`Ctx`].
 //! * [`migrate`]: format 1 (no versions, no expiry) to format 2, at open.
 //! * [`expire`]: the background reclaimer of expired keys.
 
 pub mod expire;
 pub mod keys;
+pub mod members;
 pub mod meta;
 pub mod migrate;
 pub mod txn;
@@ -43,6 +45,7 @@ pub use txn::{Committed, Ctx, Entry, R, Txn};
 
 use crate::resp::Reply;
 use crate::walsync::WalSyncEnv;
+use crate::watch::Watches;
 
 /// Bytes per chunk of a chunked string: one engine value, so one SETBIT writes at most this
 /// much (plus the metadata key).
@@ -124,6 +127,8 @@ pub struct Store {
     versions: Mutex<Versions>,
     /// Keys the reclaimer removed since start (INFO's `expired_keys`).
     expired: AtomicU64,
+    /// WATCHed keys, marked by every commit that touches them.
+    watches: Watches,
     /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
     stopped: Mutex<Option<String>>,
     /// Fast check of `stopped`.
@@ -217,6 +222,7 @@ impl Store {
             is_stopped: std::sync::atomic::AtomicBool::new(false),
             stops: AtomicU64::new(0),
             resumes: AtomicU64::new(0),
+            watches: Watches::default(),
         })
     }
 
@@ -303,6 +309,9 @@ impl Store {
     /// Applies what a committed write set changed besides the data (see [`Txn::into_batch`]);
     /// returns the keys whose blocked clients may now be served.
     pub fn committed(&self, done: Committed) -> Vec<Vec<u8>> {
+        if !done.touched.is_empty() {
+            self.watches.touch(&done.touched);
+        }
         if done.cleared {
             self.keys.store(done.key_delta, Ordering::Relaxed);
             self.volatile.store(done.volatile_delta, Ordering::Relaxed);
@@ -312,6 +321,11 @@ impl Store {
                 .fetch_add(done.volatile_delta, Ordering::Relaxed);
         }
         done.ready
+    }
+
+    /// The WATCH registry.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
     }
 
     /// Number of keys with a time to live.

@@ -4,7 +4,7 @@
 //! decides the same way wherever it runs (a replica applying a log entry included).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -15,6 +15,7 @@ use super::keys::{self, expiry_key, meta_key, prefix_end, tag};
 use super::meta::{Meta, Record};
 use crate::fasthash::FastMap;
 use crate::resp::Reply;
+use crate::watch::Touched;
 
 /// An engine key and its value.
 pub type Entry = (Vec<u8>, Vec<u8>);
@@ -102,6 +103,9 @@ pub struct Txn<'a> {
     ctx: Ctx,
     /// Lists and sorted sets that became non-empty (for blocked clients).
     ready: Vec<Vec<u8>>,
+    /// Redis keys this write set wrote before a FLUSHDB in it dropped those writes (kept
+    /// only while some client WATCHes: they count as touched).
+    flushed: Vec<Vec<u8>>,
 }
 
 impl<'a> Txn<'a> {
@@ -116,6 +120,7 @@ impl<'a> Txn<'a> {
             volatile_delta: 0,
             ctx,
             ready: Vec::new(),
+            flushed: Vec::new(),
         }
     }
 
@@ -276,6 +281,10 @@ impl<'a> Txn<'a> {
     /// Removes every key (FLUSHDB): one range deletion of the whole key space but the
     /// server's own records.
     pub fn clear_all(&mut self) {
+        if self.store.watches().active() {
+            let owners = self.writes.keys().filter_map(|k| owner(k));
+            self.flushed.extend(owners.map(<[u8]>::to_vec));
+        }
         self.writes.clear();
         self.records.borrow_mut().clear();
         self.cleared = true;
@@ -419,6 +428,11 @@ impl<'a> Txn<'a> {
     /// The batch this write set commits and its bookkeeping, for a caller that writes the
     /// batch itself (a replicated state machine) and then calls [`Store::committed`].
     pub fn into_batch(self) -> (WriteBatch, Committed) {
+        let touched = if self.store.watches().active() {
+            self.touched()
+        } else {
+            Vec::new()
+        };
         let mut batch = WriteBatch::new();
         if self.cleared {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
@@ -434,8 +448,37 @@ impl<'a> Txn<'a> {
             volatile_delta: self.volatile_delta,
             cleared: self.cleared,
             ready: self.ready,
+            touched,
         };
         (batch, done)
+    }
+
+    /// The Redis keys this write set changes, each with whether it leaves the key absent
+    /// (for WATCH). A FLUSHDB touches the watched keys that existed before it (Redis leaves
+    /// the watchers of absent keys alone) and those the write set wrote before it.
+    fn touched(&self) -> Vec<Touched> {
+        let mut keys: BTreeSet<&[u8]> = self.writes.keys().filter_map(|k| owner(k)).collect();
+        let watched;
+        if self.cleared {
+            keys.extend(self.flushed.iter().map(Vec::as_slice));
+            watched = self.store.watches().keys();
+            for k in &watched {
+                // Read before the batch is written; FLUSHDB and EXEC hold every writer out.
+                if matches!(self.store.db().get(meta_key(k)), Ok(Some(_)) | Err(_)) {
+                    keys.insert(k);
+                }
+            }
+        }
+        let records = self.records.borrow();
+        keys.into_iter()
+            .map(|k| {
+                let gone = match records.get(k) {
+                    Some(r) => r.is_none(),
+                    None => self.cleared,
+                };
+                (k.to_vec(), gone)
+            })
+            .collect()
     }
 
     /// Writes everything as one atomic batch. Returns the keys made ready for blocked clients.
@@ -470,6 +513,9 @@ pub struct Committed {
     pub cleared: bool,
     /// Lists and sorted sets that became non-empty.
     pub ready: Vec<Vec<u8>>,
+    /// Redis keys written (for WATCH), each with whether the commit left it absent; empty
+    /// while nobody watches.
+    pub touched: Vec<Touched>,
 }
 
 /// True for engine keys that belong to Redis data (not the server's own records).

@@ -2,6 +2,8 @@
 //! a raw RESP client for exact bytes, and the built binary for kill -9 tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod model;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

@@ -1,0 +1,403 @@
+//! Hashes: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL, HDEL, HEXISTS, HINCRBY, HINCRBYFLOAT,
+//! HLEN, HKEYS, HVALS, HSTRLEN, HRANDFIELD, HSCAN.
+//!
+//! A hash is a metadata key holding its version and field count, plus one engine key per
+//! field under that version (`'h'`, `store::members`: a field of any length) whose value is
+//! the field's value. HGET and HEXISTS are one point lookup; HGETALL, HKEYS and HVALS one
+//! prefix scan; HSET reads and writes only the fields it names (and the metadata).
+
+use bytes::Bytes;
+
+use super::random::{self, MAX_REPEATED, signed_count, too_many};
+use super::{NOT_INT, WRONGTYPE, parse_i64, parse_scan_args};
+use crate::resp::Reply;
+use crate::store::members::{self, Slot};
+use crate::store::{Meta, R, Txn, sub_prefix, tag};
+
+/// Hash `key`'s version and field count: `None` if missing, WRONGTYPE for other types.
+///
+/// # Errors
+/// WRONGTYPE, engine errors.
+pub fn hash(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
+    match txn.meta(key)? {
+        None => Ok(None),
+        Some(Meta::Hash { version, len }) => Ok(Some((version, len))),
+        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
+    }
+}
+
+/// The value of `field` in version `version` of hash `key`.
+fn get_field(
+    txn: &Txn<'_>,
+    key: &[u8],
+    version: u64,
+    field: &[u8],
+) -> Result<Option<Vec<u8>>, Reply> {
+    Ok(
+        match members::locate(txn, tag::FIELD, key, version, field)? {
+            Slot::Found(_, v) => Some(v),
+            Slot::Free(_) => None,
+        },
+    )
+}
+
+/// Sets each `(field, value)` of `pairs` in hash `key` (creating it); returns how many fields
+/// were new. Sizes are checked before anything is written.
+///
+/// # Errors
+/// WRONGTYPE, a field and value too large for one engine value, engine errors.
+pub fn set_fields(txn: &mut Txn<'_>, key: &[u8], pairs: &[Pair<'_>]) -> Result<i64, Reply> {
+    if pairs.iter().any(|(f, v)| !members::fits(key, f, v.len())) {
+        return Err(members::too_large());
+    }
+    let (version, mut len) = match hash(txn, key)? {
+        Some(h) => h,
+        None => (txn.new_version()?, 0),
+    };
+    let mut added = 0;
+    for (f, v) in pairs {
+        let slot = members::locate(txn, tag::FIELD, key, version, f)?;
+        if matches!(slot, Slot::Free(_)) {
+            added += 1;
+            len += 1;
+        }
+        let k = match slot {
+            Slot::Found(k, _) | Slot::Free(k) => k,
+        };
+        txn.put(k, members::entry_value(key, f, v));
+    }
+    if added > 0 {
+        txn.put_meta(key, Meta::Hash { version, len })?;
+    }
+    Ok(added)
+}
+
+/// A field and its value.
+type Pair<'a> = (&'a [u8], &'a [u8]);
+
+fn pairs<'a>(a: &'a [Bytes], cmd: &str) -> Result<Vec<Pair<'a>>, Reply> {
+    if a.len() < 4 || !a.len().is_multiple_of(2) {
+        return Err(Reply::err(format!(
+            "wrong number of arguments for '{cmd}' command"
+        )));
+    }
+    Ok(a[2..]
+        .chunks(2)
+        .map(|p| (p[0].as_ref(), p[1].as_ref()))
+        .collect())
+}
+
+/// `HSET key field value [field value ...]`
+pub fn hset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let p = pairs(a, "hset")?;
+    Ok(Reply::Int(set_fields(txn, &a[1], &p)?))
+}
+
+/// `HMSET key field value [field value ...]`
+pub fn hmset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let p = pairs(a, "hmset")?;
+    set_fields(txn, &a[1], &p)?;
+    Ok(Reply::Ok)
+}
+
+/// `HSETNX key field value`
+pub fn hsetnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    if let Some((version, _)) = hash(txn, &a[1])?
+        && get_field(txn, &a[1], version, &a[2])?.is_some()
+    {
+        return Ok(Reply::Int(0));
+    }
+    set_fields(txn, &a[1], &[(&a[2], &a[3])])?;
+    Ok(Reply::Int(1))
+}
+
+/// `HGET key field`
+pub fn hget(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let Some((version, _)) = hash(txn, &a[1])? else {
+        return Ok(Reply::Nil);
+    };
+    Ok(Reply::opt_bulk(get_field(txn, &a[1], version, &a[2])?))
+}
+
+/// `HMGET key field [field ...]`
+pub fn hmget(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let h = hash(txn, &a[1])?;
+    let mut out = Vec::with_capacity(a.len() - 2);
+    for f in &a[2..] {
+        out.push(match h {
+            Some((version, _)) => Reply::opt_bulk(get_field(txn, &a[1], version, f)?),
+            None => Reply::Nil,
+        });
+    }
+    Ok(Reply::Array(out))
+}
+
+/// `HEXISTS key field`
+pub fn hexists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let Some((version, _)) = hash(txn, &a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    let hit = matches!(
+        members::locate(txn, tag::FIELD, &a[1], version, &a[2])?,
+        Slot::Found(..)
+    );
+    Ok(Reply::Int(i64::from(hit)))
+}
+
+/// `HSTRLEN key field`
+pub fn hstrlen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let Some((version, _)) = hash(txn, &a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    Ok(Reply::Int(
+        get_field(txn, &a[1], version, &a[2])?.map_or(0, |v| v.len() as i64),
+    ))
+}
+
+/// `HLEN key`
+pub fn hlen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    Ok(Reply::Int(hash(txn, &a[1])?.map_or(0, |(_, n)| n as i64)))
+}
+
+/// `HDEL key field [field ...]`: the key goes with its last field.
+pub fn hdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let Some((version, mut len)) = hash(txn, key)? else {
+        return Ok(Reply::Int(0));
+    };
+    let mut removed = 0;
+    for f in &a[2..] {
+        if let Slot::Found(k, _) = members::locate(txn, tag::FIELD, key, version, f)? {
+            txn.delete(k);
+            removed += 1;
+            len = len.saturating_sub(1);
+        }
+    }
+    if removed > 0 {
+        if len == 0 {
+            txn.remove_key(key)?;
+        } else {
+            txn.put_meta(key, Meta::Hash { version, len })?;
+        }
+    }
+    Ok(Reply::Int(removed))
+}
+
+/// Calls `f` with each field and value of version `version` of hash `key`, in engine key
+/// order, until it returns `false`.
+fn for_each_field(
+    txn: &Txn<'_>,
+    key: &[u8],
+    version: u64,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
+) -> Result<(), Reply> {
+    let prefix = sub_prefix(tag::FIELD, key, version);
+    txn.for_each_prefix(&prefix, None, false, |k, v| {
+        let (field, value) = members::decode(key, prefix.len(), k, v)?;
+        f(&field, value)
+    })
+}
+
+/// Which parts of each field HGETALL, HKEYS and HVALS answer.
+#[derive(Clone, Copy)]
+enum Parts {
+    Both,
+    Fields,
+    Values,
+}
+
+fn all(txn: &Txn<'_>, key: &[u8], parts: Parts) -> R {
+    let Some((version, len)) = hash(txn, key)? else {
+        return Ok(match parts {
+            Parts::Both => Reply::Map(Vec::new()),
+            _ => Reply::Array(Vec::new()),
+        });
+    };
+    let cap = (len as usize).min(1 << 16);
+    let mut pairs = Vec::new();
+    let mut items = Vec::new();
+    match parts {
+        Parts::Both => pairs.reserve(cap),
+        _ => items.reserve(cap),
+    }
+    for_each_field(txn, key, version, |f, v| {
+        match parts {
+            Parts::Both => pairs.push((Reply::bulk(f.to_vec()), Reply::bulk(v.to_vec()))),
+            Parts::Fields => items.push(Reply::bulk(f.to_vec())),
+            Parts::Values => items.push(Reply::bulk(v.to_vec())),
+        }
+        Ok(true)
+    })?;
+    Ok(match parts {
+        Parts::Both => Reply::Map(pairs),
+        _ => Reply::Array(items),
+    })
+}
+
+/// `HGETALL key`: a map in RESP3, a flat array in RESP2.
+pub fn hgetall(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    all(txn, &a[1], Parts::Both)
+}
+
+/// `HKEYS key`
+pub fn hkeys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    all(txn, &a[1], Parts::Fields)
+}
+
+/// `HVALS key`
+pub fn hvals(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    all(txn, &a[1], Parts::Values)
+}
+
+/// `HINCRBY key field increment`
+pub fn hincrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let by = parse_i64(&a[3]).ok_or_else(|| Reply::err(NOT_INT))?;
+    let current = match hash(txn, &a[1])? {
+        Some((version, _)) => get_field(txn, &a[1], version, &a[2])?,
+        None => None,
+    };
+    let current = match current {
+        None => 0,
+        Some(v) => parse_i64(&v).ok_or_else(|| Reply::err("hash value is not an integer"))?,
+    };
+    let new = current
+        .checked_add(by)
+        .ok_or_else(|| Reply::err("increment or decrement would overflow"))?;
+    set_fields(txn, &a[1], &[(&a[2], new.to_string().as_bytes())])?;
+    Ok(Reply::Int(new))
+}
+
+/// `HINCRBYFLOAT key field increment`: in Redis's long double arithmetic and text
+/// (`cmd::longdouble`).
+pub fn hincrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    use super::longdouble::{IncrError, Parsed, parse};
+    // Redis checks the increment before it looks at the key.
+    match parse(&a[3]) {
+        None => return Err(Reply::err("value is not a valid float")),
+        Some(Parsed::Infinite) => return Err(Reply::err("value is NaN or Infinity")),
+        Some(Parsed::Finite(_)) => {}
+    }
+    let current = match hash(txn, &a[1])? {
+        Some((version, _)) => get_field(txn, &a[1], version, &a[2])?,
+        None => None,
+    };
+    let text = super::longdouble::incr(current.as_deref(), &a[3]).map_err(|e| match e {
+        IncrError::Value => Reply::err("hash value is not a float"),
+        IncrError::Increment => Reply::err("value is not a valid float"),
+        IncrError::InfiniteIncrement => Reply::err("value is NaN or Infinity"),
+        IncrError::Overflow => Reply::err("increment would produce NaN or Infinity"),
+    })?;
+    set_fields(txn, &a[1], &[(&a[2], text.as_bytes())])?;
+    Ok(Reply::bulk(text))
+}
+
+/// `HRANDFIELD key [count [WITHVALUES]]`: with values, pairs (a flat array in RESP2, an array
+/// of `[field, value]` arrays in RESP3, as Redis answers).
+pub fn hrandfield(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let key = &a[1];
+    let count = a.get(2).map(|c| signed_count(c)).transpose()?;
+    if a.len() > 4 || (a.len() == 4 && !a[3].eq_ignore_ascii_case(b"WITHVALUES")) {
+        return Err(Reply::err("syntax error"));
+    }
+    let with_values = a.len() == 4;
+    if let Some(c) = count
+        && with_values
+        && !(-i64::MAX / 2..=i64::MAX / 2).contains(&c)
+    {
+        return Err(Reply::err("value is out of range"));
+    }
+    let Some((version, len)) = hash(txn, key)? else {
+        return Ok(match count {
+            Some(_) => Reply::Array(Vec::new()),
+            None => Reply::Nil,
+        });
+    };
+    let prefix = sub_prefix(tag::FIELD, key, version);
+    let Some(count) = count else {
+        return Ok(match random::one(txn, &prefix, len)? {
+            Some((k, v)) => Reply::bulk(members::decode(key, prefix.len(), &k, &v)?.0.into_owned()),
+            None => Reply::Nil,
+        });
+    };
+    let picked = if count == 0 {
+        Vec::new()
+    } else if count < 0 {
+        let k = count.unsigned_abs();
+        if k > MAX_REPEATED {
+            return Err(too_many());
+        }
+        random::repeated(txn, &prefix, len, k)?
+    } else if count as u64 >= len {
+        txn.scan_prefix(&prefix, None, usize::MAX)?
+    } else {
+        random::distinct(txn, &prefix, len, count as u64)?
+    };
+    let mut fields = Vec::with_capacity(picked.len());
+    let mut pairs = Vec::with_capacity(if with_values { picked.len() } else { 0 });
+    for (k, v) in &picked {
+        let (f, value) = members::decode(key, prefix.len(), k, v)?;
+        let f = Reply::bulk(f.into_owned());
+        if with_values {
+            pairs.push((f, Reply::bulk(value.to_vec())));
+        } else {
+            fields.push(f);
+        }
+    }
+    Ok(if with_values {
+        Reply::Pairs(pairs)
+    } else {
+        Reply::Array(fields)
+    })
+}
+
+/// `HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]`
+pub fn hscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let mut rest = vec![a[2].clone()];
+    let mut novalues = false;
+    let mut i = 3;
+    while i < a.len() {
+        if a[i].eq_ignore_ascii_case(b"NOVALUES") {
+            novalues = true;
+            i += 1;
+        } else {
+            rest.extend(a[i..(i + 2).min(a.len())].iter().cloned());
+            i += 2;
+        }
+    }
+    let opts = parse_scan_args(&rest, false)?;
+    let done = || Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]);
+    let Some((version, _)) = hash(txn, &a[1])? else {
+        return Ok(done());
+    };
+    let prefix = sub_prefix(tag::FIELD, &a[1], version);
+    let after = match opts.cursor {
+        0 => None,
+        c => match txn.store().cursor(c) {
+            Some(k) if k.starts_with(&prefix) => Some(k),
+            _ => return Ok(done()),
+        },
+    };
+    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
+    let next = match page.last() {
+        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
+        _ => 0,
+    };
+    let mut out = Vec::new();
+    for (k, v) in &page {
+        let (f, value) = members::decode(&a[1], prefix.len(), k, v)?;
+        if opts
+            .pattern
+            .as_ref()
+            .is_none_or(|p| crate::glob::matches(p, &f))
+        {
+            out.push(Reply::bulk(f.into_owned()));
+            if !novalues {
+                out.push(Reply::bulk(value.to_vec()));
+            }
+        }
+    }
+    Ok(Reply::Array(vec![
+        Reply::bulk(next.to_string()),
+        Reply::Array(out),
+    ]))
+}
