@@ -3,6 +3,7 @@
 
 pub mod expiry;
 pub mod keyspace;
+pub mod lists;
 pub mod sets;
 pub mod strings;
 
@@ -175,6 +176,24 @@ pub static COMMANDS: &[Command] = &[
     cmd!("scard", 2, Read(sets::scard), 1, 1, 1, "set", RO, "Returns the number of members."),
     cmd!("smembers", 2, Read(sets::smembers), 1, 1, 1, "set", &["readonly"], "Returns all members."),
     cmd!("sscan", -3, Read(sets::sscan), 1, 1, 1, "set", &["readonly"], "Iterates over the members."),
+    // lists (LMPOP's keys follow numkeys: every argument after it is locked)
+    cmd!("lpush", -3, Write(lists::lpush), 1, 1, 1, "list", W, "Prepends elements to a list."),
+    cmd!("rpush", -3, Write(lists::rpush), 1, 1, 1, "list", W, "Appends elements to a list."),
+    cmd!("lpushx", -3, Write(lists::lpushx), 1, 1, 1, "list", W, "Prepends elements to an existing list."),
+    cmd!("rpushx", -3, Write(lists::rpushx), 1, 1, 1, "list", W, "Appends elements to an existing list."),
+    cmd!("lpop", -2, Write(lists::lpop), 1, 1, 1, "list", W, "Removes and returns the first elements of a list."),
+    cmd!("rpop", -2, Write(lists::rpop), 1, 1, 1, "list", W, "Removes and returns the last elements of a list."),
+    cmd!("llen", 2, Read(lists::llen), 1, 1, 1, "list", RO, "Returns the length of a list."),
+    cmd!("lrange", 4, Read(lists::lrange), 1, 1, 1, "list", &["readonly"], "Returns a range of elements of a list."),
+    cmd!("lindex", 3, Read(lists::lindex), 1, 1, 1, "list", &["readonly"], "Returns an element of a list by its index."),
+    cmd!("lset", 4, Write(lists::lset), 1, 1, 1, "list", W, "Sets an element of a list by its index."),
+    cmd!("ltrim", 4, Write(lists::ltrim), 1, 1, 1, "list", W, "Keeps only a range of a list."),
+    cmd!("lrem", 4, Write(lists::lrem), 1, 1, 1, "list", W, "Removes elements equal to a value from a list."),
+    cmd!("linsert", 5, Write(lists::linsert), 1, 1, 1, "list", W, "Inserts an element before or after another."),
+    cmd!("lpos", -3, Read(lists::lpos), 1, 1, 1, "list", &["readonly"], "Returns the indexes of matching elements."),
+    cmd!("lmove", 5, Write(lists::lmove), 1, 2, 1, "list", W, "Pops an element from a list and pushes it to another."),
+    cmd!("rpoplpush", 3, Write(lists::rpoplpush), 1, 2, 1, "list", W, "Pops the last element of a list and prepends it to another."),
+    cmd!("lmpop", -4, Write(lists::lmpop), 2, -1, 1, "list", W, "Pops elements from the first non-empty list."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),
