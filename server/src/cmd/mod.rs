@@ -6,6 +6,7 @@ pub mod keyspace;
 pub mod lists;
 pub mod sets;
 pub mod strings;
+pub mod zsets;
 
 use bytes::Bytes;
 
@@ -194,6 +195,31 @@ pub static COMMANDS: &[Command] = &[
     cmd!("lmove", 5, Write(lists::lmove), 1, 2, 1, "list", W, "Pops an element from a list and pushes it to another."),
     cmd!("rpoplpush", 3, Write(lists::rpoplpush), 1, 2, 1, "list", W, "Pops the last element of a list and prepends it to another."),
     cmd!("lmpop", -4, Write(lists::lmpop), 2, -1, 1, "list", W, "Pops elements from the first non-empty list."),
+    // sorted sets (ZMPOP's keys follow numkeys: every argument after it is locked)
+    cmd!("zadd", -4, Write(zsets::zadd), 1, 1, 1, "sorted-set", W, "Adds members or updates their scores (NX, XX, GT, LT, CH, INCR)."),
+    cmd!("zincrby", 4, Write(zsets::zincrby), 1, 1, 1, "sorted-set", W, "Increments a member's score."),
+    cmd!("zrem", -3, Write(zsets::zrem), 1, 1, 1, "sorted-set", W, "Removes members."),
+    cmd!("zscore", 3, Read(zsets::zscore), 1, 1, 1, "sorted-set", RO, "Returns a member's score."),
+    cmd!("zmscore", -3, Read(zsets::zmscore), 1, 1, 1, "sorted-set", RO, "Returns several members' scores."),
+    cmd!("zcard", 2, Read(zsets::zcard), 1, 1, 1, "sorted-set", RO, "Returns the number of members."),
+    cmd!("zcount", 4, Read(zsets::zcount), 1, 1, 1, "sorted-set", RO, "Counts the members in a score range."),
+    cmd!("zlexcount", 4, Read(zsets::zlexcount), 1, 1, 1, "sorted-set", RO, "Counts the members in a lexicographical range."),
+    cmd!("zrange", -4, Read(zsets::zrange), 1, 1, 1, "sorted-set", &["readonly"], "Returns members by rank, score or lexicographical range."),
+    cmd!("zrevrange", -4, Read(zsets::zrevrange), 1, 1, 1, "sorted-set", &["readonly"], "Returns members by rank, highest score first."),
+    cmd!("zrangebyscore", -4, Read(zsets::zrangebyscore), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a score range."),
+    cmd!("zrevrangebyscore", -4, Read(zsets::zrevrangebyscore), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a score range, highest first."),
+    cmd!("zrangebylex", -4, Read(zsets::zrangebylex), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a lexicographical range."),
+    cmd!("zrevrangebylex", -4, Read(zsets::zrevrangebylex), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a lexicographical range, reversed."),
+    cmd!("zrank", -3, Read(zsets::zrank), 1, 1, 1, "sorted-set", RO, "Returns a member's rank (WITHSCORE)."),
+    cmd!("zrevrank", -3, Read(zsets::zrevrank), 1, 1, 1, "sorted-set", RO, "Returns a member's rank from the highest score (WITHSCORE)."),
+    cmd!("zremrangebyrank", 4, Write(zsets::zremrangebyrank), 1, 1, 1, "sorted-set", W, "Removes the members in a rank range."),
+    cmd!("zremrangebyscore", 4, Write(zsets::zremrangebyscore), 1, 1, 1, "sorted-set", W, "Removes the members in a score range."),
+    cmd!("zremrangebylex", 4, Write(zsets::zremrangebylex), 1, 1, 1, "sorted-set", W, "Removes the members in a lexicographical range."),
+    cmd!("zpopmin", -2, Write(zsets::zpopmin), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the lowest scores."),
+    cmd!("zpopmax", -2, Write(zsets::zpopmax), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the highest scores."),
+    cmd!("zmpop", -4, Write(zsets::zmpop), 2, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set."),
+    cmd!("zrandmember", -2, Read(zsets::zrandmember), 1, 1, 1, "sorted-set", &["readonly"], "Returns random members (WITHSCORES)."),
+    cmd!("zscan", -3, Read(zsets::zscan), 1, 1, 1, "sorted-set", &["readonly"], "Iterates over members and scores."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),
