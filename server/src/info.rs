@@ -62,9 +62,10 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
         }
         "clients" => write!(
             o,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n",
             shared.clients.load(Ordering::Relaxed),
-            cfg.maxclients
+            cfg.maxclients,
+            shared.blocked.len()
         ),
         "stats" => write!(
             o,

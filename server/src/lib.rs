@@ -28,6 +28,7 @@
 )]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod blocking;
 pub mod bloom;
 pub mod cmd;
 pub mod config;

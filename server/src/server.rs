@@ -69,6 +69,8 @@ pub struct Shared {
     pub rejected_connections: AtomicU64,
     /// Commands run since start.
     pub total_commands: AtomicU64,
+    /// Clients blocked in BLPOP and the other blocking pops.
+    pub blocked: crate::blocking::Registry,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -126,6 +128,7 @@ impl Server {
             total_connections: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
             total_commands: AtomicU64::new(0),
+            blocked: crate::blocking::Registry::new(),
         });
         let (stop, stop_rx) = watch::channel(false);
         let thread = std::thread::Builder::new()

@@ -1,6 +1,7 @@
 //! The command table: names, arities, flags and key positions (what COMMAND reports and
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
+pub mod blocking;
 pub mod expiry;
 pub mod keyspace;
 pub mod lists;
@@ -31,6 +32,9 @@ pub enum Kind {
     Write(Handler),
     /// Writes anything: runs with every other writer locked out.
     Exclusive(Handler),
+    /// Pops, or blocks the client until a push serves it (`crate::blocking`); runs as a
+    /// write command, and inside MULTI answers as if it timed out.
+    Blocking(blocking::BlockHandler),
     /// Handled by the connection (connection state, server info, transactions).
     Conn,
 }
@@ -107,7 +111,7 @@ macro_rules! cmd {
     };
 }
 
-use Kind::{Conn, Exclusive, Read, Write};
+use Kind::{Blocking, Conn, Exclusive, Read, Write};
 
 /// Every command the server knows.
 #[rustfmt::skip]
@@ -195,6 +199,11 @@ pub static COMMANDS: &[Command] = &[
     cmd!("lmove", 5, Write(lists::lmove), 1, 2, 1, "list", W, "Pops an element from a list and pushes it to another."),
     cmd!("rpoplpush", 3, Write(lists::rpoplpush), 1, 2, 1, "list", W, "Pops the last element of a list and prepends it to another."),
     cmd!("lmpop", -4, Write(lists::lmpop), 2, -1, 1, "list", W, "Pops elements from the first non-empty list."),
+    cmd!("blpop", -3, Blocking(blocking::blpop), 1, -2, 1, "list", W, "Pops the first element of the first non-empty list, or blocks until one is pushed."),
+    cmd!("brpop", -3, Blocking(blocking::brpop), 1, -2, 1, "list", W, "Pops the last element of the first non-empty list, or blocks until one is pushed."),
+    cmd!("blmove", 6, Blocking(blocking::blmove), 1, 2, 1, "list", W, "Moves an element between lists, or blocks until one is pushed."),
+    cmd!("brpoplpush", 4, Blocking(blocking::brpoplpush), 1, 2, 1, "list", W, "Moves the last element of a list to another's head, or blocks."),
+    cmd!("blmpop", -5, Blocking(blocking::blmpop), 3, -1, 1, "list", W, "Pops elements from the first non-empty list, or blocks."),
     // sorted sets (ZMPOP's keys follow numkeys: every argument after it is locked)
     cmd!("zadd", -4, Write(zsets::zadd), 1, 1, 1, "sorted-set", W, "Adds members or updates their scores (NX, XX, GT, LT, CH, INCR)."),
     cmd!("zincrby", 4, Write(zsets::zincrby), 1, 1, 1, "sorted-set", W, "Increments a member's score."),
@@ -218,6 +227,9 @@ pub static COMMANDS: &[Command] = &[
     cmd!("zpopmin", -2, Write(zsets::zpopmin), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the lowest scores."),
     cmd!("zpopmax", -2, Write(zsets::zpopmax), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the highest scores."),
     cmd!("zmpop", -4, Write(zsets::zmpop), 2, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set."),
+    cmd!("bzpopmin", -3, Blocking(blocking::bzpopmin), 1, -2, 1, "sorted-set", W, "Pops the lowest-scored member of the first non-empty set, or blocks."),
+    cmd!("bzpopmax", -3, Blocking(blocking::bzpopmax), 1, -2, 1, "sorted-set", W, "Pops the highest-scored member of the first non-empty set, or blocks."),
+    cmd!("bzmpop", -5, Blocking(blocking::bzmpop), 3, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set, or blocks."),
     cmd!("zrandmember", -2, Read(zsets::zrandmember), 1, 1, 1, "sorted-set", &["readonly"], "Returns random members (WITHSCORES)."),
     cmd!("zscan", -3, Read(zsets::zscan), 1, 1, 1, "sorted-set", &["readonly"], "Iterates over members and scores."),
     // Bloom filters
