@@ -127,6 +127,114 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
     sigterm_and_wait(&mut child);
 }
 
+#[test]
+fn kill_9_with_appendfsync_always_loses_no_acknowledged_push_or_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let url = format!("redis://127.0.0.1:{port}/");
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..3)
+        .map(|t| {
+            let (acked, url) = (acked.clone(), url.clone());
+            std::thread::spawn(move || {
+                let mut c = client_at(&url);
+                let mut done = Vec::new();
+                for i in 0.. {
+                    let r: redis::RedisResult<i64> = redis::cmd("RPUSH")
+                        .arg(format!("list{t}"))
+                        .arg(i)
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    let r: redis::RedisResult<i64> = redis::cmd("ZADD")
+                        .arg(format!("z{t}"))
+                        .arg(i)
+                        .arg(format!("m{i}"))
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    done.push(i);
+                    acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                done
+            })
+        })
+        .collect();
+    // A consumer moving list0's elements to done0 as they come (served by the pushes).
+    let mover = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let mut c = client_at(&url);
+            let mut moved = Vec::new();
+            loop {
+                let r: redis::RedisResult<Option<i64>> = redis::cmd("BLMOVE")
+                    .arg("list0")
+                    .arg("done0")
+                    .arg("LEFT")
+                    .arg("RIGHT")
+                    .arg(1)
+                    .query(&mut c);
+                match r {
+                    Ok(Some(v)) => moved.push(v),
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+            moved
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 300 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done: Vec<Vec<i64>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let moved = mover.join().unwrap();
+    assert!(done.iter().map(Vec::len).sum::<usize>() >= 300);
+
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+    for (t, pushed) in done.iter().enumerate() {
+        let mut list: Vec<i64> = Vec::new();
+        if t == 0 {
+            let d: Vec<i64> = redis::cmd("LRANGE")
+                .arg("done0")
+                .arg(0)
+                .arg(-1)
+                .query(&mut c)
+                .unwrap();
+            assert!(d.starts_with(&moved), "an acknowledged move was lost");
+            list.extend(d);
+        }
+        let l: Vec<i64> = redis::cmd("LRANGE")
+            .arg(format!("list{t}"))
+            .arg(0)
+            .arg(-1)
+            .query(&mut c)
+            .unwrap();
+        list.extend(l);
+        // Every acknowledged push is there, in order (one unacknowledged push may follow).
+        assert!(
+            list.starts_with(pushed),
+            "list{t}: an acknowledged push was lost"
+        );
+        assert!(list.len() <= pushed.len() + 1);
+        for &i in pushed {
+            let s: Option<f64> = redis::cmd("ZSCORE")
+                .arg(format!("z{t}"))
+                .arg(format!("m{i}"))
+                .query(&mut c)
+                .unwrap();
+            assert_eq!(s, Some(i as f64), "acknowledged ZADD of m{i} lost");
+        }
+    }
+    sigterm_and_wait(&mut child);
+}
+
 fn sigterm_and_wait(child: &mut Child) {
     let pid = child.id().to_string();
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();

@@ -9,42 +9,13 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bloomkv_server::{Config, Server};
+use common::model::*;
 use common::*;
-use redis::Value;
 
 #[derive(Clone, Debug)]
 enum Val {
     Str(Vec<u8>),
     Set(BTreeSet<Vec<u8>>),
-}
-
-/// A reply in a comparable form.
-#[derive(Clone, Debug, PartialEq)]
-enum R {
-    Nil,
-    Int(i64),
-    Bulk(Vec<u8>),
-    Status(String),
-    Err(String),
-    Arr(Vec<R>),
-}
-
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-fn from_value(v: Value) -> R {
-    match v {
-        Value::Nil => R::Nil,
-        Value::Int(i) => R::Int(i),
-        Value::BulkString(b) => R::Bulk(b),
-        Value::Okay => R::Status("OK".into()),
-        Value::SimpleString(s) => R::Status(s),
-        Value::Array(a) | Value::Set(a) => R::Arr(a.into_iter().map(from_value).collect()),
-        Value::ServerError(e) => R::Err(match e.details() {
-            Some(d) => format!("{} {d}", e.code()),
-            None => e.code().to_string(),
-        }),
-        other => panic!("unexpected reply {other:?}"),
-    }
 }
 
 struct Model {
@@ -203,21 +174,6 @@ impl Model {
     }
 }
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn random_command(rng: &mut Rng) -> Vec<Vec<u8>> {
     let key = |rng: &mut Rng| format!("k{}", rng.below(6)).into_bytes();
     let member = |rng: &mut Rng| format!("m{}", rng.below(5)).into_bytes();
@@ -274,33 +230,7 @@ fn random_command(rng: &mut Rng) -> Vec<Vec<u8>> {
 }
 
 fn run_batches(con: &mut redis::Connection, model: &mut Model, rng: &mut Rng, batches: usize) {
-    for b in 0..batches {
-        let cmds: Vec<Vec<Vec<u8>>> = (0..1 + rng.below(20))
-            .map(|_| random_command(rng))
-            .collect();
-        let mut p = redis::pipe();
-        p.ignore_errors();
-        for c in &cmds {
-            let mut cmd = redis::cmd(std::str::from_utf8(&c[0]).unwrap());
-            for arg in &c[1..] {
-                cmd.arg(arg.as_slice());
-            }
-            p.add_command(cmd);
-        }
-        let got: Vec<Value> = p.query(con).unwrap();
-        for (c, v) in cmds.iter().zip(got) {
-            let want = model.apply(c);
-            let got = from_value(v);
-            assert_eq!(
-                got,
-                want,
-                "batch {b}: {:?}",
-                c.iter()
-                    .map(|x| String::from_utf8_lossy(&x[..x.len().min(20)]).into_owned())
-                    .collect::<Vec<_>>()
-            );
-        }
-    }
+    run_model_batches(con, rng, batches, random_command, |c| model.apply(c));
 }
 
 #[test]

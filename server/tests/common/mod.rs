@@ -9,6 +9,8 @@ use std::time::Duration;
 use bloomkv_server::{Config, Server};
 use redis::{RedisResult, Value};
 
+pub mod model;
+
 /// A server in a temporary directory, stopped (cleanly) on drop.
 pub struct TestServer {
     pub server: Option<Server>,
