@@ -14,7 +14,7 @@ use common::*;
 
 #[derive(Clone, Debug)]
 enum Val {
-    Str(Vec<u8>),
+    Str,
     List(VecDeque<Vec<u8>>),
 }
 
@@ -54,7 +54,7 @@ impl Model {
         match self.keys.get_mut(k) {
             None => Ok(None),
             Some(Val::List(l)) => Ok(Some(l)),
-            Some(Val::Str(_)) => Err(R::Err(WRONGTYPE.into())),
+            Some(Val::Str) => Err(R::Err(WRONGTYPE.into())),
         }
     }
 
@@ -259,14 +259,14 @@ impl Model {
                     R::Nil
                 }
                 "SET" => {
-                    self.keys.insert(a[0].clone(), Val::Str(a[1].clone()));
+                    self.keys.insert(a[0].clone(), Val::Str);
                     R::Status("OK".into())
                 }
                 "DEL" => R::Int(a.iter().filter(|k| self.keys.remove(*k).is_some()).count() as i64),
                 "TYPE" => R::Status(
                     match self.keys.get(&a[0]) {
                         None => "none",
-                        Some(Val::Str(_)) => "string",
+                        Some(Val::Str) => "string",
                         Some(Val::List(_)) => "list",
                     }
                     .into(),
