@@ -7,7 +7,10 @@
 //! against the limits *before* reserving memory; and it answers with Redis's own
 //! `Protocol error: ...` texts, which clients and tests compare.
 
+use std::sync::Arc;
+
 use bytes::{Buf, Bytes, BytesMut};
+use parking_lot::Mutex;
 
 /// One request: the command name followed by its arguments, as sent.
 pub type Args = Vec<Bytes>;
@@ -394,6 +397,61 @@ pub enum Reply {
     Double(f64),
     /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
     Verbatim(String),
+    /// A long array produced piecewise from a snapshot (LRANGE, ZRANGE by rank over many
+    /// elements): the connection writes it a few MiB at a time (see [`Streamed`]).
+    Stream(Stream),
+}
+
+/// The source of a [`Reply::Stream`]: appends its reply, header first, piece by piece.
+pub trait Streamed: Send {
+    /// Appends more of the reply (the first call starts with the array header) until `out`
+    /// holds at least `budget` bytes or the reply is complete; true when it is complete.
+    ///
+    /// # Errors
+    /// A read error after part of the reply went out: the connection must be closed (the
+    /// client cannot be told in the middle of an array).
+    fn fill(&mut self, proto: u8, out: &mut Vec<u8>, budget: usize) -> Result<bool, String>;
+}
+
+/// A [`Streamed`] reply in progress (shared, so [`Reply`] stays `Clone`).
+#[derive(Clone)]
+pub struct Stream(Arc<Mutex<Box<dyn Streamed>>>);
+
+impl Stream {
+    /// Wraps a source.
+    pub fn new(s: impl Streamed + 'static) -> Stream {
+        Stream(Arc::new(Mutex::new(Box::new(s))))
+    }
+
+    /// See [`Streamed::fill`].
+    ///
+    /// # Errors
+    /// As [`Streamed::fill`].
+    pub fn fill(&self, proto: u8, out: &mut Vec<u8>, budget: usize) -> Result<bool, String> {
+        self.0.lock().fill(proto, out, budget)
+    }
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stream")
+    }
+}
+
+impl PartialEq for Stream {
+    fn eq(&self, other: &Stream) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Appends the header of an array of `n` elements.
+pub fn array_header(out: &mut Vec<u8>, n: usize) {
+    header(out, b'*', n as i64);
+}
+
+/// Appends a bulk string.
+pub fn push_bulk(out: &mut Vec<u8>, b: &[u8]) {
+    bulk(out, b);
 }
 
 impl Reply {
@@ -484,6 +542,12 @@ impl Reply {
                 } else {
                     bulk(out, text.as_bytes());
                 }
+            }
+            Reply::Stream(s) => {
+                // Outside a connection's reply loop: all of it at once. A read error cuts
+                // the reply short, which breaks the protocol: the connection path (which
+                // closes the connection then) is the one that meets streams.
+                while let Ok(false) = s.fill(proto, out, usize::MAX) {}
             }
             Reply::Verbatim(s) => {
                 if resp3 {

@@ -656,3 +656,64 @@ fn sorted_sets_survive_a_restart() {
     assert_eq!(ok(&mut c, &["EXISTS", "gone"]), int(0));
     assert_eq!(ok(&mut c, &["DBSIZE"]), int(1));
 }
+
+#[test]
+fn long_rank_ranges_stream_in_order_in_both_protocols() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let n = 20_000usize;
+    for chunk in (0..n).collect::<Vec<_>>().chunks(5000) {
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg("big");
+        for i in chunk {
+            cmd.arg(*i as f64 / 2.0).arg(format!("m{i:05}"));
+        }
+        let _: i64 = cmd.query(&mut c).unwrap();
+    }
+    let all = zrange(&mut c, &["big", "0", "-1"]);
+    assert_eq!(all.len(), n);
+    assert!(
+        all.iter()
+            .enumerate()
+            .all(|(i, m)| *m == format!("m{i:05}"))
+    );
+    let mut p = redis::pipe();
+    p.cmd("ZRANGE")
+        .arg("big")
+        .arg(100)
+        .arg(2099)
+        .arg("WITHSCORES")
+        .cmd("ZREVRANGE")
+        .arg("big")
+        .arg(0)
+        .arg(1999)
+        .cmd("ZRANGE")
+        .arg("big")
+        .arg(10)
+        .arg(1033)
+        .arg("REV")
+        .arg("WITHSCORES")
+        .cmd("ZCARD")
+        .arg("big");
+    type Pairs = Vec<(String, f64)>;
+    let (fwd, rev, rev_ws, card): (Pairs, Vec<String>, Pairs, i64) = p.query(&mut c).unwrap();
+    assert_eq!(fwd.len(), 2000);
+    assert_eq!(fwd[0], ("m00100".to_string(), 50.0));
+    assert_eq!(fwd[1999], ("m02099".to_string(), 1049.5));
+    assert_eq!(rev.len(), 2000);
+    assert_eq!(rev[0], format!("m{:05}", n - 1));
+    assert_eq!(rev[1999], format!("m{:05}", n - 2000));
+    assert_eq!(rev_ws.len(), 1024);
+    assert_eq!(rev_ws[0].0, format!("m{:05}", n - 11));
+    assert_eq!(card as usize, n);
+    let mut c3 = s.client3();
+    let v: Vec<(String, f64)> = redis::cmd("ZRANGE")
+        .arg("big")
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut c3)
+        .unwrap();
+    assert_eq!(v.len(), n);
+    assert_eq!(v[n - 1], (format!("m{:05}", n - 1), (n - 1) as f64 / 2.0));
+}

@@ -61,6 +61,9 @@ struct Conn {
     multi_bytes: usize,
     /// The blocked command's waiter, after a command answered [`Flow::Block`].
     waiter: Option<Arc<Waiter>>,
+    /// A long reply still being produced (`Reply::Stream`): it goes out before anything
+    /// else, [`OUT_CHUNK`] at a time.
+    stream: Option<crate::resp::Stream>,
 }
 
 /// Serves one client until it leaves, sends a malformed request, or the server shuts down.
@@ -103,6 +106,7 @@ pub async fn serve(
         multi_error: false,
         multi_bytes: 0,
         waiter: None,
+        stream: None,
     };
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
@@ -150,7 +154,7 @@ pub async fn serve(
             let mut close = bad.is_some();
             // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big
             // reads holds at most about one chunk of replies here (plus one reply) at a time.
-            while !batch.is_empty() {
+            while !batch.is_empty() || conn.stream.is_some() {
                 let flow = conn.run_batch(&mut batch, &mut out);
                 if flow == Flow::Close {
                     batch.clear();
@@ -294,7 +298,10 @@ impl Conn {
     /// their replies go out only after that commit. Any other command first commits the
     /// group, so it sees every earlier write of the connection.
     fn run_batch(&mut self, batch: &mut VecDeque<Args>, out: &mut Vec<u8>) -> Flow {
-        if batch.is_empty() {
+        if self.continue_stream(out) == Flow::Close {
+            return Flow::Close;
+        }
+        if batch.is_empty() || self.stream.is_some() {
             return Flow::Continue;
         }
         let always = self.shared.config.appendfsync == AppendFsync::Always;
@@ -306,13 +313,16 @@ impl Conn {
             let mut flow = Flow::Continue;
             let mut group: Option<Group<'_>> = None;
             while let Some(args) = batch.pop_front() {
-                if flow != Flow::Continue || out.len() >= OUT_CHUNK {
+                if flow != Flow::Continue || out.len() >= OUT_CHUNK || self.stream.is_some() {
                     batch.push_front(args);
                     break;
                 }
                 let Some((c, f)) = self.groupable(&args) else {
                     flush(group.take(), &self.shared.blocked, self.proto, out);
                     flow = self.execute(args, out);
+                    if flow == Flow::Continue {
+                        flow = self.continue_stream(out);
+                    }
                     continue;
                 };
                 self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
@@ -376,8 +386,10 @@ impl Conn {
     fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
         self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
         let (reply, flow) = self.dispatch(args);
-        if flow != Flow::Block {
-            reply.encode(self.proto, out);
+        match reply {
+            Reply::Stream(s) => self.stream = Some(s),
+            _ if flow == Flow::Block => {}
+            r => r.encode(self.proto, out),
         }
         flow
     }
@@ -487,6 +499,27 @@ impl Conn {
             Kind::Conn => return self.conn_command(c, args),
         };
         (reply, Flow::Continue)
+    }
+
+    /// Produces more of a streamed reply, until `out` holds [`OUT_CHUNK`] bytes or the reply
+    /// is complete. A read error in the middle of it closes the connection (the client
+    /// cannot be told inside an array).
+    fn continue_stream(&mut self, out: &mut Vec<u8>) -> Flow {
+        let Some(s) = &self.stream else {
+            return Flow::Continue;
+        };
+        match s.fill(self.proto, out, OUT_CHUNK) {
+            Ok(true) => {
+                self.stream = None;
+                Flow::Continue
+            }
+            Ok(false) => Flow::Continue,
+            Err(e) => {
+                eprintln!("bloomkv-server: client {}: reply cut short: {e}", self.id);
+                self.stream = None;
+                Flow::Close
+            }
+        }
     }
 
     /// Serves the blocked clients the command's pushes made ready (in its write set, under

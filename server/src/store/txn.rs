@@ -123,6 +123,16 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The snapshot a read-only view reads (`Store::reader`), taken out of it for a reply
+    /// streamed after the command (`resp::Stream`); `None` for write sets. The view reads the
+    /// latest data afterwards, so take it last.
+    pub fn take_snapshot(&mut self) -> Option<Snapshot> {
+        if !self.is_empty() {
+            return None;
+        }
+        self.snap.take()
+    }
+
     /// The store.
     pub fn store(&self) -> &'a Store {
         self.store

@@ -4,6 +4,7 @@
 
 pub mod edit;
 pub mod store;
+pub mod stream;
 
 use bytes::Bytes;
 
@@ -103,7 +104,8 @@ pub fn llen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     ))
 }
 
-/// `LRANGE key start stop`: one scan of the elements it returns.
+/// `LRANGE key start stop`: one scan of the elements it returns (streamed from the
+/// command's snapshot when long).
 pub fn lrange(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let start = parse_long(&a[2])?;
     let stop = parse_long(&a[3])?;
@@ -113,6 +115,11 @@ pub fn lrange(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some((from, n)) = clamp_range(start, stop, l.len()) else {
         return Ok(Reply::Array(Vec::new()));
     };
+    if n >= stream::STREAM_MIN
+        && let Some(snap) = txn.take_snapshot()
+    {
+        return Ok(Reply::Stream(stream::range_stream(snap, &a[1], l, from, n)));
+    }
     Ok(bulk_array(read_range(txn, &a[1], l, from, n, false)?))
 }
 

@@ -7,6 +7,7 @@ pub mod pop;
 pub mod range;
 pub mod score;
 pub mod store;
+pub mod stream;
 
 use bytes::Bytes;
 

@@ -223,6 +223,19 @@ fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bo
     match parsed {
         Parsed::Rank(start, stop) => {
             if let Some((first, n)) = rank_range(start, stop, z.card) {
+                if n >= super::stream::STREAM_MIN
+                    && let Some(snap) = txn.take_snapshot()
+                {
+                    return Ok(Reply::Stream(super::stream::rank_stream(
+                        snap,
+                        key,
+                        z,
+                        first,
+                        n,
+                        rev,
+                        with_scores,
+                    )));
+                }
                 if rev {
                     // Ranks counted from the highest score.
                     let lo = z.card - first - n;
