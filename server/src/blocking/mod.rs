@@ -184,12 +184,12 @@ impl Registry {
             state: Mutex::new(State::Waiting),
             notify: Notify::new(),
         });
+        let mut seen = std::collections::HashSet::new();
         let mut q = self.queues.lock();
-        for (i, k) in w.block.keys.iter().enumerate() {
-            if w.block.keys[..i].contains(k) {
-                continue;
+        for k in &w.block.keys {
+            if seen.insert(&k[..]) {
+                q.entry(k.to_vec()).or_default().push_back(Arc::clone(&w));
             }
-            q.entry(k.to_vec()).or_default().push_back(Arc::clone(&w));
         }
         self.count.fetch_add(1, Ordering::AcqRel);
         w

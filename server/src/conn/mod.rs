@@ -277,16 +277,36 @@ fn flush(group: Option<Group<'_>>, reg: &blocking::Registry, proto: u8, out: &mu
     }
 }
 
+/// List and sorted-set commands whose cost grows with the collection rather than with their
+/// reply (they scan to a match, a rank or across a range).
+fn is_collection_scan(name: &str) -> bool {
+    matches!(
+        name,
+        "lrem"
+            | "linsert"
+            | "lpos"
+            | "zrank"
+            | "zrevrank"
+            | "zcount"
+            | "zlexcount"
+            | "zremrangebyscore"
+            | "zremrangebylex"
+            | "zremrangebyrank"
+            | "zrandmember"
+    )
+}
+
 /// True for commands that may block for more than a few microseconds.
 fn is_heavy(c: &Command, always: bool) -> bool {
     matches!(
         c.name,
         "keys" | "flushdb" | "smembers" | "exec" | "del" | "info" | "scan" | "sscan"
-    ) || (always
-        && matches!(
-            c.kind,
-            Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
-        ))
+    ) || is_collection_scan(c.name)
+        || (always
+            && matches!(
+                c.kind,
+                Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
+            ))
 }
 
 impl Conn {
@@ -508,7 +528,10 @@ impl Conn {
         let Some(s) = &self.stream else {
             return Flow::Continue;
         };
-        match s.fill(self.proto, out, OUT_CHUNK) {
+        // A stream is long by definition (thousands of items): off the I/O worker, as
+        // other long reads run.
+        let proto = self.proto;
+        match tokio::task::block_in_place(|| s.fill(proto, out, OUT_CHUNK)) {
             Ok(true) => {
                 self.stream = None;
                 Flow::Continue
