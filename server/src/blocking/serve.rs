@@ -166,31 +166,18 @@ fn serve_deferred(reg: &Registry, store: &Store, key: &[u8], round: usize) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::time::Duration;
 
     use bytes::Bytes;
 
     use super::*;
     use crate::cmd::blocking::{Block, Op};
-    use crate::walsync::WalSyncEnv;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let env = Arc::new(WalSyncEnv::new());
-        let opts = bloomkv::Options {
-            env: env.clone(),
-            ..Default::default()
-        };
-        let db = bloomkv::Db::open(dir.path(), opts).unwrap();
-        (dir, Store::new(db, env).unwrap())
-    }
 
     /// A BLMOVE waiter whose destination another writer holds is served by a pass of its
     /// own once that writer is done, not left blocked.
     #[test]
     fn a_busy_destination_defers_the_serving_until_after_the_commit() {
-        let (_dir, store) = store();
+        let (_dir, store) = crate::store::temp_store();
         let reg = Registry::new();
         let w = reg.register(Block {
             keys: vec![Bytes::from_static(b"src")],

@@ -193,12 +193,8 @@ pub fn for_each_element(
             .and_then(|p| p.try_into().ok())
             .map(u64::from_be_bytes);
         if pos != Some(expect) {
-            // Past the list's ends (leftovers of a trim not yet compacted cannot be there:
-            // trims delete) or a hole: only a hole inside head..tail is damage.
-            if pos.is_some_and(|p| p < l.head || p >= l.tail) {
-                ended = true;
-                return Ok(false);
-            }
+            // Elements are contiguous and nothing is left outside head..tail (trims, pops
+            // and moves delete what they vacate): any other key here is damage.
             return Err(hole(key));
         }
         let go_on = f(idx, v)?;
@@ -369,5 +365,46 @@ mod tests {
         assert_eq!(clamp_range(0, i64::MAX, 0), None);
         assert_eq!(clamp_range(i64::MIN, i64::MAX, 3), Some((0, 3)));
         assert_eq!(clamp_range(-1, -1, 3), Some((2, 1)));
+    }
+}
+
+#[cfg(test)]
+mod damage_tests {
+    use super::*;
+
+    /// A list missing an element (damage) answers an error naming the key, never a shorter
+    /// or shifted range.
+    #[test]
+    fn a_missing_element_is_an_error_not_a_short_answer() {
+        let (_dir, store) = crate::store::temp_store();
+        let mut txn = store.txn();
+        let elems: Vec<Vec<u8>> = (0..10).map(|i| vec![b'a' + i]).collect();
+        push(
+            &mut txn,
+            b"l",
+            elems.iter().map(Vec::as_slice),
+            false,
+            false,
+        )
+        .unwrap();
+        txn.commit().unwrap();
+        let l = get_list(&store.reader(), b"l").unwrap().unwrap();
+        store
+            .db()
+            .delete(elem_key(b"l", l.version, l.head + 4))
+            .unwrap();
+        let r = store.reader();
+        for (start, n, rev) in [(0, 10, false), (2, 5, false), (9, 10, true), (6, 3, true)] {
+            let e = read_range(&r, b"l", l, start, n, rev).unwrap_err();
+            assert!(
+                matches!(&e, Reply::Error(t) if t.contains("corrupt list 'l'")),
+                "{e:?}"
+            );
+        }
+        // Ranges that do not reach the hole are fine.
+        assert_eq!(read_range(&r, b"l", l, 0, 4, false).unwrap().len(), 4);
+        assert_eq!(read_range(&r, b"l", l, 9, 5, true).unwrap().len(), 5);
+        let mut txn = store.txn();
+        assert!(pop(&mut txn, b"l", true, 10).is_err());
     }
 }

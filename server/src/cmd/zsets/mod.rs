@@ -371,6 +371,9 @@ pub fn zrandmember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             }
             Ok(next.peek().is_some())
         })?;
+        if next.peek().is_some() {
+            return Err(store::corrupt(key));
+        }
         out
     } else if count >= z.card {
         store::rank_window(txn, key, z, 0, z.card)?
@@ -392,6 +395,9 @@ pub fn zrandmember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             }
             Ok(want.peek().is_some())
         })?;
+        if want.peek().is_some() {
+            return Err(store::corrupt(key));
+        }
         for i in (1..out.len()).rev() {
             let j = (txn.rand_u64() % (i as u64 + 1)) as usize;
             out.swap(i, j);
