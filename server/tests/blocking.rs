@@ -449,6 +449,93 @@ fn concurrent_producers_and_blocking_consumers_lose_nothing() {
     assert_eq!(blocked(&mut c), 0);
 }
 
+/// BLMOVE consumers whose destination other clients write all the time (so serving them
+/// often finds the destination's lock taken and defers to a pass of its own): every element
+/// is moved exactly once and lands in the destination.
+#[test]
+fn moves_to_a_busy_destination_are_served_exactly_once() {
+    let s = TestServer::start();
+    let port = s.port;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let filler = {
+        let (url, stop) = (url.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut c = client_at(&url);
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut p = redis::pipe();
+                for _ in 0..16 {
+                    p.cmd("RPUSH").arg("work").arg("filler").ignore();
+                }
+                let () = p.query(&mut c).unwrap();
+                n += 16;
+            }
+            n
+        })
+    };
+    let movers: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let mut c = client_at(&url);
+                let mut got = Vec::new();
+                loop {
+                    let r: Option<String> = redis::cmd("BLMOVE")
+                        .arg("jobs")
+                        .arg("work")
+                        .arg("LEFT")
+                        .arg("RIGHT")
+                        .arg("0.2")
+                        .query(&mut c)
+                        .unwrap();
+                    match r {
+                        Some(v) => got.push(v),
+                        None => return got,
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut c = s.client();
+    let total = 600;
+    for i in 0..total {
+        let _: i64 = redis::cmd("RPUSH")
+            .arg("jobs")
+            .arg(format!("job{i}"))
+            .query(&mut c)
+            .unwrap();
+    }
+    let mut moved: Vec<String> = movers.into_iter().flat_map(|m| m.join().unwrap()).collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let fillers = filler.join().unwrap();
+    let work: Vec<String> = redis::cmd("LRANGE")
+        .arg("work")
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .unwrap();
+    let left: Vec<String> = redis::cmd("LRANGE")
+        .arg("jobs")
+        .arg(0)
+        .arg(-1)
+        .query(&mut c)
+        .unwrap();
+    moved.extend(left.iter().cloned());
+    moved.sort();
+    let n = moved.len();
+    moved.dedup();
+    assert_eq!(moved.len(), n, "a job was moved twice");
+    assert_eq!(n, total, "jobs lost");
+    let mut in_work: Vec<&String> = work.iter().filter(|v| v.starts_with("job")).collect();
+    assert_eq!(in_work.len() + left.len(), total);
+    in_work.sort();
+    in_work.dedup();
+    assert_eq!(in_work.len() + left.len(), total);
+    assert_eq!(work.len(), total - left.len() + fillers);
+    assert_eq!(blocked(&mut c), 0);
+}
+
 /// Push-to-wake latency: a client blocked in BLPOP, another pushing; prints p50/p99 of the
 /// time from sending RPUSH to receiving the popped element. Run with
 /// `cargo test --release -p bloomkv-server --test blocking -- --ignored --nocapture`.
