@@ -124,7 +124,7 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntotal_watched_keys:{}\r\n",
             shared.clients.load(Ordering::Relaxed),
             cfg.maxclients,
-            shared.blocked_clients.load(Ordering::Relaxed),
+            shared.blocked.len(),
             shared.store.watches().watched_keys(),
         ),
         "memory" => {

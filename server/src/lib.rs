@@ -29,6 +29,7 @@
 )]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod blocking;
 pub mod bloom;
 pub mod clients;
 pub mod cmd;

@@ -7,7 +7,10 @@
 //! against the limits *before* reserving memory; and it answers with Redis's own
 //! `Protocol error: ...` texts, which clients and tests compare.
 
+use std::sync::Arc;
+
 use bytes::{Buf, Bytes, BytesMut};
+use parking_lot::Mutex;
 
 /// One request: the command name followed by its arguments, as sent.
 pub type Args = Vec<Bytes>;
@@ -387,6 +390,9 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// A set (RESP3 `~`; RESP2 an array).
     Set(Vec<Reply>),
+    /// Ordered pairs (a member and its score): RESP2 one flat array, RESP3 an array of
+    /// two-element arrays, as Redis answers ZRANGE WITHSCORES (a map would lose the order).
+    Pairs(Vec<(Reply, Reply)>),
     /// A double (RESP3 `,`; RESP2 a bulk string).
     Double(f64),
     /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
@@ -401,14 +407,66 @@ pub enum Reply {
         /// The RESP3 form.
         resp3: Box<Reply>,
     },
-    /// Pairs that may repeat (HRANDFIELD WITHVALUES): RESP2 a flat array, RESP3 an array of
-    /// two-element arrays.
-    Pairs(Vec<(Reply, Reply)>),
     /// An out-of-band message (pub/sub messages and (un)subscribe confirmations): RESP3 `>`,
     /// RESP2 an array.
     Push(Vec<Reply>),
     /// Several replies in a row, each a frame of its own (SUBSCRIBE confirms every channel).
     Seq(Vec<Reply>),
+    /// A long array produced piecewise from a snapshot (LRANGE, ZRANGE by rank over many
+    /// elements): the connection writes it a few MiB at a time (see [`Streamed`]).
+    Stream(Stream),
+}
+
+/// The source of a [`Reply::Stream`]: appends its reply, header first, piece by piece.
+pub trait Streamed: Send {
+    /// Appends more of the reply (the first call starts with the array header) until `out`
+    /// holds at least `budget` bytes or the reply is complete; true when it is complete.
+    ///
+    /// # Errors
+    /// A read error after part of the reply went out: the connection must be closed (the
+    /// client cannot be told in the middle of an array).
+    fn fill(&mut self, proto: u8, out: &mut Vec<u8>, budget: usize) -> Result<bool, String>;
+}
+
+/// A [`Streamed`] reply in progress (shared, so [`Reply`] stays `Clone`).
+#[derive(Clone)]
+pub struct Stream(Arc<Mutex<Box<dyn Streamed>>>);
+
+impl Stream {
+    /// Wraps a source.
+    pub fn new(s: impl Streamed + 'static) -> Stream {
+        Stream(Arc::new(Mutex::new(Box::new(s))))
+    }
+
+    /// See [`Streamed::fill`].
+    ///
+    /// # Errors
+    /// As [`Streamed::fill`].
+    pub fn fill(&self, proto: u8, out: &mut Vec<u8>, budget: usize) -> Result<bool, String> {
+        self.0.lock().fill(proto, out, budget)
+    }
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stream")
+    }
+}
+
+impl PartialEq for Stream {
+    fn eq(&self, other: &Stream) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Appends the header of an array of `n` elements.
+pub fn array_header(out: &mut Vec<u8>, n: usize) {
+    header(out, b'*', n as i64);
+}
+
+/// Appends a bulk string.
+pub fn push_bulk(out: &mut Vec<u8>, b: &[u8]) {
+    bulk(out, b);
 }
 
 impl Reply {
@@ -465,6 +523,20 @@ impl Reply {
                     r.encode(proto, out);
                 }
             }
+            Reply::Pairs(pairs) => {
+                if resp3 {
+                    header(out, b'*', pairs.len() as i64);
+                } else {
+                    header(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (k, v) in pairs {
+                    if resp3 {
+                        out.extend_from_slice(b"*2\r\n");
+                    }
+                    k.encode(proto, out);
+                    v.encode(proto, out);
+                }
+            }
             Reply::Map(pairs) => {
                 if resp3 {
                     header(out, b'%', pairs.len() as i64);
@@ -494,16 +566,6 @@ impl Reply {
                     resp2.encode(proto, out);
                 }
             }
-            Reply::Pairs(pairs) => {
-                header(out, b'*', pairs.len() as i64 * if resp3 { 1 } else { 2 });
-                for (k, v) in pairs {
-                    if resp3 {
-                        out.extend_from_slice(b"*2\r\n");
-                    }
-                    k.encode(proto, out);
-                    v.encode(proto, out);
-                }
-            }
             Reply::Push(items) => {
                 header(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
                 for r in items {
@@ -514,6 +576,12 @@ impl Reply {
                 for r in items {
                     r.encode(proto, out);
                 }
+            }
+            Reply::Stream(s) => {
+                // Outside a connection's reply loop: all of it at once. A read error cuts
+                // the reply short, which breaks the protocol: the connection path (which
+                // closes the connection then) is the one that meets streams.
+                while let Ok(false) = s.fill(proto, out, usize::MAX) {}
             }
             Reply::Verbatim(s) => {
                 if resp3 {
@@ -554,16 +622,68 @@ fn itoa_buf(n: i64) -> Vec<u8> {
     n.to_string().into_bytes()
 }
 
-/// Formats a double as Redis does for replies (`inf`, `-inf`, `nan`, else the shortest
-/// round-trip text).
+/// Formats a double as Redis 7.2 does for replies (`d2string`): `nan`, `inf`, `-inf`, `0`
+/// and `-0`; an integral value within ±2^62 as an integer; anything else with the shortest
+/// digits that read back as the same double, laid out as Redis's `fpconv_dtoa` lays them
+/// out: plain digits (padded with zeros) while the decimal exponent is below the digit count
+/// plus 7, a decimal point while the value is at least 1e-6 (or has fewer than 4 leading
+/// zeros), else exponent notation with a sign and no padding (`1e+20`, `1.5e-7`).
+///
+/// (`fpconv_dtoa` uses Grisu2, which in rare cases gives one more digit than the shortest;
+/// this prints the shortest, which reads back the same.)
 pub fn format_double(d: f64) -> String {
     if d.is_nan() {
-        "nan".into()
-    } else if d.is_infinite() {
-        if d > 0.0 { "inf".into() } else { "-inf".into() }
-    } else {
-        format!("{d}")
+        return "nan".into();
     }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    const LL_HALF: f64 = 4_611_686_018_427_387_904.0; // (double)(LLONG_MAX / 2) = 2^62
+    if (-LL_HALF..=LL_HALF).contains(&d) && d.fract() == 0.0 {
+        return (d as i64).to_string();
+    }
+    // The shortest round-trip digits and the exponent of the first one, from Rust's
+    // exponent formatting ("d.ddde[-]x").
+    let sci = format!("{:e}", d.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let exp10: i32 = exp.parse().unwrap_or(0);
+    let nd = digits.len() as i32;
+    // K: the decimal exponent of the last digit (value = digits * 10^K).
+    let k = exp10 - (nd - 1);
+    let e = exp10.abs();
+    let mut out = String::with_capacity(24);
+    if d < 0.0 {
+        out.push('-');
+    }
+    if k >= 0 && e < nd + 7 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', k as usize));
+    } else if k < 0 && (k > -7 || e < 4) {
+        let point = nd + k;
+        if point <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-point) as usize));
+            out.push_str(&digits);
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if nd > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp10 < 0 { '-' } else { '+' });
+        out.push_str(&e.to_string());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -623,6 +743,57 @@ mod tests {
         let mut long = b"*".to_vec();
         long.extend(vec![b'1'; 70 * 1024]);
         assert_eq!(e(&long), "too big mbulk count string");
+    }
+
+    #[test]
+    fn doubles_format_like_redis_7_2() {
+        for (v, want) in [
+            (0.1, "0.1"),
+            (1.5, "1.5"),
+            (-2.5, "-2.5"),
+            (3.0, "3"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+            (1e20, "1e+20"),
+            (1e21, "1e+21"),
+            (1.5e-7, "1.5e-7"),
+            (1e-7, "1e-7"),
+            (1e-6, "0.000001"),
+            (0.0001, "0.0001"),
+            (1.2345678, "1.2345678"),
+            (123456789.123, "123456789.123"),
+            (1e18, "1000000000000000000"),
+            (4611686018427387904.0, "4611686018427387904"),
+            (9223372036854775808.0, "9223372036854776000"),
+            (1e19, "1e+19"),
+            (1.5e300, "1.5e+300"),
+            (-1.5e-300, "-1.5e-300"),
+            (1e100, "1e+100"),
+            (1e-5, "0.00001"),
+            (0.000012345, "1.2345e-5"),
+            (0.000015, "0.000015"),
+            (1.2345e-7, "1.2345e-7"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.30000000000000004, "0.30000000000000004"),
+            (100.5, "100.5"),
+        ] {
+            assert_eq!(format_double(v), want, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn pairs_are_flat_in_resp2_and_nested_in_resp3() {
+        let r = Reply::Pairs(vec![(Reply::bulk("m"), Reply::Double(1.5))]);
+        let mut o = Vec::new();
+        r.encode(2, &mut o);
+        assert_eq!(o, b"*2\r\n$1\r\nm\r\n$3\r\n1.5\r\n");
+        o.clear();
+        r.encode(3, &mut o);
+        assert_eq!(o, b"*1\r\n*2\r\n$1\r\nm\r\n,1.5\r\n");
     }
 
     #[test]

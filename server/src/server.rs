@@ -76,8 +76,6 @@ pub struct Shared {
     pub rejected_connections: AtomicU64,
     /// Commands run since start.
     pub total_commands: AtomicU64,
-    /// Clients blocked in a blocking command now.
-    pub blocked_clients: AtomicUsize,
     /// The connected clients (CLIENT LIST, KILL).
     pub client_list: Arc<crate::clients::Clients>,
     /// Log lines about refused clients, at most one a second.
@@ -86,6 +84,8 @@ pub struct Shared {
     pub stop: watch::Sender<bool>,
     /// Pub/sub channels, patterns and their subscribers.
     pub pubsub: crate::pubsub::PubSub,
+    /// Clients blocked in BLPOP and the other blocking pops.
+    pub blocked: crate::blocking::Registry,
 }
 
 /// A running server: its address, and the means to stop it.
@@ -171,11 +171,11 @@ impl Server {
             total_connections: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
             total_commands: AtomicU64::new(0),
-            blocked_clients: AtomicUsize::new(0),
             client_list: Arc::default(),
             refusals_log: crate::log::RateLimited::default(),
             stop: stop.clone(),
             pubsub: crate::pubsub::PubSub::default(),
+            blocked: crate::blocking::Registry::new(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

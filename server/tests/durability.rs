@@ -41,6 +41,19 @@ fn data_survives_a_clean_restart() {
     server.shutdown().unwrap();
 }
 
+/// What each spawned server wrote to stderr, by process id.
+type Logs = Vec<(u32, std::sync::Arc<std::sync::Mutex<String>>)>;
+static LOGS: std::sync::Mutex<Logs> = std::sync::Mutex::new(Vec::new());
+
+fn log_of(pid: u32) -> String {
+    LOGS.lock()
+        .unwrap()
+        .iter()
+        .find(|(p, _)| *p == pid)
+        .map(|(_, l)| l.lock().unwrap().clone())
+        .unwrap_or_default()
+}
+
 #[allow(clippy::zombie_processes)] // every caller waits for the child
 fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkv-server"))
@@ -60,8 +73,19 @@ fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, u16) {
         let line = lines.next().unwrap().unwrap();
         if let Some(addr) = line.split("listening on ").nth(1) {
             let port = addr.rsplit(':').next().unwrap().trim().parse().unwrap();
-            // Keep draining stderr so the child never blocks on a full pipe.
-            std::thread::spawn(move || for _ in lines {});
+            // Keep draining stderr so the child never blocks on a full pipe, and keep what it
+            // says for the failure message of `sigterm_and_wait`.
+            let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+            LOGS.lock()
+                .unwrap()
+                .push((child.id(), std::sync::Arc::clone(&log)));
+            std::thread::spawn(move || {
+                for l in lines.map_while(Result::ok) {
+                    let mut log = log.lock().unwrap();
+                    log.push_str(&l);
+                    log.push('\n');
+                }
+            });
             return (child, port);
         }
     }
@@ -127,6 +151,114 @@ fn kill_9_with_appendfsync_always_loses_no_acknowledged_write() {
     sigterm_and_wait(&mut child);
 }
 
+#[test]
+fn kill_9_with_appendfsync_always_loses_no_acknowledged_push_or_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let url = format!("redis://127.0.0.1:{port}/");
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..3)
+        .map(|t| {
+            let (acked, url) = (acked.clone(), url.clone());
+            std::thread::spawn(move || {
+                let mut c = client_at(&url);
+                let mut done = Vec::new();
+                for i in 0.. {
+                    let r: redis::RedisResult<i64> = redis::cmd("RPUSH")
+                        .arg(format!("list{t}"))
+                        .arg(i)
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    let r: redis::RedisResult<i64> = redis::cmd("ZADD")
+                        .arg(format!("z{t}"))
+                        .arg(i)
+                        .arg(format!("m{i}"))
+                        .query(&mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                    done.push(i);
+                    acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                done
+            })
+        })
+        .collect();
+    // A consumer moving list0's elements to done0 as they come (served by the pushes).
+    let mover = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let mut c = client_at(&url);
+            let mut moved = Vec::new();
+            loop {
+                let r: redis::RedisResult<Option<i64>> = redis::cmd("BLMOVE")
+                    .arg("list0")
+                    .arg("done0")
+                    .arg("LEFT")
+                    .arg("RIGHT")
+                    .arg(1)
+                    .query(&mut c);
+                match r {
+                    Ok(Some(v)) => moved.push(v),
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+            moved
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 300 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done: Vec<Vec<i64>> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let moved = mover.join().unwrap();
+    assert!(done.iter().map(Vec::len).sum::<usize>() >= 300);
+
+    let (mut child, port) = spawn(&db, &["--appendfsync", "always"]);
+    let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+    for (t, pushed) in done.iter().enumerate() {
+        let mut list: Vec<i64> = Vec::new();
+        if t == 0 {
+            let d: Vec<i64> = redis::cmd("LRANGE")
+                .arg("done0")
+                .arg(0)
+                .arg(-1)
+                .query(&mut c)
+                .unwrap();
+            assert!(d.starts_with(&moved), "an acknowledged move was lost");
+            list.extend(d);
+        }
+        let l: Vec<i64> = redis::cmd("LRANGE")
+            .arg(format!("list{t}"))
+            .arg(0)
+            .arg(-1)
+            .query(&mut c)
+            .unwrap();
+        list.extend(l);
+        // Every acknowledged push is there, in order (one unacknowledged push may follow).
+        assert!(
+            list.starts_with(pushed),
+            "list{t}: an acknowledged push was lost"
+        );
+        assert!(list.len() <= pushed.len() + 1);
+        for &i in pushed {
+            let s: Option<f64> = redis::cmd("ZSCORE")
+                .arg(format!("z{t}"))
+                .arg(format!("m{i}"))
+                .query(&mut c)
+                .unwrap();
+            assert_eq!(s, Some(i as f64), "acknowledged ZADD of m{i} lost");
+        }
+    }
+    sigterm_and_wait(&mut child);
+}
+
 fn sigterm_and_wait(child: &mut Child) {
     let pid = child.id().to_string();
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -134,7 +266,11 @@ fn sigterm_and_wait(child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(st) = child.try_wait().unwrap() {
-            assert!(st.success(), "server exited with {st}");
+            assert!(
+                st.success(),
+                "server exited with {st}; its stderr:\n{}",
+                log_of(child.id())
+            );
             return;
         }
         assert!(Instant::now() < deadline, "server did not stop on SIGTERM");

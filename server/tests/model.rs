@@ -9,7 +9,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bloomkv_server::{Config, Server};
-use common::model::{R, Rng, WRONGTYPE, pipeline, show};
+use common::model::*;
 use common::*;
 
 #[derive(Clone, Debug)]
@@ -230,15 +230,7 @@ fn random_command(rng: &mut Rng) -> Vec<Vec<u8>> {
 }
 
 fn run_batches(con: &mut redis::Connection, model: &mut Model, rng: &mut Rng, batches: usize) {
-    for b in 0..batches {
-        let cmds: Vec<Vec<Vec<u8>>> = (0..1 + rng.below(20))
-            .map(|_| random_command(rng))
-            .collect();
-        for (c, got) in cmds.iter().zip(pipeline(con, &cmds)) {
-            let want = model.apply(c);
-            assert_eq!(got, want, "batch {b}: {:?}", show(c));
-        }
-    }
+    run_model_batches(con, rng, batches, random_command, |c| model.apply(c));
 }
 
 #[test]

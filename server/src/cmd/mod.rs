@@ -1,14 +1,17 @@
 //! The command table: names, arities, flags and key positions (what COMMAND reports and
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
+pub mod blocking;
 pub mod expiry;
 pub mod hashes;
 pub mod keyspace;
+pub mod lists;
 pub mod longdouble;
 pub mod random;
 pub mod setops;
 pub mod sets;
 pub mod strings;
+pub mod zsets;
 
 use bytes::Bytes;
 
@@ -33,6 +36,9 @@ pub enum Kind {
     Write(Handler),
     /// Writes anything: runs with every other writer locked out.
     Exclusive(Handler),
+    /// Pops, or blocks the client until a push serves it (`crate::blocking`); runs as a
+    /// write command, and inside MULTI answers as if it timed out.
+    Blocking(blocking::BlockHandler),
     /// Handled by the connection (connection state, server info, transactions).
     Conn,
 }
@@ -109,7 +115,7 @@ macro_rules! cmd {
     };
 }
 
-use Kind::{Conn, Exclusive, Read, Write};
+use Kind::{Blocking, Conn, Exclusive, Read, Write};
 
 /// Every command the server knows.
 #[rustfmt::skip]
@@ -216,6 +222,57 @@ pub static COMMANDS: &[Command] = &[
     cmd!("hstrlen", 3, Read(hashes::hstrlen), 1, 1, 1, "hash", RO, "Returns the length of a field's value."),
     cmd!("hrandfield", -2, Read(hashes::hrandfield), 1, 1, 1, "hash", &["readonly"], "Returns random fields (count, WITHVALUES)."),
     cmd!("hscan", -3, Read(hashes::hscan), 1, 1, 1, "hash", &["readonly"], "Iterates over fields and values."),
+    // lists (LMPOP's keys follow numkeys: every argument after it is locked)
+    cmd!("lpush", -3, Write(lists::lpush), 1, 1, 1, "list", W, "Prepends elements to a list."),
+    cmd!("rpush", -3, Write(lists::rpush), 1, 1, 1, "list", W, "Appends elements to a list."),
+    cmd!("lpushx", -3, Write(lists::lpushx), 1, 1, 1, "list", W, "Prepends elements to an existing list."),
+    cmd!("rpushx", -3, Write(lists::rpushx), 1, 1, 1, "list", W, "Appends elements to an existing list."),
+    cmd!("lpop", -2, Write(lists::lpop), 1, 1, 1, "list", W, "Removes and returns the first elements of a list."),
+    cmd!("rpop", -2, Write(lists::rpop), 1, 1, 1, "list", W, "Removes and returns the last elements of a list."),
+    cmd!("llen", 2, Read(lists::llen), 1, 1, 1, "list", RO, "Returns the length of a list."),
+    cmd!("lrange", 4, Read(lists::lrange), 1, 1, 1, "list", &["readonly"], "Returns a range of elements of a list."),
+    cmd!("lindex", 3, Read(lists::lindex), 1, 1, 1, "list", &["readonly"], "Returns an element of a list by its index."),
+    cmd!("lset", 4, Write(lists::lset), 1, 1, 1, "list", W, "Sets an element of a list by its index."),
+    cmd!("ltrim", 4, Write(lists::ltrim), 1, 1, 1, "list", W, "Keeps only a range of a list."),
+    cmd!("lrem", 4, Write(lists::lrem), 1, 1, 1, "list", W, "Removes elements equal to a value from a list."),
+    cmd!("linsert", 5, Write(lists::linsert), 1, 1, 1, "list", W, "Inserts an element before or after another."),
+    cmd!("lpos", -3, Read(lists::lpos), 1, 1, 1, "list", &["readonly"], "Returns the indexes of matching elements."),
+    cmd!("lmove", 5, Write(lists::lmove), 1, 2, 1, "list", W, "Pops an element from a list and pushes it to another."),
+    cmd!("rpoplpush", 3, Write(lists::rpoplpush), 1, 2, 1, "list", W, "Pops the last element of a list and prepends it to another."),
+    cmd!("lmpop", -4, Write(lists::lmpop), 2, -1, 1, "list", W, "Pops elements from the first non-empty list."),
+    cmd!("blpop", -3, Blocking(blocking::blpop), 1, -2, 1, "list", W, "Pops the first element of the first non-empty list, or blocks until one is pushed."),
+    cmd!("brpop", -3, Blocking(blocking::brpop), 1, -2, 1, "list", W, "Pops the last element of the first non-empty list, or blocks until one is pushed."),
+    cmd!("blmove", 6, Blocking(blocking::blmove), 1, 2, 1, "list", W, "Moves an element between lists, or blocks until one is pushed."),
+    cmd!("brpoplpush", 4, Blocking(blocking::brpoplpush), 1, 2, 1, "list", W, "Moves the last element of a list to another's head, or blocks."),
+    cmd!("blmpop", -5, Blocking(blocking::blmpop), 3, -1, 1, "list", W, "Pops elements from the first non-empty list, or blocks."),
+    // sorted sets (ZMPOP's keys follow numkeys: every argument after it is locked)
+    cmd!("zadd", -4, Write(zsets::zadd), 1, 1, 1, "sorted-set", W, "Adds members or updates their scores (NX, XX, GT, LT, CH, INCR)."),
+    cmd!("zincrby", 4, Write(zsets::zincrby), 1, 1, 1, "sorted-set", W, "Increments a member's score."),
+    cmd!("zrem", -3, Write(zsets::zrem), 1, 1, 1, "sorted-set", W, "Removes members."),
+    cmd!("zscore", 3, Read(zsets::zscore), 1, 1, 1, "sorted-set", RO, "Returns a member's score."),
+    cmd!("zmscore", -3, Read(zsets::zmscore), 1, 1, 1, "sorted-set", RO, "Returns several members' scores."),
+    cmd!("zcard", 2, Read(zsets::zcard), 1, 1, 1, "sorted-set", RO, "Returns the number of members."),
+    cmd!("zcount", 4, Read(zsets::zcount), 1, 1, 1, "sorted-set", RO, "Counts the members in a score range."),
+    cmd!("zlexcount", 4, Read(zsets::zlexcount), 1, 1, 1, "sorted-set", RO, "Counts the members in a lexicographical range."),
+    cmd!("zrange", -4, Read(zsets::zrange), 1, 1, 1, "sorted-set", &["readonly"], "Returns members by rank, score or lexicographical range."),
+    cmd!("zrevrange", -4, Read(zsets::zrevrange), 1, 1, 1, "sorted-set", &["readonly"], "Returns members by rank, highest score first."),
+    cmd!("zrangebyscore", -4, Read(zsets::zrangebyscore), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a score range."),
+    cmd!("zrevrangebyscore", -4, Read(zsets::zrevrangebyscore), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a score range, highest first."),
+    cmd!("zrangebylex", -4, Read(zsets::zrangebylex), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a lexicographical range."),
+    cmd!("zrevrangebylex", -4, Read(zsets::zrevrangebylex), 1, 1, 1, "sorted-set", &["readonly"], "Returns members in a lexicographical range, reversed."),
+    cmd!("zrank", -3, Read(zsets::zrank), 1, 1, 1, "sorted-set", RO, "Returns a member's rank (WITHSCORE)."),
+    cmd!("zrevrank", -3, Read(zsets::zrevrank), 1, 1, 1, "sorted-set", RO, "Returns a member's rank from the highest score (WITHSCORE)."),
+    cmd!("zremrangebyrank", 4, Write(zsets::zremrangebyrank), 1, 1, 1, "sorted-set", W, "Removes the members in a rank range."),
+    cmd!("zremrangebyscore", 4, Write(zsets::zremrangebyscore), 1, 1, 1, "sorted-set", W, "Removes the members in a score range."),
+    cmd!("zremrangebylex", 4, Write(zsets::zremrangebylex), 1, 1, 1, "sorted-set", W, "Removes the members in a lexicographical range."),
+    cmd!("zpopmin", -2, Write(zsets::zpopmin), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the lowest scores."),
+    cmd!("zpopmax", -2, Write(zsets::zpopmax), 1, 1, 1, "sorted-set", W, "Removes and returns the members with the highest scores."),
+    cmd!("zmpop", -4, Write(zsets::zmpop), 2, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set."),
+    cmd!("bzpopmin", -3, Blocking(blocking::bzpopmin), 1, -2, 1, "sorted-set", W, "Pops the lowest-scored member of the first non-empty set, or blocks."),
+    cmd!("bzpopmax", -3, Blocking(blocking::bzpopmax), 1, -2, 1, "sorted-set", W, "Pops the highest-scored member of the first non-empty set, or blocks."),
+    cmd!("bzmpop", -5, Blocking(blocking::bzmpop), 3, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set, or blocks."),
+    cmd!("zrandmember", -2, Read(zsets::zrandmember), 1, 1, 1, "sorted-set", &["readonly"], "Returns random members (WITHSCORES)."),
+    cmd!("zscan", -3, Read(zsets::zscan), 1, 1, 1, "sorted-set", &["readonly"], "Iterates over members and scores."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),

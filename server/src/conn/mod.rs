@@ -7,6 +7,8 @@
 //! thread. A group that may block for longer (any write with `appendfsync always`, which
 //! fsyncs; scans over the whole keyspace or a set; EXEC; FLUSHDB) runs inside
 //! `block_in_place`, so the runtime moves other connections off this worker meanwhile.
+//! A blocking pop that must wait (BLPOP, ...) ends the group; the connection then awaits
+//! its reply (`crate::blocking::wait`) and runs the rest of its requests after it.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -22,6 +24,8 @@ mod handshake;
 mod subscribe;
 mod watching;
 
+use crate::blocking::{self, Waiter, serve::Served, wait::Woken};
+use crate::cmd::blocking::Outcome;
 use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
 use crate::config::AppendFsync;
 use crate::resp::{Args, Limits, Parser, Reply};
@@ -39,6 +43,8 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 enum Flow {
     Continue,
     Close,
+    /// The command blocked (BLPOP, ...): the connection waits for `Conn::waiter`.
+    Block,
 }
 
 /// Per-connection state.
@@ -62,6 +68,11 @@ struct Conn {
     watched: std::collections::HashMap<Bytes, bool>,
     /// Pub/sub channels, patterns and the mailbox their messages arrive in.
     subs: subscribe::Subscriptions,
+    /// The blocked command's waiter, after a command answered [`Flow::Block`].
+    waiter: Option<Arc<Waiter>>,
+    /// A long reply still being produced (`Reply::Stream`): it goes out before anything
+    /// else, [`OUT_CHUNK`] at a time.
+    stream: Option<crate::resp::Stream>,
 }
 
 impl Drop for Conn {
@@ -142,6 +153,8 @@ pub async fn serve(
         watcher: crate::watch::Watcher::new(),
         watched: std::collections::HashMap::new(),
         subs: subscribe::Subscriptions::default(),
+        waiter: None,
+        stream: None,
     };
     let mailbox = Arc::clone(&conn.subs.mailbox);
     let mut buf = BytesMut::with_capacity(16 * 1024);
@@ -207,11 +220,44 @@ pub async fn serve(
             let mut close = bad.is_some();
             // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big
             // reads holds at most about one chunk of replies here (plus one reply) at a time.
-            while !batch.is_empty() {
-                if conn.run_batch(&mut batch, &mut out) == Flow::Close {
+            while !batch.is_empty() || conn.stream.is_some() {
+                let flow = conn.run_batch(&mut batch, &mut out);
+                if flow == Flow::Close {
                     batch.clear();
                     close = true;
                     bad = None;
+                }
+                if flow == Flow::Block
+                    && let Some(w) = conn.waiter.take()
+                {
+                    // The replies before the blocking command go out first; then this
+                    // connection awaits its reply (holding no thread) and runs the rest of
+                    // the batch after it.
+                    if !out.is_empty() {
+                        if sock.write_all(&out).await.is_err() {
+                            blocking::wait::abandon(&conn.shared.blocked, &w);
+                            break 'conn;
+                        }
+                        out.clear();
+                    }
+                    if buf.capacity() - buf.len() < 4096 {
+                        buf.reserve(64 * 1024);
+                    }
+                    let limit = parser.limits().max_query_buffer;
+                    let shared = Arc::clone(&conn.shared);
+                    match blocking::wait::wait(
+                        &shared.blocked,
+                        &w,
+                        &mut sock,
+                        &mut buf,
+                        limit,
+                        &mut shutdown,
+                    )
+                    .await
+                    {
+                        Woken::Reply(r) => r.encode(conn.proto, &mut out),
+                        Woken::Closed => break 'conn,
+                    }
                 }
                 if !out.is_empty() {
                     if !write_out(&mut sock, &out, &mailbox, conn.subscribed()).await {
@@ -272,27 +318,57 @@ struct Group<'a> {
     guard: crate::store::WriteGuard<'a>,
     txn: crate::store::Txn<'a>,
     replies: Vec<Reply>,
+    /// Blocked clients the group's pushes served, delivered after the commit.
+    served: Served,
+    /// Serving them failed: the group must not commit.
+    failed: Option<Reply>,
 }
 
 /// Commits a group and encodes its replies: each command's own reply if the commit
 /// succeeded, else the commit's error for every command that did not fail by itself.
-fn flush(group: Option<Group<'_>>, proto: u8, out: &mut Vec<u8>) {
+fn flush(group: Option<Group<'_>>, reg: &blocking::Registry, proto: u8, out: &mut Vec<u8>) {
     let Some(Group {
         guard,
         txn,
         replies,
+        served,
+        failed,
     }) = group
     else {
         return;
     };
-    let committed = txn.commit();
+    let store = txn.store();
+    let committed = match failed {
+        Some(e) => Err(e),
+        None => txn.commit(),
+    };
     drop(guard);
+    served.finish(committed.is_ok(), reg, store);
     for r in replies {
         match &committed {
             Err(e) if !r.is_error() => e.encode(proto, out),
             _ => r.encode(proto, out),
         }
     }
+}
+
+/// List and sorted-set commands whose cost grows with the collection rather than with their
+/// reply (they scan to a match, a rank or across a range).
+fn is_collection_scan(name: &str) -> bool {
+    matches!(
+        name,
+        "lrem"
+            | "linsert"
+            | "lpos"
+            | "zrank"
+            | "zrevrank"
+            | "zcount"
+            | "zlexcount"
+            | "zremrangebyscore"
+            | "zremrangebylex"
+            | "zremrangebyrank"
+            | "zrandmember"
+    )
 }
 
 /// True for commands that may block for more than a few microseconds.
@@ -321,7 +397,12 @@ fn is_heavy(c: &Command, always: bool) -> bool {
             | "sunionstore"
             | "sdiff"
             | "sdiffstore"
-    ) || (always && matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_)))
+    ) || is_collection_scan(c.name)
+        || (always
+            && matches!(
+                c.kind,
+                Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
+            ))
 }
 
 impl Conn {
@@ -333,7 +414,10 @@ impl Conn {
     /// their replies go out only after that commit. Any other command first commits the
     /// group, so it sees every earlier write of the connection.
     fn run_batch(&mut self, batch: &mut VecDeque<Args>, out: &mut Vec<u8>) -> Flow {
-        if batch.is_empty() {
+        if self.continue_stream(out) == Flow::Close {
+            return Flow::Close;
+        }
+        if batch.is_empty() || self.stream.is_some() {
             return Flow::Continue;
         }
         let always = self.shared.config.appendfsync == AppendFsync::Always;
@@ -345,13 +429,16 @@ impl Conn {
             let mut flow = Flow::Continue;
             let mut group: Option<Group<'_>> = None;
             while let Some(args) = batch.pop_front() {
-                if flow == Flow::Close || out.len() >= OUT_CHUNK {
+                if flow != Flow::Continue || out.len() >= OUT_CHUNK || self.stream.is_some() {
                     batch.push_front(args);
                     break;
                 }
                 let Some((c, f)) = self.groupable(&args) else {
-                    flush(group.take(), self.proto, out);
+                    flush(group.take(), &self.shared.blocked, self.proto, out);
                     flow = self.execute(args, out);
+                    if flow == Flow::Continue {
+                        flow = self.continue_stream(out);
+                    }
                     continue;
                 };
                 self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
@@ -362,18 +449,31 @@ impl Conn {
                         || g.txn.len() >= MAX_GROUP * 4
                         || !g.guard.try_add(keys()))
                 {
-                    flush(group.take(), self.proto, out);
+                    flush(group.take(), &self.shared.blocked, self.proto, out);
                 }
                 let g = group.get_or_insert_with(|| Group {
                     guard: store.lock_keys(keys()),
                     txn: store.txn(),
                     replies: Vec::new(),
+                    served: Served::default(),
+                    failed: None,
                 });
                 g.txn.set_ctx(crate::store::Ctx::local());
                 let r = f(&mut g.txn, &args).unwrap_or_else(|e| e);
                 g.replies.push(r);
+                // Blocked clients are served after each command, as Redis does.
+                if g.failed.is_none()
+                    && let Err(e) = blocking::serve::serve_ready(
+                        &self.shared.blocked,
+                        &mut g.txn,
+                        Some(&mut g.guard),
+                        &mut g.served,
+                    )
+                {
+                    g.failed = Some(e);
+                }
             }
-            flush(group.take(), self.proto, out);
+            flush(group.take(), &self.shared.blocked, self.proto, out);
             flow
         };
         if heavy {
@@ -415,7 +515,11 @@ impl Conn {
         let (reply, flow) = self.dispatch(args);
         self.entry.set_multi(self.multi.as_ref().map(Vec::len));
         self.publish_sub_counts();
-        reply.encode(self.proto, out);
+        match reply {
+            Reply::Stream(s) => self.stream = Some(s),
+            _ if flow == Flow::Block => {}
+            r => r.encode(self.proto, out),
+        }
         flow
     }
 
@@ -505,10 +609,24 @@ impl Conn {
                 f(&mut txn, args).unwrap_or_else(|e| e)
             }
             Kind::Write(f) => {
-                let _g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
+                let g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
                 let mut txn = store.txn();
                 match f(&mut txn, args) {
-                    Ok(r) => txn.commit().map(|_| r).unwrap_or_else(|e| e),
+                    Ok(r) => self.commit_serving(txn, g, r),
+                    Err(e) => e,
+                }
+            }
+            Kind::Blocking(f) => {
+                let g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
+                let mut txn = store.txn();
+                match f(&mut txn, args) {
+                    Ok(Outcome::Done(r)) => self.commit_serving(txn, g, r),
+                    Ok(Outcome::Block(b)) => {
+                        // Registered under the keys' locks: a push after this finds it.
+                        self.waiter = Some(self.shared.blocked.register(b));
+                        drop(g);
+                        return (Reply::Nil, Flow::Block);
+                    }
                     Err(e) => e,
                 }
             }
@@ -523,6 +641,55 @@ impl Conn {
             Kind::Conn => return self.conn_command(c, args),
         };
         (reply, Flow::Continue)
+    }
+
+    /// Produces more of a streamed reply, until `out` holds [`OUT_CHUNK`] bytes or the reply
+    /// is complete. A read error in the middle of it closes the connection (the client
+    /// cannot be told inside an array).
+    fn continue_stream(&mut self, out: &mut Vec<u8>) -> Flow {
+        let Some(s) = &self.stream else {
+            return Flow::Continue;
+        };
+        // A stream is long by definition (thousands of items): off the I/O worker, as
+        // other long reads run.
+        let proto = self.proto;
+        match tokio::task::block_in_place(|| s.fill(proto, out, OUT_CHUNK)) {
+            Ok(true) => {
+                self.stream = None;
+                Flow::Continue
+            }
+            Ok(false) => Flow::Continue,
+            Err(e) => {
+                eprintln!("bloomkv-server: client {}: reply cut short: {e}", self.id);
+                self.stream = None;
+                Flow::Close
+            }
+        }
+    }
+
+    /// Serves the blocked clients the command's pushes made ready (in its write set, under
+    /// its locks), commits, then delivers their replies; the command's reply, or the
+    /// commit's error.
+    fn commit_serving(
+        &self,
+        mut txn: crate::store::Txn<'_>,
+        mut g: crate::store::WriteGuard<'_>,
+        reply: Reply,
+    ) -> Reply {
+        let reg = &self.shared.blocked;
+        let store = txn.store();
+        let mut served = Served::default();
+        let committed = match blocking::serve::serve_ready(reg, &mut txn, Some(&mut g), &mut served)
+        {
+            Ok(()) => txn.commit().map(|_| ()),
+            Err(e) => Err(e),
+        };
+        drop(g);
+        served.finish(committed.is_ok(), reg, store);
+        match committed {
+            Ok(()) => reply,
+            Err(e) => e,
+        }
     }
 
     fn conn_command(&mut self, c: &Command, a: &[Bytes]) -> (Reply, Flow) {
@@ -641,6 +808,12 @@ impl Conn {
                 Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => {
                     f(&mut txn, args).unwrap_or_else(|e| e)
                 }
+                // Inside MULTI a blocking pop never blocks: it answers as on a timeout.
+                Kind::Blocking(f) => match f(&mut txn, args) {
+                    Ok(Outcome::Done(r)) => r,
+                    Ok(Outcome::Block(b)) => b.op.timeout_reply(),
+                    Err(e) => e,
+                },
                 Kind::Conn => self.conn_command(c, args).0,
             };
             match r {
@@ -649,8 +822,18 @@ impl Conn {
                 r => replies.push(r),
             }
         }
-        match txn.commit() {
-            Ok(_) => Reply::Array(replies),
+        // Blocked clients are served once the whole transaction has run, as in Redis;
+        // every other writer is locked out, so no lock is needed for their keys.
+        let reg = &self.shared.blocked;
+        let mut served = Served::default();
+        let committed = match blocking::serve::serve_ready(reg, &mut txn, None, &mut served) {
+            Ok(()) => txn.commit().map(|_| ()),
+            Err(e) => Err(e),
+        };
+        drop(_g);
+        served.finish(committed.is_ok(), reg, &store);
+        match committed {
+            Ok(()) => Reply::Array(replies),
             Err(e) => e,
         }
     }

@@ -433,6 +433,19 @@ impl Store {
     }
 }
 
+/// A store in a fresh temporary directory, for unit tests.
+#[cfg(test)]
+pub(crate) fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Arc::new(WalSyncEnv::new());
+    let opts = bloomkv::Options {
+        env: env.clone(),
+        ..Default::default()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    (dir, Store::new(db, Some(env)).unwrap())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

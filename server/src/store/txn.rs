@@ -97,6 +97,10 @@ pub struct Txn<'a> {
     records: RefCell<FastMap<Vec<u8>, Option<Record>>>,
     /// FLUSHDB ran: nothing before this write set exists any more.
     cleared: bool,
+    /// Engine key ranges `[start, end)` deleted by this write set (LTRIM, long pops), in
+    /// order. `writes` holds only what was written after them, so the batch applies the
+    /// ranges first and the point writes after.
+    ranges: Vec<(Vec<u8>, Vec<u8>)>,
     key_delta: i64,
     /// Change to the number of keys with a time to live.
     volatile_delta: i64,
@@ -116,12 +120,23 @@ impl<'a> Txn<'a> {
             writes: BTreeMap::new(),
             records: RefCell::new(FastMap::default()),
             cleared: false,
+            ranges: Vec::new(),
             key_delta: 0,
             volatile_delta: 0,
             ctx,
             ready: Vec::new(),
             flushed: Vec::new(),
         }
+    }
+
+    /// The snapshot a read-only view reads (`Store::reader`), taken out of it for a reply
+    /// streamed after the command (`resp::Stream`); `None` for write sets. The view reads the
+    /// latest data afterwards, so take it last.
+    pub fn take_snapshot(&mut self) -> Option<Snapshot> {
+        if !self.is_empty() {
+            return None;
+        }
+        self.snap.take()
     }
 
     /// The store.
@@ -172,7 +187,7 @@ impl<'a> Txn<'a> {
         if let Some(v) = self.writes.get(k) {
             return Ok(v.clone());
         }
-        if self.cleared {
+        if self.cleared || self.range_deleted(k) {
             return Ok(None);
         }
         Ok(match &self.snap {
@@ -222,6 +237,31 @@ impl<'a> Txn<'a> {
     /// Deletes engine key `k`.
     pub fn delete(&mut self, k: Vec<u8>) {
         self.writes.insert(k, None);
+    }
+
+    /// Deletes every engine key `k` with `start <= k < end`: one range tombstone in the
+    /// batch, whatever the number of keys (a long LTRIM or pop). Writes made earlier by this
+    /// write set inside the range go with it; later ones are kept.
+    pub fn delete_range(&mut self, start: Vec<u8>, end: Vec<u8>) {
+        if start >= end {
+            return;
+        }
+        let inside: Vec<Vec<u8>> = self
+            .writes
+            .range::<[u8], _>((Bound::Included(&start[..]), Bound::Excluded(&end[..])))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in inside {
+            self.writes.remove(&k);
+        }
+        self.ranges.push((start, end));
+    }
+
+    /// True when a range deletion of this write set covers `k`.
+    fn range_deleted(&self, k: &[u8]) -> bool {
+        self.ranges
+            .iter()
+            .any(|(s, e)| s.as_slice() <= k && k < e.as_slice())
     }
 
     /// Writes `meta` for `key`, keeping the key's time to live if it exists (as Redis's
@@ -286,6 +326,7 @@ impl<'a> Txn<'a> {
             self.flushed.extend(owners.map(<[u8]>::to_vec));
         }
         self.writes.clear();
+        self.ranges.clear();
         self.records.borrow_mut().clear();
         self.cleared = true;
         self.key_delta = 0;
@@ -302,6 +343,13 @@ impl<'a> Txn<'a> {
     /// The keys [`Txn::signal_ready`] named so far.
     pub fn ready_keys(&self) -> &[Vec<u8>] {
         &self.ready
+    }
+
+    /// Takes the keys [`Txn::signal_ready`] named so far (blocked clients are served inside
+    /// the write set, after each command: `crate::blocking`); a key signalled again after
+    /// this is reported again.
+    pub fn take_ready(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.ready)
     }
 
     /// Up to `limit` entries whose keys start with `prefix`, after `after` (exclusive) when
@@ -335,7 +383,7 @@ impl<'a> Txn<'a> {
         prefix: &[u8],
         after: Option<&[u8]>,
         reverse: bool,
-        mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
+        f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
     ) -> Result<(), Reply> {
         let mut start = Bound::Included(prefix.to_vec());
         let mut end = match prefix_end(prefix) {
@@ -348,6 +396,31 @@ impl<'a> Txn<'a> {
             } else {
                 start = Bound::Excluded(a.to_vec());
             }
+        }
+        self.for_each_in(start, end, reverse, f)
+    }
+
+    /// Calls `f` with each entry between `start` and `end` (in key order, or newest key
+    /// first when `reverse`), merging the engine's entries with this write set's, until `f`
+    /// returns `false`. An empty or inverted range calls `f` never.
+    ///
+    /// # Errors
+    /// Engine errors from the scan, or `f`'s.
+    pub fn for_each_in(
+        &self,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        reverse: bool,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
+    ) -> Result<(), Reply> {
+        let empty = match (&start, &end) {
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
+            _ => false,
+        };
+        if empty {
+            return Ok(());
         }
         let range = (start.clone(), end.clone());
         let mut engine = if self.cleared {
@@ -390,6 +463,10 @@ impl<'a> Txn<'a> {
             };
             let go_on = if from_engine {
                 match e_head.take() {
+                    Some((k, _)) if self.range_deleted(&k) => {
+                        e_head = next_engine(&mut engine)?;
+                        true
+                    }
                     Some((k, v)) => {
                         e_head = next_engine(&mut engine)?;
                         f(&k, &v)?
@@ -415,14 +492,14 @@ impl<'a> Txn<'a> {
         }
     }
 
-    /// Number of engine keys written or deleted so far.
+    /// Number of engine keys written or deleted so far (a range deletion counts one).
     pub fn len(&self) -> usize {
-        self.writes.len()
+        self.writes.len() + self.ranges.len()
     }
 
     /// True when nothing is to be written.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && !self.cleared
+        self.writes.is_empty() && self.ranges.is_empty() && !self.cleared
     }
 
     /// The batch this write set commits and its bookkeeping, for a caller that writes the
@@ -436,6 +513,9 @@ impl<'a> Txn<'a> {
         let mut batch = WriteBatch::new();
         if self.cleared {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
+        }
+        for (start, end) in self.ranges {
+            batch.delete_range(start, end);
         }
         for (k, v) in self.writes {
             match v {

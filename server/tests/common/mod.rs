@@ -215,3 +215,43 @@ impl Raw {
         }
     }
 }
+
+/// Redis's type error, as the server sends it.
+pub const WRONGTYPE_LINE: &str =
+    "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+
+/// Splits a command line into words: spaces separate, `"..."` quotes a word (which may be
+/// empty or hold spaces).
+pub fn words(line: &str) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<u8>> = None;
+    let mut quoted = false;
+    for &b in line.as_bytes() {
+        match b {
+            b'"' => {
+                quoted = !quoted;
+                cur.get_or_insert_with(Vec::new);
+            }
+            b' ' if !quoted => {
+                if let Some(w) = cur.take() {
+                    out.push(w);
+                }
+            }
+            _ => cur.get_or_insert_with(Vec::new).push(b),
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// Runs a table of `(command line, exact reply)` on one raw connection, in order; a reply
+/// of `"WT"` stands for [`WRONGTYPE_LINE`]. The expected replies were recorded from
+/// redis-server (see each table's note on what differs in 7.2).
+pub fn run_table(raw: &mut Raw, table: &[(&str, &str)]) {
+    for (line, want) in table {
+        let w = words(line);
+        let refs: Vec<&[u8]> = w.iter().map(Vec::as_slice).collect();
+        let want = if *want == "WT" { WRONGTYPE_LINE } else { want };
+        raw.expect(&refs, want.as_bytes());
+    }
+}

@@ -1,10 +1,8 @@
-//! Shared pieces of the model tests: replies in a comparable form, a deterministic random
-//! generator, and running a pipeline of commands given as byte words.
+//! Shared parts of the model tests: replies in a comparable form, a deterministic RNG, a
+//! pipeline of commands given as byte words, and the loop that runs random pipelines against
+//! the server and a model, reply by reply.
 
 use redis::Value;
-
-/// Redis's type error.
-pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// A reply in a comparable form.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,7 +15,10 @@ pub enum R {
     Arr(Vec<R>),
 }
 
-/// The comparable form of a reply of the `redis` crate (RESP2: maps arrive as arrays).
+/// Redis's type error, as a model's reply.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The model's form of a server reply.
 pub fn from_value(v: Value) -> R {
     match v {
         Value::Nil => R::Nil,
@@ -34,6 +35,11 @@ pub fn from_value(v: Value) -> R {
     }
 }
 
+/// A bulk reply from text.
+pub fn rb(s: &str) -> R {
+    R::Bulk(s.as_bytes().to_vec())
+}
+
 /// xorshift64*: deterministic, no dependency.
 pub struct Rng(pub u64);
 
@@ -47,6 +53,11 @@ impl Rng {
 
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
     }
 }
 
@@ -70,4 +81,22 @@ pub fn show(c: &[Vec<u8>]) -> Vec<String> {
     c.iter()
         .map(|x| String::from_utf8_lossy(&x[..x.len().min(20)]).into_owned())
         .collect()
+}
+
+/// Runs `batches` pipelines of 1 to 20 commands from `generate`, comparing each reply with
+/// the one `apply` (the model) gives.
+pub fn run_model_batches(
+    con: &mut redis::Connection,
+    rng: &mut Rng,
+    batches: usize,
+    mut generate: impl FnMut(&mut Rng) -> Vec<Vec<u8>>,
+    mut apply: impl FnMut(&[Vec<u8>]) -> R,
+) {
+    for b in 0..batches {
+        let cmds: Vec<Vec<Vec<u8>>> = (0..1 + rng.below(20)).map(|_| generate(rng)).collect();
+        for (c, got) in cmds.iter().zip(pipeline(con, &cmds)) {
+            let want = apply(c);
+            assert_eq!(got, want, "batch {b}: {:?}", show(c));
+        }
+    }
 }
