@@ -1,0 +1,5 @@
+//! Tests of the storage layer against openraft's own suite and of the state machine's
+//! exactly-once application, on the crate's private types.
+
+mod dedup;
+mod suite;
