@@ -119,6 +119,7 @@ fn data_key(key: &[u8]) -> Vec<u8> {
 pub struct KvMachine {
     keys: AtomicU64,
     applied: AtomicU64,
+    resets: AtomicU64,
 }
 
 impl KvMachine {
@@ -143,6 +144,12 @@ impl KvMachine {
     /// Whether no key is live.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// How many times [`Machine::reset`] was called: once at start, once per snapshot
+    /// install.
+    pub fn resets(&self) -> u64 {
+        self.resets.load(Ordering::Relaxed)
     }
 
     /// Commands this machine applied since it was created (a duplicate answered from the
@@ -235,6 +242,7 @@ impl Machine for KvMachine {
             n += 1;
         }
         self.keys.store(n, Ordering::Relaxed);
+        self.resets.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }

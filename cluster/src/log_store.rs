@@ -157,7 +157,7 @@ impl LogStore {
         self.inner.ids.lock().purged
     }
 
-    fn entries(&self, start: u64, end: Option<u64>) -> Result<Vec<Entry>, StorageError> {
+    fn entries(&self, start: u64, end: Option<u64>) -> Result<Vec<Entry>, String> {
         let lo = k::entry(start).to_vec();
         let hi = match end {
             Some(e) => k::entry(e).to_vec(),
@@ -172,12 +172,9 @@ impl LogStore {
             .db
             .scan((Bound::Included(lo), Bound::Excluded(hi)))
         {
-            let (key, v) = kv.map_err(read_err)?;
+            let (key, v) = kv.map_err(|e| e.to_string())?;
             let e: Entry = codec::decode(&v).map_err(|e| {
-                read_err(format!(
-                    "log entry {:?} is damaged: {e}",
-                    keys::log::index_of(&key)
-                ))
+                format!("log entry {:?} is damaged: {e}", keys::log::index_of(&key))
             })?;
             out.push(e);
         }
@@ -218,7 +215,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(&i) => Some(i),
             Bound::Unbounded => None,
         };
-        self.entries(start, end)
+        self.entries(start, end).map_err(read_err)
     }
 }
 
@@ -307,7 +304,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         batch.delete_range(k::entry(log_id.index), k::ENTRY_END);
         self.inner.db.write(batch).map_err(write_err)?;
         let prev = match log_id.index.checked_sub(1) {
-            Some(i) => self.entries(i, Some(log_id.index))?.pop().map(|e| e.log_id),
+            Some(i) => self
+                .entries(i, Some(log_id.index))
+                .map_err(read_err)?
+                .pop()
+                .map(|e| e.log_id),
             None => None,
         };
         let mut ids = self.inner.ids.lock();

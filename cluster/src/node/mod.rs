@@ -414,7 +414,8 @@ impl Node {
     /// [`Error::Stopped`] if the Raft core had already failed.
     pub async fn shutdown(&self) -> Result<()> {
         let r = self.core.raft.shutdown().await;
-        if let Some((stop, task)) = self.server.lock().take() {
+        let server = self.server.lock().take();
+        if let Some((stop, task)) = server {
             let _ = stop.send(());
             let abort = task.abort_handle();
             if tokio::time::timeout(Duration::from_secs(2), task)
