@@ -118,7 +118,9 @@ impl Core {
         let work = async {
             match a {
                 Admin::AddLearner { id, addr } => {
-                    self.raft.add_learner(id, BasicNode { addr }, true).await
+                    // Not blocking on the learner's catch-up: that can take longer than any
+                    // request timeout; its lag shows in the leader's status.
+                    self.raft.add_learner(id, BasicNode { addr }, false).await
                 }
                 Admin::Promote { id } => {
                     self.raft

@@ -257,17 +257,19 @@ impl Node {
         self.local_addr
     }
 
-    /// Applies `request` through the replicated log and returns the machine's response,
-    /// once a majority has the entry on disk and this node's... the leader applied it.
-    /// Any node accepts writes: a follower forwards to the leader, following leader
-    /// changes, until `config.request_timeout`. Each call is one request id of this node's
-    /// client session, so a forward retried after a leader change is applied once.
+    /// Applies `request` through the replicated log and returns the machine's response: it
+    /// returns once a majority of the nodes has the entry on disk and the leader has
+    /// applied it. Any node accepts writes: a follower forwards to the leader, following
+    /// leader changes, until `config.request_timeout`. Each call is one request id of this
+    /// node's client session, so a forward retried after a leader change is applied once.
     ///
     /// # Errors
     /// [`Error::NoLeader`] when no leader took the request in time (not applied);
-    /// [`Error::Timeout`] when a leader took it but did not answer in time (outcome
-    /// unknown); [`Error::Stale`] (cannot happen for calls through this method unless the
-    /// session is misused); [`Error::Stopped`] after [`Node::shutdown`].
+    /// [`Error::Timeout`] when a leader may have taken it but no answer came in time (the
+    /// outcome is unknown); [`Error::Stopped`] when this node's Raft core has stopped.
+    ///
+    /// # Examples
+    /// See [`Node`].
     pub async fn write(&self, request: impl Into<Vec<u8>>) -> Result<Vec<u8>> {
         let (id, acked_below) = self.session.begin();
         let req = Request {
@@ -332,7 +334,9 @@ impl Node {
     }
 
     /// Adds node `id` at Raft address `addr` as a learner (a non-voting member that
-    /// replicates), and waits until it has caught up with the leader's log.
+    /// replicates). Returns once the membership change is committed; the learner then
+    /// catches up (from the log or a snapshot) in the background: watch its `lag` in the
+    /// leader's [`Node::status`] before promoting it.
     ///
     /// # Errors
     /// [`Error::Membership`] when refused; [`Error::NoLeader`] / [`Error::Timeout`].

@@ -310,6 +310,123 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fsutil::DirGuard;
+    use bloomkv::env::StdEnv;
+    use bloomkv::{Db, Options};
+
+    /// A checkpoint with a few keys, and the frames that send it.
+    async fn sent() -> (tempfile::TempDir, Vec<Bytes>, SnapshotMeta) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path().join("live"), Options::default()).unwrap();
+        for i in 0..100 {
+            db.put(format!("k{i}"), vec![i as u8; 300]).unwrap();
+        }
+        db.flush().unwrap();
+        db.put("in-wal", "x").unwrap();
+        db.checkpoint(dir.path().join("snap")).unwrap();
+        let meta = SnapshotMeta {
+            snapshot_id: "s1".into(),
+            ..Default::default()
+        };
+        let frames: Vec<Bytes> = send(
+            StdEnv::shared(),
+            dir.path().join("snap"),
+            Vote::default(),
+            meta.clone(),
+        )
+        .map(|r| r.unwrap())
+        .collect()
+        .await;
+        (dir, frames, meta)
+    }
+
+    async fn receive_frames(dir: &Path, frames: Vec<Bytes>) -> Result<SnapshotMeta, String> {
+        let into_dir = dir.join(format!("in{}", frames.len()));
+        let _ = std::fs::remove_dir_all(&into_dir);
+        std::fs::create_dir_all(&into_dir).unwrap();
+        let into = SnapshotData {
+            dir: into_dir.clone(),
+            _keep: Arc::new(DirGuard::new(into_dir, StdEnv::shared(), false)),
+        };
+        let body = futures_util::stream::iter(frames.into_iter().map(Ok::<_, String>));
+        receive(StdEnv::shared(), body, into)
+            .await
+            .map(|(_, m, _)| m)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sent_snapshot_is_received_whole() {
+        let (dir, frames, meta) = sent().await;
+        // Re-chunk the byte stream arbitrarily: frames split across network reads.
+        let all: Vec<u8> = frames.iter().flat_map(|f| f.to_vec()).collect();
+        let pieces: Vec<Bytes> = all.chunks(777).map(Bytes::copy_from_slice).collect();
+        let got = receive_frames(dir.path(), pieces.clone()).await.unwrap();
+        assert_eq!(got, meta);
+        let into = dir.path().join(format!("in{}", pieces.len()));
+        let db = Db::open_read_only(&into, Options::default()).unwrap();
+        assert_eq!(db.get("k7").unwrap(), Some(vec![7u8; 300]));
+        assert_eq!(db.get("in-wal").unwrap(), Some(b"x".to_vec()));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn damaged_streams_are_refused_with_the_reason() {
+        let (dir, frames, _) = sent().await;
+        let data_at = frames.iter().position(|f| f[0] == TAG_DATA).unwrap();
+        let cases: Vec<(&str, Vec<Bytes>)> = vec![
+            ("manifest", frames[..frames.len() - 1].to_vec()),
+            ("header", frames[1..].to_vec()),
+            ("ends inside a frame", {
+                let mut f = frames.clone();
+                let last = f.pop().unwrap();
+                f.push(last.slice(..last.len() - 1));
+                f
+            }),
+            ("manifest does not match", {
+                let mut f = frames.clone();
+                let mut d = f[data_at].to_vec();
+                d[10] ^= 1;
+                f[data_at] = Bytes::from(d);
+                f
+            }),
+            ("ended at", {
+                let mut f = frames.clone();
+                f.remove(data_at);
+                f
+            }),
+            ("longer than", {
+                let mut f = frames.clone();
+                f.insert(data_at, frame(TAG_DATA, &vec![0u8; 1 << 21]).unwrap());
+                f
+            }),
+            ("refused", {
+                let mut f = frames.clone();
+                let file_at = f.iter().position(|f| f[0] == TAG_FILE).unwrap();
+                f[file_at] = frame(
+                    TAG_FILE,
+                    &codec::encode(&FileHead {
+                        name: "../escape".into(),
+                        size: 1,
+                    })
+                    .unwrap(),
+                )
+                .unwrap();
+                f
+            }),
+            ("after its manifest", {
+                let mut f = frames.clone();
+                f.push(frame(TAG_DATA, b"x").unwrap());
+                f
+            }),
+            (
+                "exceeds",
+                vec![Bytes::from(vec![TAG_HEADER, 0xff, 0xff, 0xff, 0xff])],
+            ),
+        ];
+        for (why, f) in cases {
+            let e = receive_frames(dir.path(), f).await.unwrap_err();
+            assert!(e.contains(why), "expected {why:?}, got {e:?}");
+        }
+    }
 
     #[test]
     fn names() {
