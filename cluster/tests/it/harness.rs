@@ -159,6 +159,11 @@ impl Cluster {
     /// A power cut on node `id`: stops it, then cuts its files back to what was synced.
     pub async fn crash(&mut self, id: u64) {
         self.stop(id).await;
+        self.crash_stopped(id).await;
+    }
+
+    /// The power cut of a node already stopped.
+    pub async fn crash_stopped(&mut self, id: u64) {
         self.wait_closed(id).await;
         let (_, ctl) = &self.envs[&id];
         ctl.crash(&StdEnv).unwrap();

@@ -21,7 +21,10 @@ async fn run_op(node: &Node, key: &str, op: &KvOp) -> Option<KvOut> {
             Some(KvOut::Value(v))
         }
         KvOp::Set(v) => {
-            let r = node.write(KvRequest::set(key, v.clone()).encode()).await.ok()?;
+            let r = node
+                .write(KvRequest::set(key, v.clone()).encode())
+                .await
+                .ok()?;
             match KvResponse::decode(&r).ok()? {
                 KvResponse::Ok => Some(KvOut::Ok),
                 other => panic!("SET answered {other:?}"),
@@ -88,6 +91,10 @@ async fn concurrent_history_across_a_leader_change_is_linearizable() {
     let history = rec.history();
     let answered = history.iter().filter(|o| o.output.is_some()).count();
     assert!(history.len() >= 100, "{} operations", history.len());
-    assert!(answered > history.len() / 2, "most operations answered ({answered}/{})", history.len());
+    assert!(
+        answered > history.len() / 2,
+        "most operations answered ({answered}/{})",
+        history.len()
+    );
     assert_eq!(check(&KvModel, &history, 50_000_000), Verdict::Ok);
 }

@@ -1,6 +1,7 @@
 //! Power cuts (the engine's fault env: every file cut back to what was synced) on the
 //! leader, with writes in flight, and then on a follower: no acknowledged write is lost,
-//! and the nodes restart although snapshots had purged their logs.
+//! and the nodes restart although snapshots had purged their logs; then on all nodes at
+//! once.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -75,6 +76,21 @@ async fn power_cuts_lose_no_acknowledged_write() {
     c.crash(follower).await;
     c.fill(200..260, &mut acked).await;
     c.restart(follower).await;
+    c.wait_converged().await;
+    check_acked(&c, &acked);
+
+    // The whole cluster loses power at once: only what each node synced survives, and
+    // that must include every acknowledged write.
+    c.fill(260..300, &mut acked).await;
+    for id in c.running() {
+        c.stop(id).await;
+    }
+    for id in 1..=3 {
+        c.crash_stopped(id).await;
+    }
+    for id in 1..=3 {
+        c.restart(id).await;
+    }
     c.wait_converged().await;
     check_acked(&c, &acked);
 }
