@@ -45,7 +45,8 @@ pub struct Command<'a> {
 /// # Keys
 /// Keys starting with [`RESERVED_PREFIX`](crate::RESERVED_PREFIX) (`0xFF`) belong to the
 /// replication layer (applied index, membership, dedup table); the machine must neither
-/// write nor depend on them.
+/// write nor depend on them, and whole-keyspace commands must stop short of them (a
+/// `FLUSHALL` deletes up to `[0xFF]`, `SCAN`/`KEYS`/`DBSIZE` skip them).
 pub trait Machine: Send + Sync + 'static {
     /// Applies `commands` (committed, in log order, already deduplicated: a retried request
     /// is not handed over twice) to `db`: puts its writes into `batch` and returns exactly
