@@ -1,0 +1,291 @@
+//! The sending side: openraft's `RaftNetwork` over HTTP (reqwest), and forwarding.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bloomkv::env::Env;
+use openraft::error::{
+    Fatal, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError,
+    Timeout, Unreachable,
+};
+use openraft::network::{RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+};
+use openraft::{AnyError, RPCTypes};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::routes::Routes;
+use super::wire::{Answer, Op, OpCall};
+use crate::codec;
+use crate::snapshot::stream;
+use crate::types::{Node, NodeId, TypeConfig, Vote};
+
+/// A failed call.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The request never left (connection refused, no route): it was certainly not handled.
+    NotSent(String),
+    /// No answer within the time allowed.
+    Timeout,
+    /// Anything else (connection broken mid-call, bad answer): it may have been handled.
+    Broken(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::NotSent(e) => write!(f, "not sent: {e}"),
+            CallError::Timeout => write!(f, "timed out"),
+            CallError::Broken(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+fn classify(e: reqwest::Error) -> CallError {
+    if e.is_timeout() {
+        CallError::Timeout
+    } else if e.is_connect() {
+        CallError::NotSent(e.to_string())
+    } else {
+        CallError::Broken(e.to_string())
+    }
+}
+
+/// The HTTP client every call of a node goes through.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    pub(crate) routes: Arc<Routes>,
+}
+
+impl Transport {
+    pub(crate) fn new(routes: Arc<Routes>, connect_timeout: Duration) -> Result<Transport, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .no_proxy()
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Transport { http, routes })
+    }
+
+    /// POSTs an encoded body to `addr` and decodes the answer.
+    pub(crate) async fn call<Req: Serialize + ?Sized, Resp: DeserializeOwned>(
+        &self,
+        addr: &str,
+        path: &str,
+        req: &Req,
+        timeout: Duration,
+    ) -> Result<Resp, CallError> {
+        let body = codec::encode(req).map_err(CallError::NotSent)?;
+        let resp = self
+            .http
+            .post(format!("http://{addr}{path}"))
+            .timeout(timeout)
+            .body(body)
+            .send()
+            .await
+            .map_err(classify)?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(classify)?;
+        if !status.is_success() {
+            return Err(CallError::Broken(format!(
+                "{addr}{path} answered {status}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+            )));
+        }
+        codec::decode(&bytes).map_err(|e| CallError::Broken(format!("{addr}{path}: {e}")))
+    }
+
+    /// GETs `path` from `addr` (JSON).
+    pub(crate) async fn get_json<Resp: DeserializeOwned>(
+        &self,
+        addr: &str,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<Resp, CallError> {
+        let resp = self
+            .http
+            .get(format!("http://{addr}{path}"))
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(classify)?;
+        let bytes = resp.bytes().await.map_err(classify)?;
+        serde_json::from_slice(&bytes).map_err(|e| CallError::Broken(format!("{addr}{path}: {e}")))
+    }
+
+    /// Forwards an operation to the node at `addr`.
+    pub(crate) async fn forward(
+        &self,
+        addr: &str,
+        op: &Op,
+        timeout: Duration,
+    ) -> Result<Answer, CallError> {
+        let call = OpCall {
+            op: op.clone(),
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        // A little longer than the leader waits, so its own "unknown" answer can arrive.
+        self.call(
+            addr,
+            "/client/op",
+            &call,
+            timeout + Duration::from_millis(200),
+        )
+        .await
+    }
+}
+
+/// Makes one [`Peer`] per target for openraft.
+pub(crate) struct NetworkFactory {
+    pub(crate) id: NodeId,
+    pub(crate) transport: Transport,
+    pub(crate) env: Arc<dyn Env>,
+    pub(crate) snapshot_timeout: Duration,
+}
+
+impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
+    type Network = Peer;
+
+    async fn new_client(&mut self, target: NodeId, node: &Node) -> Peer {
+        Peer {
+            id: self.id,
+            target,
+            addr: node.addr.clone(),
+            transport: self.transport.clone(),
+            env: Arc::clone(&self.env),
+            snapshot_timeout: self.snapshot_timeout,
+        }
+    }
+}
+
+/// openraft's connection to one peer.
+pub(crate) struct Peer {
+    id: NodeId,
+    target: NodeId,
+    addr: String,
+    transport: Transport,
+    env: Arc<dyn Env>,
+    snapshot_timeout: Duration,
+}
+
+type RpcErr = RPCError<NodeId, Node, RaftError<NodeId>>;
+
+impl Peer {
+    fn addr(&self) -> String {
+        self.transport.routes.resolve(self.target, &self.addr)
+    }
+
+    async fn rpc<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        path: &str,
+        action: RPCTypes,
+        req: &Req,
+        option: &RPCOption,
+    ) -> Result<Resp, RpcErr> {
+        let ttl = option.hard_ttl();
+        let answer: Result<Resp, RaftError<NodeId>> = self
+            .transport
+            .call(&self.addr(), path, req, ttl)
+            .await
+            .map_err(|e| match e {
+                CallError::NotSent(_) => RPCError::Unreachable(Unreachable::new(&e)),
+                CallError::Timeout => RPCError::Timeout(Timeout {
+                    action,
+                    id: self.id,
+                    target: self.target,
+                    timeout: ttl,
+                }),
+                CallError::Broken(_) => RPCError::Network(NetworkError::new(&e)),
+            })?;
+        answer.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+impl RaftNetwork<TypeConfig> for Peer {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RpcErr> {
+        self.rpc("/raft/append", RPCTypes::AppendEntries, &rpc, &option)
+            .await
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RpcErr> {
+        self.rpc("/raft/vote", RPCTypes::Vote, &rpc, &option).await
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote,
+        snapshot: openraft::Snapshot<TypeConfig>,
+        cancel: impl std::future::Future<Output = ReplicationClosed> + openraft::OptionalSend + 'static,
+        _option: RPCOption,
+    ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
+        let addr = self.addr();
+        // The snapshot's directory stays on disk while `snapshot` lives: keep it past the send.
+        let data = snapshot.snapshot;
+        let body = stream::send(
+            Arc::clone(&self.env),
+            data.dir.clone(),
+            vote,
+            snapshot.meta.clone(),
+        );
+        // A snapshot may be large: one overall bound, longer than any RPC's.
+        let send = async {
+            let resp = self
+                .transport_http()
+                .post(format!("http://{addr}/raft/snapshot"))
+                .timeout(self.snapshot_timeout)
+                .body(reqwest::Body::wrap_stream(body))
+                .send()
+                .await
+                .map_err(classify)?;
+            let status = resp.status();
+            let bytes = resp.bytes().await.map_err(classify)?;
+            if !status.is_success() {
+                return Err(CallError::Broken(format!("snapshot answered {status}")));
+            }
+            codec::decode::<Result<SnapshotResponse<NodeId>, String>>(&bytes)
+                .map_err(CallError::Broken)
+        };
+        let result = tokio::select! {
+            r = send => r,
+            closed = cancel => return Err(StreamingError::Closed(closed)),
+        };
+        drop(data);
+        match result {
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err(why)) => Err(StreamingError::Network(NetworkError::new(
+                &AnyError::error(format!("node {} refused the snapshot: {why}", self.target)),
+            ))),
+            Err(e @ CallError::NotSent(_)) => {
+                Err(StreamingError::Unreachable(Unreachable::new(&e)))
+            }
+            Err(CallError::Timeout) => Err(StreamingError::Timeout(Timeout {
+                action: RPCTypes::InstallSnapshot,
+                id: self.id,
+                target: self.target,
+                timeout: self.snapshot_timeout,
+            })),
+            Err(e @ CallError::Broken(_)) => Err(StreamingError::Network(NetworkError::new(&e))),
+        }
+    }
+}
+
+impl Peer {
+    fn transport_http(&self) -> &reqwest::Client {
+        &self.transport.http
+    }
+}

@@ -1,0 +1,7 @@
+//! The transport: HTTP between nodes for openraft's RPCs (AppendEntries, Vote, snapshot
+//! streams), forwarded client operations and status.
+
+pub(crate) mod client;
+pub(crate) mod routes;
+pub(crate) mod server;
+pub(crate) mod wire;

@@ -1,0 +1,220 @@
+//! What a node's API and its HTTP handlers share: the Raft handle, the state machine,
+//! the transport, and serving an operation locally.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bloomkv::env::Env;
+use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
+use openraft::{BasicNode, ChangeMembers, ServerState};
+
+use super::config::NodeConfig;
+use super::status::{Member, Role, Status};
+use crate::net::client::Transport;
+use crate::net::wire::{Admin, Answer, Done, Op};
+use crate::state_machine::Shared;
+use crate::types::{Node, NodeId, Raft, Reply, Request};
+
+pub(crate) struct Core {
+    pub(crate) id: NodeId,
+    pub(crate) raft: Raft,
+    pub(crate) sm: Arc<Shared>,
+    pub(crate) env: Arc<dyn Env>,
+    pub(crate) transport: Transport,
+    pub(crate) config: NodeConfig,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Core {
+    /// The leader this node knows of, with the address to reach it.
+    pub(crate) fn leader(&self) -> Option<(NodeId, String)> {
+        let m = self.raft.metrics();
+        let m = m.borrow();
+        let id = m.current_leader?;
+        let addr = m.membership_config.membership().get_node(&id)?.addr.clone();
+        Some((id, self.transport.routes.resolve(id, &addr)))
+    }
+
+    fn hint(&self, f: ForwardToLeader<NodeId, Node>) -> Option<(NodeId, String)> {
+        let id = f.leader_id?;
+        match f.leader_node {
+            Some(n) => Some((id, self.transport.routes.resolve(id, &n.addr))),
+            None => self.leader().filter(|(l, _)| *l == id),
+        }
+    }
+
+    fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().current_leader == Some(self.id)
+    }
+
+    /// Serves `op` on this node, waiting at most `wait`.
+    pub(crate) async fn serve(&self, op: &Op, wait: Duration) -> Answer {
+        match op {
+            Op::Write(req) => self.propose(req.clone(), wait).await,
+            Op::ReadIndex => self.read_index(wait).await,
+            Op::Admin(a) => self.admin(a.clone(), wait).await,
+        }
+    }
+
+    async fn propose(&self, mut req: Request, wait: Duration) -> Answer {
+        if !self.is_leader() {
+            return Answer::NotLeader {
+                leader: self.leader(),
+                proposed: false,
+            };
+        }
+        // The leader's clock, taken once: every node applies the request with this time.
+        req.time_ms = now_ms();
+        match tokio::time::timeout(wait, self.raft.client_write(req)).await {
+            Err(_) => Answer::Unknown,
+            Ok(Ok(resp)) => match resp.data {
+                Reply::Response(b) => Answer::Ok(Done::Reply(b)),
+                Reply::Stale => Answer::Stale,
+                Reply::Internal => {
+                    Answer::Refused("a client write applied as an internal entry".into())
+                }
+            },
+            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
+                Answer::NotLeader {
+                    leader: self.hint(f),
+                    proposed: true,
+                }
+            }
+            Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
+                Answer::Refused(e.to_string())
+            }
+            Ok(Err(RaftError::Fatal(_))) => Answer::NotLeader {
+                leader: None,
+                proposed: true,
+            },
+        }
+    }
+
+    async fn read_index(&self, wait: Duration) -> Answer {
+        match tokio::time::timeout(wait, self.raft.get_read_log_id()).await {
+            Err(_) => Answer::Unknown,
+            Ok(Ok((read, _applied))) => Answer::Ok(Done::Index(read.map_or(0, |l| l.index))),
+            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f)))) => {
+                Answer::NotLeader {
+                    leader: self.hint(f),
+                    proposed: false,
+                }
+            }
+            // Leadership not confirmed by a quorum, or the core stopped: try again.
+            Ok(Err(_)) => Answer::NotLeader {
+                leader: None,
+                proposed: false,
+            },
+        }
+    }
+
+    async fn admin(&self, a: Admin, wait: Duration) -> Answer {
+        let work = async {
+            match a {
+                Admin::AddLearner { id, addr } => {
+                    // Not blocking on the learner's catch-up: that can take longer than any
+                    // request timeout; its lag shows in the leader's status.
+                    self.raft.add_learner(id, BasicNode { addr }, false).await
+                }
+                Admin::Promote { id } => {
+                    self.raft
+                        .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false)
+                        .await
+                }
+                Admin::Remove { id } => {
+                    let voter = self
+                        .raft
+                        .metrics()
+                        .borrow()
+                        .membership_config
+                        .membership()
+                        .voter_ids()
+                        .any(|v| v == id);
+                    let change = if voter {
+                        ChangeMembers::RemoveVoters(BTreeSet::from([id]))
+                    } else {
+                        ChangeMembers::RemoveNodes(BTreeSet::from([id]))
+                    };
+                    self.raft.change_membership(change, false).await
+                }
+            }
+        };
+        match tokio::time::timeout(wait, work).await {
+            Err(_) => Answer::Unknown,
+            Ok(Ok(_)) => Answer::Ok(Done::Unit),
+            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
+                Answer::NotLeader {
+                    leader: self.hint(f),
+                    proposed: false,
+                }
+            }
+            Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
+                Answer::Refused(e.to_string())
+            }
+            Ok(Err(RaftError::Fatal(_))) => Answer::NotLeader {
+                leader: None,
+                proposed: false,
+            },
+        }
+    }
+
+    /// This node's status, from the Raft metrics.
+    pub(crate) fn status(&self) -> Status {
+        let m = self.raft.metrics();
+        let m = m.borrow();
+        let role = match m.state {
+            ServerState::Leader => Role::Leader,
+            ServerState::Follower => Role::Follower,
+            ServerState::Candidate => Role::Candidate,
+            ServerState::Learner => Role::Learner,
+            ServerState::Shutdown => Role::Shutdown,
+        };
+        let membership = m.membership_config.membership();
+        let voters: BTreeSet<NodeId> = membership.voter_ids().collect();
+        let members = membership
+            .nodes()
+            .map(|(id, node)| {
+                let matched = m
+                    .replication
+                    .as_ref()
+                    .and_then(|r| r.get(id).map(|l| l.map(|l| l.index)))
+                    .flatten();
+                let matched = if *id == self.id && role == Role::Leader {
+                    m.last_log_index
+                } else {
+                    matched
+                };
+                Member {
+                    id: *id,
+                    addr: node.addr.clone(),
+                    voter: voters.contains(id),
+                    matched_index: matched,
+                    lag: match (role, m.last_log_index) {
+                        (Role::Leader, Some(last)) => {
+                            Some(last.saturating_sub(matched.unwrap_or(0)))
+                        }
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        Status {
+            id: self.id,
+            role,
+            term: m.current_term,
+            leader: m.current_leader,
+            last_log_index: m.last_log_index,
+            applied_index: m.last_applied.map(|l| l.index),
+            snapshot_index: m.snapshot.map(|l| l.index),
+            purged_index: m.purged.map(|l| l.index),
+            millis_since_quorum_ack: m.millis_since_quorum_ack,
+            members,
+        }
+    }
+}

@@ -1,0 +1,504 @@
+//! The node API the server sits on: start, write, read barrier, membership, status.
+
+pub(crate) mod config;
+pub(crate) mod core;
+mod session;
+pub(crate) mod status;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bloomkv::env::Env;
+use openraft::error::{InitializeError, RaftError};
+use openraft::{BasicNode, SnapshotPolicy};
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use self::config::NodeConfig;
+use self::core::Core;
+use self::session::Session;
+use self::status::{PeerStatus, Status};
+use crate::error::{Error, Result};
+use crate::log_store::LogStore;
+use crate::machine::Machine;
+use crate::net::client::{CallError, NetworkFactory, Transport};
+use crate::net::routes::Routes;
+use crate::net::server;
+use crate::net::wire::{Admin, Answer, Done, Op};
+use crate::state_db::StateDb;
+use crate::state_machine::StateMachine;
+use crate::types::{Raft, Request};
+
+/// The file in the data directory naming the node it belongs to.
+const NODE_FILE: &str = "NODE";
+
+/// A running cluster node: a Raft member with its log and state-machine databases and its
+/// HTTP endpoint. Every method may be called on any node; operations that need the leader
+/// are forwarded to it.
+///
+/// # Examples
+/// A single-node cluster with the test machine (a three-node one only differs in the
+/// initial cluster and in starting the other two):
+/// ```
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
+/// use bloomkv_cluster::{Node, NodeConfig};
+///
+/// let dir = tempfile::tempdir()?;
+/// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+/// let addr = listener.local_addr()?.to_string();
+/// let mut config = NodeConfig::new(1, addr.clone(), dir.path());
+/// config.initial_cluster = Some([(1, addr)].into());
+/// let node = Node::start_on(listener, config, Arc::new(KvMachine::new())).await?;
+///
+/// let reply = node.write(KvRequest::incr("hits", 2).encode()).await?;
+/// assert_eq!(KvResponse::decode(&reply)?, KvResponse::Int(2));
+/// node.linearizable_read_barrier().await?;
+/// assert_eq!(KvMachine::get(&node.state_db(), b"hits")?, Some(b"2".to_vec()));
+/// node.shutdown().await?;
+/// # Ok(()) }
+/// ```
+pub struct Node {
+    core: Arc<Core>,
+    session: Session,
+    local_addr: SocketAddr,
+    server: Mutex<Option<(oneshot::Sender<()>, JoinHandle<()>)>>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.core.id)
+            .field("addr", &self.local_addr)
+            .finish()
+    }
+}
+
+/// Checks (or, in a new directory, writes) the id file of the data directory.
+fn claim_data_dir(env: &dyn Env, dir: &Path, id: u64) -> Result<()> {
+    let io = |e| Error::db(format!("preparing data directory {}", dir.display()), e);
+    env.create_dir_all(dir).map_err(io)?;
+    let path = dir.join(NODE_FILE);
+    if env.exists(&path) {
+        let bytes = env.read_all(&path).map_err(io)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let found: u64 = text
+            .trim()
+            .parse()
+            .map_err(|_| Error::Storage(format!("{} is damaged: {text:?}", path.display())))?;
+        if found != id {
+            return Err(Error::Config(format!(
+                "data directory {} belongs to node {found}, not {id}",
+                dir.display()
+            )));
+        }
+        return Ok(());
+    }
+    crate::fsutil::replace_atomically(env, &path, format!("{id}\n").as_bytes()).map_err(io)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Node {
+    /// Starts a node listening on `config.raft_addr`.
+    ///
+    /// # Errors
+    /// As [`Node::start_on`], and [`Error::Network`] if the address cannot be bound.
+    pub async fn start(config: NodeConfig, machine: Arc<dyn Machine>) -> Result<Node> {
+        let listener = std::net::TcpListener::bind(&config.raft_addr)
+            .map_err(|e| Error::Network(format!("binding {}: {e}", config.raft_addr)))?;
+        Node::start_on(listener, config, machine).await
+    }
+
+    /// Starts a node serving on `listener` (bound by the caller, e.g. to port 0 in tests;
+    /// `config.raft_addr` must still be the address peers reach it at): opens its
+    /// databases (restoring the state machine from the local snapshot if a crash left it
+    /// behind the purged log), starts Raft and the HTTP endpoint, and on a first start with
+    /// `config.initial_cluster` bootstraps that membership. Must be called inside a
+    /// multi-threaded tokio runtime.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a bad configuration or a data directory of another node;
+    /// [`Error::Db`] / [`Error::Storage`] when the databases cannot be opened or are
+    /// damaged (a database still open elsewhere is [`bloomkv::Error::Locked`] inside
+    /// [`Error::Db`]); [`Error::Network`] for listener trouble.
+    pub async fn start_on(
+        listener: std::net::TcpListener,
+        config: NodeConfig,
+        machine: Arc<dyn Machine>,
+    ) -> Result<Node> {
+        config.validate()?;
+        let id = config.id;
+        let env = Arc::clone(&config.options.env);
+        let (log, sm) = {
+            let env = Arc::clone(&env);
+            let data = config.data_dir.clone();
+            let options = config.options.clone();
+            tokio::task::spawn_blocking(move || -> Result<_> {
+                claim_data_dir(env.as_ref(), &data, id)?;
+                let log = LogStore::open(&data.join("log"), options.clone())?;
+                let sm = StateMachine::open(
+                    id,
+                    data.join("sm"),
+                    data.join("snapshots"),
+                    options,
+                    machine,
+                )?;
+                sm.shared.restore_if_behind(log.purged())?;
+                Ok((log, sm))
+            })
+            .await
+            .map_err(|e| Error::Storage(format!("opening the node's storage failed: {e}")))??
+        };
+        let raft_config = openraft::Config {
+            cluster_name: "bloomkv".into(),
+            heartbeat_interval: millis(config.heartbeat),
+            election_timeout_min: millis(config.election_timeout.0),
+            election_timeout_max: millis(config.election_timeout.1),
+            install_snapshot_timeout: millis(config.snapshot_timeout),
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_every),
+            max_in_snapshot_log_to_keep: config.keep_logs_after_snapshot,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| Error::Config(e.to_string()))?;
+        let routes = Arc::new(Routes::new(config.routes.clone()));
+        let transport = Transport::new(routes, Duration::from_secs(1)).map_err(Error::Network)?;
+        let network = NetworkFactory {
+            id,
+            transport: transport.clone(),
+            env: Arc::clone(&env),
+            snapshot_timeout: config.snapshot_timeout,
+        };
+        let shared = Arc::clone(&sm.shared);
+        let raft = Raft::new(id, Arc::new(raft_config), network, log, sm)
+            .await
+            .map_err(|e| Error::Stopped(format!("starting Raft: {e}")))?;
+        let core = Arc::new(Core {
+            id,
+            raft: raft.clone(),
+            sm: shared,
+            env,
+            transport,
+            config: config.clone(),
+        });
+
+        let serve = async {
+            listener
+                .set_nonblocking(true)
+                .map_err(|e| Error::Network(format!("listener: {e}")))?;
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .map_err(|e| Error::Network(format!("listener: {e}")))?;
+            let local_addr = listener
+                .local_addr()
+                .map_err(|e| Error::Network(format!("listener: {e}")))?;
+            Ok::<_, Error>((listener, local_addr))
+        };
+        let (listener, local_addr) = match serve.await {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = raft.shutdown().await;
+                return Err(e);
+            }
+        };
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let app = server::router(Arc::clone(&core));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+        let node = Node {
+            session: Session::new(id),
+            core,
+            local_addr,
+            server: Mutex::new(Some((stop_tx, task))),
+        };
+
+        if let Some(init) = &config.initial_cluster {
+            let initialized = raft
+                .is_initialized()
+                .await
+                .map_err(|e| Error::Stopped(e.to_string()))?;
+            if !initialized {
+                let members: BTreeMap<u64, BasicNode> = init
+                    .iter()
+                    .map(|(id, addr)| (*id, BasicNode { addr: addr.clone() }))
+                    .collect();
+                match raft.initialize(members).await {
+                    Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {}
+                    Err(e) => {
+                        let _ = node.shutdown().await;
+                        return Err(Error::Config(format!("bootstrapping the cluster: {e}")));
+                    }
+                }
+            }
+        }
+        Ok(node)
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> u64 {
+        self.core.id
+    }
+
+    /// The address the node's HTTP endpoint listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Applies `request` through the replicated log and returns the machine's response: it
+    /// returns once a majority of the nodes has the entry on disk and the leader has
+    /// applied it. Any node accepts writes: a follower forwards to the leader, following
+    /// leader changes, until `config.request_timeout`. Each call is one request id of this
+    /// node's client session, so a forward retried after a leader change is applied once.
+    ///
+    /// # Errors
+    /// [`Error::NoLeader`] when no leader took the request in time (not applied);
+    /// [`Error::Timeout`] when a leader may have taken it but no answer came in time (the
+    /// outcome is unknown); [`Error::Stopped`] when this node's Raft core has stopped.
+    ///
+    /// # Examples
+    /// See [`Node`].
+    pub async fn write(&self, request: impl Into<Vec<u8>>) -> Result<Vec<u8>> {
+        let (id, acked_below) = self.session.begin();
+        let req = Request {
+            client: self.session.client(),
+            id,
+            acked_below,
+            time_ms: 0,
+            body: request.into(),
+        };
+        let result = self.route(Op::Write(req)).await;
+        self.session.end(id);
+        match result? {
+            Done::Reply(b) => Ok(b),
+            other => Err(Error::Storage(format!("a write answered {other:?}"))),
+        }
+    }
+
+    /// Waits until a read of [`Node::state_db`] on this node sees every write acknowledged
+    /// (anywhere in the cluster) before this call: asks the leader for its read index (the
+    /// leader confirms its leadership with a quorum first), then waits until this node has
+    /// applied up to it. Concurrent reads may share one barrier.
+    ///
+    /// # Errors
+    /// [`Error::NoLeader`] when no leader could confirm in time; [`Error::Timeout`] when this
+    /// node did not catch up in time; [`Error::Stopped`].
+    pub async fn linearizable_read_barrier(&self) -> Result<()> {
+        let start = Instant::now();
+        let index = match self.route(Op::ReadIndex).await? {
+            Done::Index(i) => i,
+            other => return Err(Error::Storage(format!("a read index answered {other:?}"))),
+        };
+        if self.core.sm.applied().is_some_and(|a| a.index >= index) || index == 0 {
+            return Ok(());
+        }
+        let left = self
+            .core
+            .config
+            .request_timeout
+            .saturating_sub(start.elapsed());
+        self.core
+            .raft
+            .wait(Some(left))
+            .applied_index_at_least(Some(index), "read barrier")
+            .await
+            .map(|_| ())
+            .map_err(|e| match e {
+                openraft::metrics::WaitError::Timeout(..) => Error::Timeout {
+                    waited: start.elapsed(),
+                },
+                openraft::metrics::WaitError::ShuttingDown => {
+                    Error::Stopped("shutting down".into())
+                }
+            })
+    }
+
+    /// The state-machine database as it is now, for reads: after
+    /// [`Node::linearizable_read_barrier`] for linearizable reads, or directly for stale
+    /// reads (Redis's `READONLY` on a replica). Take a fresh handle per read: a snapshot
+    /// install replaces the database.
+    pub fn state_db(&self) -> StateDb {
+        self.core.sm.state_db()
+    }
+
+    /// Adds node `id` at Raft address `addr` as a learner (a non-voting member that
+    /// replicates). Returns once the membership change is committed; the learner then
+    /// catches up (from the log or a snapshot) in the background: watch its `lag` in the
+    /// leader's [`Node::status`] before promoting it.
+    ///
+    /// # Errors
+    /// [`Error::Membership`] when refused; [`Error::NoLeader`] / [`Error::Timeout`].
+    pub async fn add_learner(&self, id: u64, addr: impl Into<String>) -> Result<()> {
+        self.admin(Admin::AddLearner {
+            id,
+            addr: addr.into(),
+        })
+        .await
+    }
+
+    /// Makes learner `id` a voter.
+    ///
+    /// # Errors
+    /// [`Error::Membership`] when refused (e.g. `id` is not a learner); [`Error::NoLeader`] /
+    /// [`Error::Timeout`].
+    pub async fn promote(&self, id: u64) -> Result<()> {
+        self.admin(Admin::Promote { id }).await
+    }
+
+    /// Removes node `id` (voter or learner) from the cluster.
+    ///
+    /// # Errors
+    /// [`Error::Membership`] when refused; [`Error::NoLeader`] / [`Error::Timeout`].
+    pub async fn remove(&self, id: u64) -> Result<()> {
+        self.admin(Admin::Remove { id }).await
+    }
+
+    async fn admin(&self, a: Admin) -> Result<()> {
+        self.route(Op::Admin(a)).await.map(|_| ())
+    }
+
+    /// This node's status (role, term, leader, log and applied indexes; replication
+    /// progress of every member when it leads).
+    pub fn status(&self) -> Status {
+        self.core.status()
+    }
+
+    /// The leader this node knows of.
+    pub fn leader(&self) -> Option<u64> {
+        self.core.leader().map(|(id, _)| id)
+    }
+
+    /// Every member's own status (applied index, role, ...), asked over HTTP with a short
+    /// timeout; a member that does not answer has its error instead.
+    pub async fn cluster_status(&self) -> Vec<PeerStatus> {
+        let own = self.status();
+        let mut out = Vec::new();
+        for m in &own.members {
+            let status = if m.id == self.core.id {
+                Ok(own.clone())
+            } else {
+                let addr = self.core.transport.routes.resolve(m.id, &m.addr);
+                self.core
+                    .transport
+                    .get_json::<Status>(&addr, "/status", self.core.config.forward_attempt_timeout)
+                    .await
+                    .map_err(|e| e.to_string())
+            };
+            out.push(PeerStatus {
+                id: m.id,
+                addr: m.addr.clone(),
+                status,
+            });
+        }
+        out
+    }
+
+    /// Dials `addr` instead of node `id`'s membership address from now on (`None`: back to
+    /// the membership's). For tests routing a node pair through a proxy.
+    pub fn set_route(&self, id: u64, addr: Option<String>) {
+        self.core.transport.routes.set(id, addr);
+    }
+
+    /// Stops the node: Raft first, then the HTTP endpoint. The databases close once the
+    /// last [`StateDb`] handle is dropped.
+    ///
+    /// # Errors
+    /// [`Error::Stopped`] if the Raft core had already failed.
+    pub async fn shutdown(&self) -> Result<()> {
+        let r = self.core.raft.shutdown().await;
+        let server = self.server.lock().take();
+        if let Some((stop, task)) = server {
+            let _ = stop.send(());
+            let abort = task.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(2), task)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        r.map_err(|e| Error::Stopped(format!("Raft core: {e}")))
+    }
+
+    /// Routes `op` to the leader (this node or another), across elections and leader
+    /// changes, within the request timeout.
+    async fn route(&self, op: Op) -> Result<Done> {
+        let core = &self.core;
+        let start = Instant::now();
+        let deadline = start + core.config.request_timeout;
+        let is_write = matches!(op, Op::Write(_));
+        // Whether a write may have reached a leader's log (then the outcome is unknown).
+        let mut maybe_applied = false;
+        let mut hint: Option<(u64, String)> = None;
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                let waited = start.elapsed();
+                return Err(if maybe_applied {
+                    Error::Timeout { waited }
+                } else {
+                    Error::NoLeader { waited }
+                });
+            }
+            if core.raft.metrics().borrow().running_state.is_err() {
+                return Err(Error::Stopped("the Raft core has stopped".into()));
+            }
+            let left = deadline - now;
+            let target = hint.take().or_else(|| core.leader());
+            let target_id = target.as_ref().map(|t| t.0);
+            let answer = match target {
+                None => {
+                    self.wait_for_change(left).await;
+                    continue;
+                }
+                Some((id, _)) if id == core.id => core.serve(&op, left).await,
+                Some((_, addr)) => {
+                    let attempt = left.min(core.config.forward_attempt_timeout);
+                    match core.transport.forward(&addr, &op, attempt).await {
+                        Ok(a) => a,
+                        Err(CallError::NotSent(_)) => {
+                            self.wait_for_change(left).await;
+                            continue;
+                        }
+                        Err(CallError::Timeout | CallError::Broken(_)) => {
+                            maybe_applied |= is_write;
+                            continue;
+                        }
+                    }
+                }
+            };
+            match answer {
+                Answer::Ok(done) => return Ok(done),
+                Answer::Stale => return Err(Error::Stale),
+                Answer::Refused(why) => return Err(Error::Membership(why)),
+                Answer::Unknown => maybe_applied |= is_write,
+                Answer::NotLeader { leader, proposed } => {
+                    maybe_applied |= is_write && proposed;
+                    match leader {
+                        Some(l) if Some(l.0) != target_id => hint = Some(l),
+                        _ => self.wait_for_change(left).await,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits a little for the Raft metrics to change (a leader elected), at most `left`.
+    async fn wait_for_change(&self, left: Duration) {
+        let mut rx = self.core.raft.metrics();
+        let pause = left.min(Duration::from_millis(50));
+        let _ = tokio::time::timeout(pause, rx.changed()).await;
+    }
+}

@@ -1,0 +1,74 @@
+//! What a node reports about itself and the cluster (for `ROLE`, `INFO replication`,
+//! `CLUSTER INFO` and `kvctl cluster status`).
+
+use serde::{Deserialize, Serialize};
+
+/// A node's part in the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Role {
+    /// It leads: writes are proposed here.
+    Leader,
+    /// A voter following a leader (or waiting for one).
+    Follower,
+    /// A voter asking for votes.
+    Candidate,
+    /// Replicates but does not vote (just added, or not a member yet).
+    Learner,
+    /// Stopped.
+    Shutdown,
+}
+
+/// One member as this node sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Member {
+    /// Node id.
+    pub id: u64,
+    /// Raft address in the membership.
+    pub addr: String,
+    /// Whether it votes (else a learner).
+    pub voter: bool,
+    /// Leader only: the last log index known to be on that member.
+    pub matched_index: Option<u64>,
+    /// Leader only: entries the member is behind the leader's log.
+    pub lag: Option<u64>,
+}
+
+/// One node's view of itself and of the cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Status {
+    /// This node's id.
+    pub id: u64,
+    /// Its role.
+    pub role: Role,
+    /// The current term.
+    pub term: u64,
+    /// The leader it knows of.
+    pub leader: Option<u64>,
+    /// The last index in its log.
+    pub last_log_index: Option<u64>,
+    /// The last index its state machine applied.
+    pub applied_index: Option<u64>,
+    /// The last index its newest snapshot covers.
+    pub snapshot_index: Option<u64>,
+    /// The last index purged from its log.
+    pub purged_index: Option<u64>,
+    /// Leader only: milliseconds since a quorum last acknowledged it.
+    pub millis_since_quorum_ack: Option<u64>,
+    /// The membership, with replication progress when this node leads.
+    pub members: Vec<Member>,
+}
+
+/// One member's own report, as gathered by [`crate::Node::cluster_status`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PeerStatus {
+    /// Node id.
+    pub id: u64,
+    /// Its Raft address.
+    pub addr: String,
+    /// Its status, or why it could not be had.
+    pub status: Result<Status, String>,
+}

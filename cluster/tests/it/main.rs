@@ -1,0 +1,20 @@
+//! The cluster package's integration tests: one test binary (it links the whole stack
+//! once), one scenario per file.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests panic with the error"
+)]
+
+mod harness;
+
+mod checker;
+mod forward;
+mod linearizable;
+mod membership;
+mod no_leader;
+mod power_cut;
+mod proxy;
+mod retry_once;
+mod snapshot_catch_up;

@@ -1,0 +1,69 @@
+//! The test proxy: passes, delays, blackholes and cuts a link as told.
+
+use std::time::{Duration, Instant};
+
+use bloomkv_cluster::proxy::{Link, Proxy};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+async fn echo_server() -> std::net::SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            tokio::spawn(async move {
+                let (mut r, mut w) = s.split();
+                let _ = tokio::io::copy(&mut r, &mut w).await;
+            });
+        }
+    });
+    addr
+}
+
+async fn round_trip(c: &mut TcpStream, msg: &[u8]) -> std::io::Result<Vec<u8>> {
+    c.write_all(msg).await?;
+    let mut buf = vec![0u8; msg.len()];
+    c.read_exact(&mut buf).await?;
+    Ok(buf)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_delay_blackhole_cut() {
+    let proxy = Proxy::start(echo_server().await).await.unwrap();
+    let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert_eq!(round_trip(&mut c, b"hello").await.unwrap(), b"hello");
+
+    proxy.set(Link::Delay(Duration::from_millis(100)));
+    let t = Instant::now();
+    assert_eq!(round_trip(&mut c, b"slow").await.unwrap(), b"slow");
+    assert!(
+        t.elapsed() >= Duration::from_millis(200),
+        "delayed both ways: {:?}",
+        t.elapsed()
+    );
+
+    proxy.set(Link::Blackhole);
+    let lost = tokio::time::timeout(Duration::from_millis(300), round_trip(&mut c, b"gone")).await;
+    assert!(lost.is_err(), "nothing comes back through a blackhole");
+
+    proxy.set(Link::Pass);
+    let mut c2 = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert_eq!(round_trip(&mut c2, b"again").await.unwrap(), b"again");
+
+    proxy.set(Link::Cut);
+    let mut buf = [0u8; 8];
+    let n = tokio::time::timeout(Duration::from_secs(2), c2.read(&mut buf))
+        .await
+        .unwrap();
+    assert!(
+        matches!(n, Ok(0) | Err(_)),
+        "an open connection is closed: {n:?}"
+    );
+    // New connections are accepted and closed at once.
+    let mut c3 = TcpStream::connect(proxy.addr()).await.unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(2), c3.read(&mut buf))
+        .await
+        .unwrap();
+    assert!(matches!(n, Ok(0) | Err(_)), "{n:?}");
+    assert_eq!(proxy.link(), Link::Cut);
+}
