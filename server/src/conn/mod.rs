@@ -459,7 +459,13 @@ impl Conn {
                     failed: None,
                 });
                 g.txn.set_ctx(crate::store::Ctx::local());
-                let r = f(&mut g.txn, &args).unwrap_or_else(|e| e);
+                // A command that fails after writing part of its changes must leave none of
+                // them in the group's write set (the other commands' writes stay).
+                g.txn.savepoint();
+                let r = f(&mut g.txn, &args).unwrap_or_else(|e| {
+                    g.txn.rollback();
+                    e
+                });
                 g.replies.push(r);
                 // Blocked clients are served after each command, as Redis does.
                 if g.failed.is_none()
@@ -804,15 +810,22 @@ impl Conn {
                 replies.push(unknown_command(args));
                 continue;
             };
+            // A command that fails part-way leaves none of its writes (the others' stay).
+            txn.savepoint();
             let r = match c.kind {
-                Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => {
-                    f(&mut txn, args).unwrap_or_else(|e| e)
-                }
+                Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => f(&mut txn, args)
+                    .unwrap_or_else(|e| {
+                        txn.rollback();
+                        e
+                    }),
                 // Inside MULTI a blocking pop never blocks: it answers as on a timeout.
                 Kind::Blocking(f) => match f(&mut txn, args) {
                     Ok(Outcome::Done(r)) => r,
                     Ok(Outcome::Block(b)) => b.op.timeout_reply(),
-                    Err(e) => e,
+                    Err(e) => {
+                        txn.rollback();
+                        e
+                    }
                 },
                 Kind::Conn => self.conn_command(c, args).0,
             };

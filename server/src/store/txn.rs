@@ -110,6 +110,32 @@ pub struct Txn<'a> {
     /// Redis keys this write set wrote before a FLUSHDB in it dropped those writes (kept
     /// only while some client WATCHes: they count as touched).
     flushed: Vec<Vec<u8>>,
+    /// What undoes the changes made since [`Txn::savepoint`], while one is open.
+    undo: Option<Box<Undo>>,
+}
+
+/// A write set's overlay, range deletions and cleared flag, as a FLUSHDB found them.
+type BeforeClear = (
+    BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    Vec<(Vec<u8>, Vec<u8>)>,
+    bool,
+);
+
+/// The changes made to a write set since its savepoint, newest last, and the state to go
+/// back to: a command that fails after writing part of its changes leaves nothing behind in a
+/// write set it shares with other commands (a pipelined group, EXEC).
+#[derive(Default)]
+struct Undo {
+    /// Overlay entries as they were before each change (`None`: not in the overlay).
+    writes: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    ranges: usize,
+    key_delta: i64,
+    volatile_delta: i64,
+    ready: usize,
+    flushed: usize,
+    /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
+    /// cleared them since the savepoint.
+    before_clear: Option<BeforeClear>,
 }
 
 impl<'a> Txn<'a> {
@@ -126,7 +152,60 @@ impl<'a> Txn<'a> {
             ctx,
             ready: Vec::new(),
             flushed: Vec::new(),
+            undo: None,
         }
+    }
+
+    /// Starts recording what the next command changes, so [`Txn::rollback`] can undo it
+    /// (replacing an earlier savepoint).
+    pub fn savepoint(&mut self) {
+        self.undo = Some(Box::new(Undo {
+            ranges: self.ranges.len(),
+            key_delta: self.key_delta,
+            volatile_delta: self.volatile_delta,
+            ready: self.ready.len(),
+            flushed: self.flushed.len(),
+            ..Undo::default()
+        }));
+    }
+
+    /// Undoes every change made since [`Txn::savepoint`] (a failed command's partial
+    /// writes) and closes the savepoint. Nothing happens without one.
+    pub fn rollback(&mut self) {
+        let Some(u) = self.undo.take() else {
+            return;
+        };
+        let u = *u;
+        if let Some((writes, ranges, cleared)) = u.before_clear {
+            self.writes = writes;
+            self.ranges = ranges;
+            self.cleared = cleared;
+        }
+        for (k, prev) in u.writes.into_iter().rev() {
+            match prev {
+                Some(v) => self.writes.insert(k, v),
+                None => self.writes.remove(&k),
+            };
+        }
+        // The record cache only mirrors what the overlay and the engine say: refilled on
+        // demand.
+        self.records.borrow_mut().clear();
+        self.ranges.truncate(u.ranges);
+        self.key_delta = u.key_delta;
+        self.volatile_delta = u.volatile_delta;
+        self.ready.truncate(u.ready);
+        self.flushed.truncate(u.flushed);
+    }
+
+    /// Records the overlay entry of `k` before a change, while a savepoint is open.
+    fn note_write(&mut self, k: &[u8]) {
+        if let Some(u) = self.undo.as_mut() {
+            u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
+        }
+    }
+
+    fn cache_record(&mut self, key: &[u8], r: Option<Record>) {
+        self.records.borrow_mut().insert(key.to_vec(), r);
     }
 
     /// The snapshot a read-only view reads (`Store::reader`), taken out of it for a reply
@@ -231,11 +310,13 @@ impl<'a> Txn<'a> {
 
     /// Sets engine key `k`.
     pub fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
+        self.note_write(&k);
         self.writes.insert(k, Some(v));
     }
 
     /// Deletes engine key `k`.
     pub fn delete(&mut self, k: Vec<u8>) {
+        self.note_write(&k);
         self.writes.insert(k, None);
     }
 
@@ -252,6 +333,7 @@ impl<'a> Txn<'a> {
             .map(|(k, _)| k.clone())
             .collect();
         for k in inside {
+            self.note_write(&k);
             self.writes.remove(&k);
         }
         self.ranges.push((start, end));
@@ -294,7 +376,7 @@ impl<'a> Txn<'a> {
             self.put(expiry_key(record.expire_at, key), Vec::new());
         }
         self.put(meta_key(key), record.encode());
-        self.records.borrow_mut().insert(key.to_vec(), Some(record));
+        self.cache_record(key, Some(record));
         Ok(())
     }
 
@@ -314,13 +396,19 @@ impl<'a> Txn<'a> {
         }
         self.delete(meta_key(key));
         self.key_delta -= 1;
-        self.records.borrow_mut().insert(key.to_vec(), None);
+        self.cache_record(key, None);
         Ok(!old.expired(self.ctx.now_ms))
     }
 
     /// Removes every key (FLUSHDB): one range deletion of the whole key space but the
     /// server's own records.
     pub fn clear_all(&mut self) {
+        if let Some(u) = self.undo.as_mut()
+            && u.before_clear.is_none()
+        {
+            // Taken once per savepoint: the earlier undo entries apply on top of it.
+            u.before_clear = Some((self.writes.clone(), self.ranges.clone(), self.cleared));
+        }
         if self.store.watches().active() {
             let owners = self.writes.keys().filter_map(|k| owner(k));
             self.flushed.extend(owners.map(<[u8]>::to_vec));
@@ -609,5 +697,100 @@ pub fn owner(k: &[u8]) -> Option<&[u8]> {
         tag::META => Some(&k[1..]),
         tag::EXPIRY => keys::parse_expiry_key(k).map(|(_, key)| key),
         _ => keys::parse_sub_key(k).map(|s| s.key),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::temp_store;
+
+    /// The write set's pending state as a comparable value.
+    fn state(
+        t: &Txn<'_>,
+    ) -> (
+        Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        Vec<(Vec<u8>, Vec<u8>)>,
+        i64,
+        i64,
+        bool,
+    ) {
+        (
+            t.writes
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            t.ranges.clone(),
+            t.key_delta,
+            t.volatile_delta,
+            t.cleared,
+        )
+    }
+
+    #[test]
+    fn rollback_undoes_a_failed_commands_writes_only() {
+        let (_dir, store) = temp_store();
+        store
+            .db()
+            .put(
+                meta_key(b"old"),
+                Record {
+                    expire_at: 0,
+                    meta: Meta::Str(b"x".to_vec()),
+                }
+                .encode(),
+            )
+            .unwrap();
+        let mut t = store.txn();
+        // An earlier command of the group.
+        t.put_record(
+            b"a",
+            Record {
+                expire_at: 0,
+                meta: Meta::Str(b"1".to_vec()),
+            },
+        )
+        .unwrap();
+        t.put(b"zz".to_vec(), b"v".to_vec());
+        let before = state(&t);
+        let seen = t.meta(b"old").unwrap();
+        // The failing command: every kind of change, then a rollback.
+        t.savepoint();
+        t.put_record(
+            b"a",
+            Record {
+                expire_at: 99_999_999_999_999,
+                meta: Meta::Str(b"2".to_vec()),
+            },
+        )
+        .unwrap();
+        t.remove_key(b"old").unwrap();
+        t.delete(b"zz".to_vec());
+        t.put(b"new".to_vec(), b"n".to_vec());
+        t.delete_range(b"a".to_vec(), b"zzz".to_vec());
+        t.signal_ready(b"list");
+        t.rollback();
+        assert_eq!(state(&t), before);
+        assert_eq!(
+            t.meta(b"old").unwrap(),
+            seen,
+            "the record cache forgot the undone removal"
+        );
+        assert_eq!(t.meta(b"a").unwrap(), Some(Meta::Str(b"1".to_vec())));
+        assert!(t.ready_keys().is_empty());
+        // FLUSHDB inside the failed command is undone too.
+        t.savepoint();
+        t.clear_all();
+        t.put(b"after".to_vec(), b"1".to_vec());
+        t.rollback();
+        assert_eq!(state(&t), before);
+        assert_eq!(t.meta(b"old").unwrap(), seen);
+        // Without a savepoint, rollback does nothing; a committed write set holds only what
+        // survived.
+        t.rollback();
+        assert_eq!(state(&t), before);
+        t.commit().unwrap();
+        assert!(store.db().get(b"new").unwrap().is_none());
+        assert_eq!(store.db().get(b"zz").unwrap(), Some(b"v".to_vec()));
     }
 }
