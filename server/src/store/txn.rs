@@ -114,6 +114,9 @@ pub struct Txn<'a> {
     undo: Option<Box<Undo>>,
 }
 
+/// A pending write of an engine key: its new value, or `None` for a deletion.
+type Pending = Option<Vec<u8>>;
+
 /// A write set's overlay, range deletions and cleared flag, as a FLUSHDB found them.
 type BeforeClear = (
     BTreeMap<Vec<u8>, Option<Vec<u8>>>,
@@ -127,7 +130,7 @@ type BeforeClear = (
 #[derive(Default)]
 struct Undo {
     /// Overlay entries as they were before each change (`None`: not in the overlay).
-    writes: Vec<(Vec<u8>, Option<Option<Vec<u8>>>)>,
+    writes: Vec<(Vec<u8>, Option<Pending>)>,
     ranges: usize,
     key_delta: i64,
     volatile_delta: i64,
@@ -706,15 +709,15 @@ mod tests {
     use crate::store::temp_store;
 
     /// The write set's pending state as a comparable value.
-    fn state(
-        t: &Txn<'_>,
-    ) -> (
-        Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    type State = (
+        Vec<(Vec<u8>, Pending)>,
         Vec<(Vec<u8>, Vec<u8>)>,
         i64,
         i64,
         bool,
-    ) {
+    );
+
+    fn state(t: &Txn<'_>) -> State {
         (
             t.writes
                 .iter()
