@@ -4,10 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot::MutexGuard;
-
 use super::core::{DbInner, Writer};
-use super::write_delay::delayed_write_rate;
+use super::write_delay::{DELAY_SLICE, delayed_write_rate};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -227,16 +225,32 @@ impl DbInner {
         let mut st = self.state.lock();
         let mut delayed = Duration::ZERO;
         if !force && st.bg_error.is_none() && !st.shutting_down {
-            let l0_files = self.view.load().version.levels()[0].len();
-            let fill = w.mem.approximate_bytes() as f64 / self.opts.memtable_bytes as f64;
-            match delayed_write_rate(&self.opts, l0_files, st.imm.is_some(), fill) {
+            match self.write_delay_rate(w, &st) {
                 Some(rate) => {
                     let now = Instant::now();
                     let pause = w.pacing.charge(now, bytes, rate);
                     if !pause.is_zero() {
-                        // Other writers queue behind this one (it holds the writer lock), so
-                        // the pace applies to all of them; background jobs go on.
-                        MutexGuard::unlocked(&mut st, || std::thread::sleep(pause));
+                        // Other writers queue behind this one (it leads the write group and
+                        // holds the writer lock), so the pace applies to all of them;
+                        // background jobs go on. The pause is slept in slices, re-checking
+                        // the pressure after each one and whenever a job finishes: the
+                        // flush or compaction it was computed for may end long before the
+                        // pause would (RocksDB's delayed-write loop).
+                        let until = now + pause;
+                        loop {
+                            let left = until.saturating_duration_since(Instant::now());
+                            if left.is_zero() {
+                                break;
+                            }
+                            self.done_cv.wait_for(&mut st, left.min(DELAY_SLICE));
+                            if st.bg_error.is_some()
+                                || st.shutting_down
+                                || self.write_delay_rate(w, &st).is_none()
+                            {
+                                w.pacing.reset();
+                                break;
+                            }
+                        }
                         delayed = now.elapsed();
                     }
                 }
@@ -306,6 +320,14 @@ impl DbInner {
         let stopped = stalled.map_or(Duration::ZERO, |t| t.elapsed());
         self.work.count_stall(delayed, stopped);
         result
+    }
+
+    /// The rate writes are paced to now (see [`super::write_delay`]), `None` when they run
+    /// free.
+    fn write_delay_rate(&self, w: &Writer, st: &super::core::State) -> Option<u64> {
+        let l0_files = self.view.load().version.levels()[0].len();
+        let fill = w.mem.approximate_bytes() as f64 / self.opts.memtable_bytes as f64;
+        delayed_write_rate(&self.opts, l0_files, st.imm.is_some(), fill)
     }
 
     /// Freezes the active memtable (if it holds anything) and waits until it is a durable
