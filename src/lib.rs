@@ -146,7 +146,8 @@ mod test_util;
 pub use batch::OpKind;
 pub use batch::WriteBatch;
 pub use db::{
-    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe, VerifyReport,
+    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, StallCause, TableProbe,
+    VerifyReport, WritePressure,
 };
 pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;

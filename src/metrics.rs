@@ -101,6 +101,8 @@ pub(crate) struct WorkCounters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub user_bytes_written: AtomicU64,
+    /// Bytes appended to WALs by writes (record framing included).
+    pub wal_bytes_written: AtomicU64,
     /// Writers' time delayed plus stopped.
     pub stall_micros: AtomicU64,
     pub delay_micros: AtomicU64,

@@ -14,6 +14,10 @@ pub use verify::VerifyReport;
 mod wal_sync;
 mod write;
 mod write_delay;
+mod write_pressure;
+mod write_queue;
+
+pub use write_pressure::{StallCause, WritePressure};
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::path::Path;
@@ -30,7 +34,7 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::key::SeqNo;
-use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
+use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
 
 /// What `open` found and did while recovering.
@@ -386,9 +390,14 @@ impl Db {
     /// # }
     /// ```
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let (key, value) = (key.as_ref(), value.as_ref());
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, Some(value)));
         b.put(key, value);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES || value.len() > MAX_VALUE_BYTES {
+            // Refused, naming the limit; a put within them needs no check of the batch.
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes `key` (a no-op if absent).
@@ -409,9 +418,13 @@ impl Db {
     /// # }
     /// ```
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let key = key.as_ref();
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, None));
         b.delete(key);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES {
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes every key `k` with `start <= k < end` (half-open, bytewise), like RocksDB's
@@ -693,6 +706,35 @@ impl Db {
     /// [`Error::WritesStopped`] if they already had.
     pub fn sync_wal(&self) -> Result<()> {
         self.inner().sync_wal()
+    }
+
+    /// Whether writes are being held back now, and why: delayed or stopped by level 0 or by
+    /// a memtable flush that is behind, or refused after a failure until [`Db::resume`]. Cheap
+    /// (a few atomic loads, no lock), so it can be asked before every write: a server can
+    /// run a write that [may wait](WritePressure::may_wait) on a thread of its own rather
+    /// than one shared with other clients' reads, and answer writes with an error while it is
+    /// [`WritePressure::Failed`] without trying them.
+    ///
+    /// It is a forecast, not a promise: the pressure can start or end right after the call.
+    /// A read-only database reports [`WritePressure::None`] (its writes fail at once with
+    /// [`Error::ReadOnly`]).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options, WritePressure};
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.write_pressure(), WritePressure::None);
+    /// if !db.write_pressure().may_wait() {
+    ///     db.put("k", "v")?; // returns without waiting for background work
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn write_pressure(&self) -> WritePressure {
+        self.inner().write_pressure()
     }
 
     /// Writes a checkpoint: a new directory `dir` holding an openable copy of the database as

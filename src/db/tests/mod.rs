@@ -8,6 +8,7 @@ mod failed_flush_leaves_no_tables;
 mod failed_open_leaves_no_tables;
 mod faults;
 mod format_doc;
+mod group_commit;
 mod on_disk;
 mod outcome_unknown;
 mod read_only;
@@ -15,7 +16,9 @@ mod resume_after_manifest_failure;
 mod resume_after_outcome_unknown;
 mod resume_keeps_a_prefix;
 mod sync_wal;
+mod sync_wal_concurrent;
 mod write_failures;
+mod write_pressure_failed;
 mod zero_seq;
 
 use std::collections::BTreeSet;
