@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::filter_budget::{expected_probes, filter_bits_for_write, filter_fits, level_shape};
 use super::pick::Plan;
-use super::{Context, Outcome};
+use super::{Context, JobKind, Outcome};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
@@ -96,6 +96,8 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
             return Ok(Outcome {
                 edit,
                 level: plan.level,
+                out_level,
+                kind: JobKind::TrivialMove,
                 bytes_read: 0,
                 bytes_written: 0,
             });
@@ -162,6 +164,8 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     Ok(Outcome {
         edit,
         level: plan.level,
+        out_level,
+        kind: JobKind::Merge,
         bytes_read,
         bytes_written,
     })

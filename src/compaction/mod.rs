@@ -81,8 +81,22 @@ pub(crate) struct Outcome {
     pub edit: VersionEdit,
     /// The level compacted (or re-filtered).
     pub level: usize,
+    /// The level its tables go to.
+    pub out_level: usize,
+    pub kind: JobKind,
     pub bytes_read: u64,
     pub bytes_written: u64,
+}
+
+/// What a job did to its inputs (for the accounting of bytes written per cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobKind {
+    /// Merged them into new tables of the output level.
+    Merge,
+    /// Moved a table down unchanged: nothing read or written.
+    TrivialMove,
+    /// Rewrote a table on its own level for a new filter.
+    Refilter,
 }
 
 /// The next job for `version`, if one is due: the level with the highest score, else (under

@@ -13,7 +13,7 @@ use super::core::{DbInner, State};
 use crate::compaction::filter_budget;
 use crate::compaction::pick::UserRange;
 use crate::compaction::refilter::Refiltered;
-use crate::compaction::{self, Context, Host, Job, Outcome, pick};
+use crate::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
 use crate::error::Result;
 use crate::filename;
 use crate::manifest::VersionEdit;
@@ -156,6 +156,7 @@ impl DbInner {
             let written = out.finish()?;
             for meta in written {
                 bump(&self.work.compaction_bytes_written, meta.size);
+                bump(&self.work.flush_bytes_written, meta.size);
                 edit.new_files.push((0, meta));
             }
         }
@@ -401,9 +402,12 @@ impl DbInner {
         let Outcome {
             edit,
             level,
+            out_level,
+            kind,
             bytes_read,
             bytes_written,
         } = outcome;
+        let moved: u64 = edit.new_files.iter().map(|(_, m)| m.size).sum();
         let pointer = edit
             .compact_pointers
             .iter()
@@ -414,9 +418,22 @@ impl DbInner {
                 st.compact_pointers[level] = Some(p);
             }
         })?;
-        bump(&self.work.compactions, 1);
-        bump(&self.work.compaction_bytes_read, bytes_read);
-        bump(&self.work.compaction_bytes_written, bytes_written);
+        let w = &self.work;
+        bump(&w.compactions, 1);
+        bump(&w.compaction_bytes_read, bytes_read);
+        bump(&w.compaction_bytes_written, bytes_written);
+        match kind {
+            JobKind::Merge => {
+                bump(&w.level_compactions[out_level], 1);
+                bump(&w.level_compaction_bytes_read[out_level], bytes_read);
+                bump(&w.level_compaction_bytes_written[out_level], bytes_written);
+            }
+            JobKind::TrivialMove => {
+                bump(&w.trivial_moves, 1);
+                bump(&w.trivial_move_bytes, moved);
+            }
+            JobKind::Refilter => bump(&w.refilter_bytes_written, bytes_written),
+        }
         Ok(())
     }
 

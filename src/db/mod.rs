@@ -875,6 +875,10 @@ impl Db {
             l.filter_checks = checks;
             l.filter_useful = useful;
             l.filter_false_positives = fps;
+            l.compactions = w.level_compactions[level].load(Ordering::Relaxed);
+            l.compaction_bytes_read = w.level_compaction_bytes_read[level].load(Ordering::Relaxed);
+            l.compaction_bytes_written =
+                w.level_compaction_bytes_written[level].load(Ordering::Relaxed);
             filter_checks += checks;
             filter_useful += useful;
             filter_false_positives += fps;
@@ -893,6 +897,11 @@ impl Db {
             compaction_bytes_read: w.compaction_bytes_read.load(Ordering::Relaxed),
             compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
+            wal_bytes_written: w.wal_bytes_written.load(Ordering::Relaxed),
+            flush_bytes_written: w.flush_bytes_written.load(Ordering::Relaxed),
+            refilter_bytes_written: w.refilter_bytes_written.load(Ordering::Relaxed),
+            trivial_moves: w.trivial_moves.load(Ordering::Relaxed),
+            trivial_move_bytes: w.trivial_move_bytes.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
             write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
             write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
