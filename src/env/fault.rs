@@ -228,8 +228,8 @@ impl FaultController {
         self.state.lock().synced_len.insert(path.to_path_buf(), len);
     }
 
-    /// An fsync made through a sync handle made the first `len` bytes durable; one made
-    /// meanwhile by the file's writer may have made more.
+    /// An fsync made the first `len` bytes of `path` durable; another running beside it may
+    /// have recorded more already.
     fn synced_at_least(&self, path: &Path, len: u64) {
         let mut st = self.state.lock();
         if let Some(synced) = st.synced_len.get_mut(path) {
@@ -334,7 +334,8 @@ impl WritableFile for FaultWritable {
             self.inner.sync()?;
         }
         self.flushed.store(self.inner.len(), Ordering::Release);
-        self.ctl.synced(&self.path, self.inner.len());
+        // An fsync through a sync handle may have run beside this one and recorded more.
+        self.ctl.synced_at_least(&self.path, self.inner.len());
         Ok(())
     }
 

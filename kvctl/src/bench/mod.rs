@@ -409,8 +409,11 @@ pub struct LevelReport {
 /// amplification comes from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WriteBreakdown {
-    /// User bytes written (the encoded batches).
+    /// User data written: keys and values (the denominator of every ratio here, and of the
+    /// report's device write amplification).
     pub user_bytes: u64,
+    /// The encoded write batches (the user data with each batch's header and lengths).
+    pub batch_bytes: u64,
     /// Bytes appended to WALs.
     pub wal_bytes: u64,
     /// Bytes of level-0 tables written by flushes.
@@ -428,10 +431,11 @@ pub struct WriteBreakdown {
 }
 
 impl WriteBreakdown {
-    /// The split of `s`'s counters.
-    pub fn of(s: &Stats) -> WriteBreakdown {
+    /// The split of `s`'s counters, for `user_bytes` of keys and values written.
+    pub fn of(s: &Stats, user_bytes: u64) -> WriteBreakdown {
         WriteBreakdown {
-            user_bytes: s.user_bytes_written,
+            user_bytes,
+            batch_bytes: s.user_bytes_written,
             wal_bytes: s.wal_bytes_written,
             flush_bytes: s.flush_bytes_written,
             compaction_bytes: s
@@ -816,7 +820,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
             0.0
         },
         write_amplification: settled.write_amplification(),
-        writes: WriteBreakdown::of(&settled),
+        writes: WriteBreakdown::of(&settled, user_bytes),
         absent: absent.0,
     })
 }

@@ -111,7 +111,7 @@ impl fmt::Display for W1Report {
             .collect();
         let _ = writeln!(
             out,
-            "bytes written per user byte, fill+settle (engine's count): WAL {:.2}, flush {:.2}, \
+            "bytes written per byte of keys and values, fill+settle (engine's count): WAL {:.2}, flush {:.2}, \
              compaction into {}, re-filter {:.2}; total {:.2}; trivial moves {} ({:.1} MiB moved, \
              none written)",
             w.per_user_byte(w.wal_bytes),
@@ -294,6 +294,7 @@ pub fn json_string(r: &W1Report) -> String {
         "write_amplification": r.write_amplification,
         "writes": {
             "user_bytes": r.writes.user_bytes,
+            "batch_bytes": r.writes.batch_bytes,
             "wal_bytes": r.writes.wal_bytes,
             "flush_bytes": r.writes.flush_bytes,
             "compaction_bytes_per_level": r.writes.compaction_bytes,
