@@ -1,6 +1,7 @@
 //! Engine tests that reach below the public API: injected file-system faults, hand-written
 //! WAL and manifest files, and the examples of `docs/FORMAT.md`.
 
+mod background_sync_failure;
 mod checkpoint;
 mod checkpoint_power_cut;
 mod failed_compaction_leaves_no_tables;
