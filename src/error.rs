@@ -171,6 +171,47 @@ impl Error {
         }
     }
 
+    /// A copy of this error, for each of several callers that one failure failed (the
+    /// writers of one commit group). An I/O error keeps its OS error code or kind and its
+    /// message.
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: match source.raw_os_error() {
+                    Some(code) => io::Error::from_raw_os_error(code),
+                    None => io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            Error::Corruption { file, offset, why } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                why: why.clone(),
+            },
+            Error::InvalidArgument(why) => Error::InvalidArgument(why.clone()),
+            Error::Locked(c) => Error::Locked(c.clone()),
+            Error::ReadOnly(why) => Error::ReadOnly(why.clone()),
+            Error::UnsupportedVersion {
+                file,
+                found,
+                supported,
+            } => Error::UnsupportedVersion {
+                file: file.clone(),
+                found: *found,
+                supported: *supported,
+            },
+            Error::WritesStopped(why) => Error::WritesStopped(why.clone()),
+            Error::OutcomeUnknown(why) => Error::OutcomeUnknown(why.clone()),
+            Error::CapacityExceeded {
+                capacity,
+                error_rate,
+            } => Error::CapacityExceeded {
+                capacity: *capacity,
+                error_rate: *error_rate,
+            },
+        }
+    }
+
     /// True for [`Error::Corruption`].
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
@@ -256,6 +297,25 @@ mod tests {
         // A located error keeps its first location.
         let e = e.located(Path::new("other"), 7);
         assert!(e.to_string().contains("000001.sst at byte 105"));
+    }
+
+    #[test]
+    fn a_duplicate_says_the_same() {
+        let errors = [
+            Error::io("/x/y", io::Error::from_raw_os_error(28)),
+            Error::io("/x/y", io::Error::other("boom")),
+            Error::corruption("f", 3, "bad"),
+            Error::WritesStopped("why".into()),
+            Error::OutcomeUnknown("why".into()),
+        ];
+        for e in errors {
+            let d = e.duplicate();
+            assert_eq!(d.to_string(), e.to_string());
+            if let (Error::Io { source: a, .. }, Error::Io { source: b, .. }) = (&e, &d) {
+                assert_eq!(a.kind(), b.kind());
+                assert_eq!(a.raw_os_error(), b.raw_os_error());
+            }
+        }
     }
 
     #[test]

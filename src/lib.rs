@@ -92,6 +92,7 @@ macro_rules! internal_item {
 // filters, table files and repair.
 mod batch;
 mod compaction;
+mod compaction_filter;
 mod db;
 pub mod env;
 mod error;
@@ -145,8 +146,10 @@ mod test_util;
 #[doc(hidden)]
 pub use batch::OpKind;
 pub use batch::WriteBatch;
+pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 pub use db::{
-    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe, VerifyReport,
+    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, StallCause, TableProbe,
+    VerifyReport, WritePressure,
 };
 pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::options::NUM_LEVELS;
+
 /// Running totals of table reads. Updated with relaxed atomics: each counter is exact, but a
 /// [`ReadCounters::snapshot`] taken during reads may mix counts from slightly different moments.
 #[derive(Debug, Default)]
@@ -101,6 +103,19 @@ pub(crate) struct WorkCounters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub user_bytes_written: AtomicU64,
+    /// Bytes appended to WALs by writes (record framing included).
+    pub wal_bytes_written: AtomicU64,
+    /// Table bytes written by flushes.
+    pub flush_bytes_written: AtomicU64,
+    /// Table bytes written by re-filters.
+    pub refilter_bytes_written: AtomicU64,
+    /// Tables moved down a level unchanged, and their bytes (none written).
+    pub trivial_moves: AtomicU64,
+    pub trivial_move_bytes: AtomicU64,
+    /// Per output level: merging compactions into it, the bytes they read and wrote.
+    pub level_compactions: [AtomicU64; NUM_LEVELS],
+    pub level_compaction_bytes_read: [AtomicU64; NUM_LEVELS],
+    pub level_compaction_bytes_written: [AtomicU64; NUM_LEVELS],
     /// Writers' time delayed plus stopped.
     pub stall_micros: AtomicU64,
     pub delay_micros: AtomicU64,

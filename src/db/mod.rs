@@ -14,6 +14,10 @@ pub use verify::VerifyReport;
 mod wal_sync;
 mod write;
 mod write_delay;
+mod write_pressure;
+mod write_queue;
+
+pub use write_pressure::{StallCause, WritePressure};
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::path::Path;
@@ -30,7 +34,7 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::key::SeqNo;
-use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
+use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
 
 /// What `open` found and did while recovering.
@@ -386,9 +390,14 @@ impl Db {
     /// # }
     /// ```
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let (key, value) = (key.as_ref(), value.as_ref());
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, Some(value)));
         b.put(key, value);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES || value.len() > MAX_VALUE_BYTES {
+            // Refused, naming the limit; a put within them needs no check of the batch.
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes `key` (a no-op if absent).
@@ -409,9 +418,13 @@ impl Db {
     /// # }
     /// ```
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let key = key.as_ref();
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, None));
         b.delete(key);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES {
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes every key `k` with `start <= k < end` (half-open, bytewise), like RocksDB's
@@ -695,6 +708,35 @@ impl Db {
         self.inner().sync_wal()
     }
 
+    /// Whether writes are being held back now, and why: delayed or stopped by level 0 or by
+    /// a memtable flush that is behind, or refused after a failure until [`Db::resume`]. Cheap
+    /// (a few atomic loads, no lock), so it can be asked before every write: a server can
+    /// run a write that [may wait](WritePressure::may_wait) on a thread of its own rather
+    /// than one shared with other clients' reads, and answer writes with an error while it is
+    /// [`WritePressure::Failed`] without trying them.
+    ///
+    /// It is a forecast, not a promise: the pressure can start or end right after the call.
+    /// A read-only database reports [`WritePressure::None`] (its writes fail at once with
+    /// [`Error::ReadOnly`]).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options, WritePressure};
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.write_pressure(), WritePressure::None);
+    /// if !db.write_pressure().may_wait() {
+    ///     db.put("k", "v")?; // returns without waiting for background work
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn write_pressure(&self) -> WritePressure {
+        self.inner().write_pressure()
+    }
+
     /// Writes a checkpoint: a new directory `dir` holding an openable copy of the database as
     /// of one moment, while writes go on. Tables are hard links into this directory (copies
     /// where the file system or env cannot link), so a checkpoint costs little space until
@@ -833,6 +875,10 @@ impl Db {
             l.filter_checks = checks;
             l.filter_useful = useful;
             l.filter_false_positives = fps;
+            l.compactions = w.level_compactions[level].load(Ordering::Relaxed);
+            l.compaction_bytes_read = w.level_compaction_bytes_read[level].load(Ordering::Relaxed);
+            l.compaction_bytes_written =
+                w.level_compaction_bytes_written[level].load(Ordering::Relaxed);
             filter_checks += checks;
             filter_useful += useful;
             filter_false_positives += fps;
@@ -851,6 +897,11 @@ impl Db {
             compaction_bytes_read: w.compaction_bytes_read.load(Ordering::Relaxed),
             compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
+            wal_bytes_written: w.wal_bytes_written.load(Ordering::Relaxed),
+            flush_bytes_written: w.flush_bytes_written.load(Ordering::Relaxed),
+            refilter_bytes_written: w.refilter_bytes_written.load(Ordering::Relaxed),
+            trivial_moves: w.trivial_moves.load(Ordering::Relaxed),
+            trivial_move_bytes: w.trivial_move_bytes.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
             write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
             write_stop_micros: w.stop_micros.load(Ordering::Relaxed),

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicU64;
 use parking_lot::{Condvar, Mutex};
 
 use super::RecoveryReport;
-use super::core::{DbInner, ReadView, State, Writer};
+use super::core::{DbInner, ReadView, State, WalTip, Writer};
 use crate::batch::WriteBatch;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
@@ -244,11 +244,17 @@ fn assemble(parts: Parts<'_>) -> DbInner {
         counters,
         durable,
         mem,
-        log,
+        mut log,
         log_number,
         manifest,
         report,
     } = parts;
+    let wal_tip = WalTip {
+        log_number,
+        sync: log.sync_handle(),
+        // Open synced the directory after creating the new WAL.
+        entry_synced: true,
+    };
     let Durable {
         version,
         next_file_number,
@@ -277,9 +283,10 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             } else {
                 super::wal_sync::WalSyncer::start()
             },
-            // Open synced the directory after creating the new WAL.
-            log_entry_synced: true,
         }),
+        wal_tip: Mutex::new(wal_tip),
+        writes_stopped: Default::default(),
+        write_queue: Default::default(),
         state: Mutex::new(State {
             imm: None,
             next_file_number,

@@ -32,10 +32,11 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::env::{Env, FileLock, RandomAccessFile, WritableFile};
+use crate::env::{Env, FileLock, RandomAccessFile, SyncHandle, WritableFile};
 use crate::error::{Error, Result};
 
 /// A kind of file-system call that can be made to fail.
@@ -43,7 +44,7 @@ use crate::error::{Error, Result};
 pub enum FaultOp {
     /// [`WritableFile::append`].
     Write,
-    /// [`WritableFile::sync`].
+    /// [`WritableFile::sync`], and a call of a [`WritableFile::sync_handle`].
     Sync,
     /// [`Env::sync_dir`].
     SyncDir,
@@ -117,6 +118,9 @@ struct CtlState {
     unsynced_renames: Vec<PendingRename>,
     /// Model fsyncs without making them (see [`FaultController::set_simulated_sync`]).
     simulated_sync: bool,
+    /// How long each file fsync takes on top of its own time (see
+    /// [`FaultController::set_sync_delay`]).
+    sync_delay: std::time::Duration,
 }
 
 /// Decides which calls fail, counts them, and models what a crash loses. Shared by a
@@ -170,6 +174,21 @@ impl FaultController {
         self.state.lock().simulated_sync
     }
 
+    /// Makes every file fsync (of a file or through a sync handle) take `delay` longer, as
+    /// on a slow disk: with simulated syncs, concurrent writers then meet the same fsync the
+    /// way they do on real hardware. Zero (the default) adds nothing.
+    pub fn set_sync_delay(&self, delay: std::time::Duration) {
+        self.state.lock().sync_delay = delay;
+    }
+
+    /// Sleeps for the sync delay, if one is set.
+    fn delay_sync(&self) {
+        let delay = self.state.lock().sync_delay;
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+    }
+
     /// Stops injecting failures.
     pub fn clear(&self) {
         self.state.lock().plans.clear();
@@ -207,6 +226,15 @@ impl FaultController {
 
     fn synced(&self, path: &Path, len: u64) {
         self.state.lock().synced_len.insert(path.to_path_buf(), len);
+    }
+
+    /// An fsync made the first `len` bytes of `path` durable; another running beside it may
+    /// have recorded more already.
+    fn synced_at_least(&self, path: &Path, len: u64) {
+        let mut st = self.state.lock();
+        if let Some(synced) = st.synced_len.get_mut(path) {
+            *synced = (*synced).max(len);
+        }
     }
 
     /// Turns the directory into what a power cut at this moment would leave: un-synced
@@ -269,6 +297,8 @@ struct FaultWritable {
     inner: Box<dyn WritableFile>,
     path: PathBuf,
     ctl: Arc<FaultController>,
+    /// Bytes handed to the OS: what an fsync through a sync handle makes durable.
+    flushed: Arc<AtomicU64>,
 }
 
 impl WritableFile for FaultWritable {
@@ -285,7 +315,9 @@ impl WritableFile for FaultWritable {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
+        self.inner.flush()?;
+        self.flushed.store(self.inner.len(), Ordering::Release);
+        Ok(())
     }
 
     fn sync(&mut self) -> Result<()> {
@@ -295,17 +327,47 @@ impl WritableFile for FaultWritable {
             let _ = self.inner.flush();
             return Err(kind.error(&self.path));
         }
+        self.ctl.delay_sync();
         if self.ctl.simulated_sync() {
             self.inner.flush()?;
         } else {
             self.inner.sync()?;
         }
-        self.ctl.synced(&self.path, self.inner.len());
+        self.flushed.store(self.inner.len(), Ordering::Release);
+        // An fsync through a sync handle may have run beside this one and recorded more.
+        self.ctl.synced_at_least(&self.path, self.inner.len());
         Ok(())
     }
 
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+
+    /// Counted and failed like [`WritableFile::sync`] (as [`FaultOp::Sync`]); it makes
+    /// durable what had been flushed when it started.
+    fn sync_handle(&self) -> Option<SyncHandle> {
+        let inner = if self.ctl.simulated_sync() {
+            None
+        } else {
+            Some(self.inner.sync_handle()?)
+        };
+        let (ctl, path, flushed) = (
+            Arc::clone(&self.ctl),
+            self.path.clone(),
+            Arc::clone(&self.flushed),
+        );
+        Some(Arc::new(move || {
+            if let Some(kind) = ctl.check(FaultOp::Sync) {
+                return Err(kind.error(&path));
+            }
+            let len = flushed.load(Ordering::Acquire);
+            ctl.delay_sync();
+            if let Some(sync) = &inner {
+                sync()?;
+            }
+            ctl.synced_at_least(&path, len);
+            Ok(())
+        }))
     }
 }
 
@@ -320,16 +382,19 @@ impl Env for FaultEnv {
             inner,
             path: path.to_path_buf(),
             ctl: Arc::clone(&self.ctl),
+            flushed: Arc::default(),
         }))
     }
 
     fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let inner = self.inner.open_appendable(path)?;
         self.ctl.synced(path, inner.len());
+        let flushed = Arc::new(AtomicU64::new(inner.len()));
         Ok(Box::new(FaultWritable {
             inner,
             path: path.to_path_buf(),
             ctl: Arc::clone(&self.ctl),
+            flushed,
         }))
     }
 

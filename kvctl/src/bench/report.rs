@@ -101,6 +101,31 @@ impl fmt::Display for W1Report {
                 fmt_ns(Some(self.longest_put_ns))
             },
         );
+        let w = &self.writes;
+        let levels: Vec<String> = w
+            .compaction_bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b > 0)
+            .map(|(l, b)| format!("L{l} {:.2}", w.per_user_byte(*b)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "bytes written per byte of keys and values, fill+settle (engine's count): WAL {:.2}, flush {:.2}, \
+             compaction into {}, re-filter {:.2}; total {:.2}; trivial moves {} ({:.1} MiB moved, \
+             none written)",
+            w.per_user_byte(w.wal_bytes),
+            w.per_user_byte(w.flush_bytes),
+            if levels.is_empty() {
+                "none".to_string()
+            } else {
+                levels.join(", ")
+            },
+            w.per_user_byte(w.refilter_bytes),
+            w.per_user_byte(w.total()),
+            w.trivial_moves,
+            w.trivial_move_bytes as f64 / (1 << 20) as f64,
+        );
         let _ = writeln!(
             out,
             "\ntree after the fill (write amplification {:.2}); filters {:.2} MiB, {:.2} bits/key",
@@ -267,6 +292,18 @@ pub fn json_string(r: &W1Report) -> String {
         "filter_bytes": r.filter_bytes,
         "filter_bits_per_key": r.filter_bits_per_key,
         "write_amplification": r.write_amplification,
+        "writes": {
+            "user_bytes": r.writes.user_bytes,
+            "batch_bytes": r.writes.batch_bytes,
+            "wal_bytes": r.writes.wal_bytes,
+            "flush_bytes": r.writes.flush_bytes,
+            "compaction_bytes_per_level": r.writes.compaction_bytes,
+            "compactions_per_level": r.writes.compactions,
+            "refilter_bytes": r.writes.refilter_bytes,
+            "trivial_moves": r.writes.trivial_moves,
+            "trivial_move_bytes": r.writes.trivial_move_bytes,
+            "total_bytes": r.writes.total(),
+        },
         "device_write_amplification": r.device_write_amplification,
         "bytes_on_disk": r.bytes_on_disk,
         "space_amplification": r.space_amplification,

@@ -126,6 +126,32 @@ fn table(db: &Db, s: &Stats) -> String {
         s.write_stop_micros,
         s.longest_stall_micros
     );
+    let per_level: Vec<String> = s
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.compaction_bytes_written > 0 || l.compactions > 0)
+        .map(|(i, l)| {
+            format!(
+                "L{i} {} ({} compactions, {} read)",
+                l.compaction_bytes_written, l.compactions, l.compaction_bytes_read
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        t,
+        "bytes written per cause since open: WAL {}, flush {}, compaction into {},          re-filter {}; trivial moves {} ({} bytes moved, none written)",
+        s.wal_bytes_written,
+        s.flush_bytes_written,
+        if per_level.is_empty() {
+            "none".to_string()
+        } else {
+            per_level.join(", ")
+        },
+        s.refilter_bytes_written,
+        s.trivial_moves,
+        s.trivial_move_bytes
+    );
     let r = db.recovery_report();
     let _ = write!(
         t,
@@ -210,6 +236,9 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
                 "filter_checks": l.filter_checks,
                 "filter_useful": l.filter_useful,
                 "filter_false_positives": l.filter_false_positives,
+                "compactions": l.compactions,
+                "compaction_bytes_read": l.compaction_bytes_read,
+                "compaction_bytes_written": l.compaction_bytes_written,
             })
         })
         .collect();
@@ -231,6 +260,11 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
         "compaction_bytes_read": s.compaction_bytes_read,
         "compaction_bytes_written": s.compaction_bytes_written,
         "user_bytes_written": s.user_bytes_written,
+        "wal_bytes_written": s.wal_bytes_written,
+        "flush_bytes_written": s.flush_bytes_written,
+        "refilter_bytes_written": s.refilter_bytes_written,
+        "trivial_moves": s.trivial_moves,
+        "trivial_move_bytes": s.trivial_move_bytes,
         "write_amplification": s.write_amplification(),
         "stall_micros": s.stall_micros,
         "write_delay_micros": s.write_delay_micros,
