@@ -44,7 +44,6 @@ pub mod pubsub;
 pub mod resp;
 mod server;
 pub mod store;
-pub mod walsync;
 pub mod watch;
 
 pub use config::{AppendFsync, Config};

@@ -112,6 +112,9 @@ pub struct Txn<'a> {
     flushed: Vec<Vec<u8>>,
     /// What undoes the changes made since [`Txn::savepoint`], while one is open.
     undo: Option<Box<Undo>>,
+    /// Big collections this write set drops (deleted, overwritten, re-created): their
+    /// members' ranges are swept once it commits (`gc::Sweeps`).
+    dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// A pending write of an engine key: its new value, or `None` for a deletion.
@@ -136,6 +139,7 @@ struct Undo {
     volatile_delta: i64,
     ready: usize,
     flushed: usize,
+    dropped: usize,
     /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
     /// cleared them since the savepoint.
     before_clear: Option<BeforeClear>,
@@ -156,6 +160,7 @@ impl<'a> Txn<'a> {
             ready: Vec::new(),
             flushed: Vec::new(),
             undo: None,
+            dropped: Vec::new(),
         }
     }
 
@@ -168,6 +173,7 @@ impl<'a> Txn<'a> {
             volatile_delta: self.volatile_delta,
             ready: self.ready.len(),
             flushed: self.flushed.len(),
+            dropped: self.dropped.len(),
             ..Undo::default()
         }));
     }
@@ -198,12 +204,20 @@ impl<'a> Txn<'a> {
         self.volatile_delta = u.volatile_delta;
         self.ready.truncate(u.ready);
         self.flushed.truncate(u.flushed);
+        self.dropped.truncate(u.dropped);
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
     fn note_write(&mut self, k: &[u8]) {
         if let Some(u) = self.undo.as_mut() {
             u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
+        }
+    }
+
+    /// Remembers a big collection this write set drops, for a sweep after the commit.
+    fn note_dropped(&mut self, key: &[u8], meta: &Meta) {
+        if super::gc::is_big(meta) {
+            self.dropped.push((key.to_vec(), meta.clone()));
         }
     }
 
@@ -375,6 +389,12 @@ impl<'a> Txn<'a> {
             }
             Some(_) => {}
         }
+        if let Some(o) = &old
+            && o.meta.version().is_some()
+            && o.meta.version() != record.meta.version()
+        {
+            self.note_dropped(key, &o.meta);
+        }
         if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
             self.put(expiry_key(record.expire_at, key), Vec::new());
         }
@@ -400,6 +420,7 @@ impl<'a> Txn<'a> {
         self.delete(meta_key(key));
         self.key_delta -= 1;
         self.cache_record(key, None);
+        self.note_dropped(key, &old.meta);
         Ok(!old.expired(self.ctx.now_ms))
     }
 
@@ -620,6 +641,7 @@ impl<'a> Txn<'a> {
             cleared: self.cleared,
             ready: self.ready,
             touched,
+            dropped: self.dropped,
         };
         (batch, done)
     }
@@ -687,6 +709,8 @@ pub struct Committed {
     /// Redis keys written (for WATCH), each with whether the commit left it absent; empty
     /// while nobody watches.
     pub touched: Vec<Touched>,
+    /// Big collections dropped, for a sweep of their ranges (`gc::Sweeps`).
+    pub dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// True for engine keys that belong to Redis data (not the server's own records).
