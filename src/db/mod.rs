@@ -8,6 +8,9 @@ mod multi_get;
 mod prefix;
 mod read;
 mod recover;
+mod secondary;
+mod secondary_files;
+mod secondary_tail;
 mod verify;
 
 pub use verify::VerifyReport;
@@ -76,6 +79,8 @@ struct Handle {
     inner: Arc<DbInner>,
     /// The flush thread and the compaction threads.
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// A secondary's reading position ([`Db::open_secondary`]); `None` for other handles.
+    secondary: Option<Mutex<secondary_tail::Tail>>,
 }
 
 impl Drop for Handle {
@@ -197,6 +202,7 @@ impl Db {
         let handle = Arc::new(Handle {
             inner: Arc::clone(&inner),
             background: Mutex::new(Vec::new()),
+            secondary: None,
         });
         for i in 0..=inner.opts.background_threads {
             let bg_inner = Arc::clone(&inner);
@@ -270,6 +276,7 @@ impl Db {
             handle: Arc::new(Handle {
                 inner,
                 background: Mutex::new(Vec::new()),
+                secondary: None,
             }),
         })
     }
@@ -564,6 +571,9 @@ impl Db {
     /// # }
     /// ```
     pub fn snapshot(&self) -> Snapshot {
+        if self.is_secondary() {
+            return secondary::frozen_snapshot(self);
+        }
         let seq = {
             // Register under the lock so a compaction never misses a snapshot being taken.
             let mut snaps = self.inner().snapshots.lock();
