@@ -393,10 +393,17 @@ impl Env for StdEnv {
             .open(path)
             .map_err(|e| Error::io(path, e))?;
         match file.try_lock() {
-            Ok(()) => Ok(FileLock {
-                _file: file,
-                path: path.to_path_buf(),
-            }),
+            Ok(()) => {
+                // Who holds it, for the error the next opener gets (docs/FORMAT.md, LOCK).
+                // Advisory only: a failure to write it changes nothing else.
+                let _ = file.set_len(0).and_then(|()| {
+                    (&file).write_all(format!("{}\n", std::process::id()).as_bytes())
+                });
+                Ok(FileLock {
+                    _file: file,
+                    path: path.to_path_buf(),
+                })
+            }
             Err(fs::TryLockError::WouldBlock) => {
                 // Who holds it: if a shared lock can be had (and is let go at once), only
                 // shared holders, i.e. read-only openers, are there; else a writer.
@@ -429,12 +436,63 @@ impl Env for StdEnv {
     }
 }
 
-/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`.
+/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`, naming the
+/// holders' process ids where they can be found.
 fn locked(lock_path: &Path, holder: LockHolder) -> Error {
-    Error::Locked(LockConflict::new(
-        lock_path.parent().unwrap_or(lock_path),
-        holder,
-    ))
+    Error::Locked(
+        LockConflict::new(lock_path.parent().unwrap_or(lock_path), holder)
+            .with_pids(lock_holders(lock_path, holder)),
+    )
+}
+
+/// The process ids holding the lock on `lock_path`: on Linux those `/proc/locks` lists for
+/// the file (exact, also for shared holders); elsewhere, or if that finds none, a writer's,
+/// from the file's content (each writer writes its own when it takes the lock).
+fn lock_holders(lock_path: &Path, holder: LockHolder) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let listed = proc_locks_holders(lock_path);
+        if !listed.is_empty() {
+            return listed;
+        }
+    }
+    if holder != LockHolder::Writer {
+        return Vec::new();
+    }
+    fs::read_to_string(lock_path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .into_iter()
+        .collect()
+}
+
+/// The pids `/proc/locks` gives for `flock` locks on `path`'s inode (waiters left out),
+/// ascending and without repeats.
+#[cfg(target_os = "linux")]
+fn proc_locks_holders(path: &Path) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(meta), Ok(table)) = (fs::metadata(path), fs::read_to_string("/proc/locks")) else {
+        return Vec::new();
+    };
+    let dev = meta.dev();
+    // The kernel's encoding of a device number (glibc's gnu_dev_major / gnu_dev_minor).
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let mut pids: Vec<u32> = table
+        .lines()
+        .filter(|line| !line.contains("->"))
+        .filter_map(|line| {
+            // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() >= 6 && fields[1] == "FLOCK" && fields[5] == id)
+                .then(|| fields[4].parse().ok())
+                .flatten()
+        })
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
 }
 
 /// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).

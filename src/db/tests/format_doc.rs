@@ -126,6 +126,18 @@ fn examples_match() {
 }
 
 #[test]
+fn lock_file_holds_the_writer_process_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
+    assert_doc_says("(`4242\\n` for process 4242)");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("LOCK")).unwrap(),
+        format!("{}\n", std::process::id())
+    );
+    drop(db);
+}
+
+#[test]
 fn manifest_header_and_current_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = manifest::ManifestWriter::create(&StdEnv, dir.path(), 123).unwrap();
