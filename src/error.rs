@@ -190,6 +190,18 @@ pub enum Error {
     /// After a crash the write may or may not be there. (A write that fails with any other
     /// error is never visible, then or after a reopen.)
     OutcomeUnknown(String),
+    /// A standalone filter's bytes (or file) are intact but hold another kind of filter than
+    /// the type asked to decode them: a counting filter's file loaded as a
+    /// [`BloomFilter`](crate::filter::BloomFilter), say.
+    /// [`AnyFilter`](crate::filter::AnyFilter) reads every kind.
+    WrongFilterKind {
+        /// The file; empty when the bytes did not come from a file.
+        file: PathBuf,
+        /// The kind found: `"bloom"`, `"counting"` or `"scalable"`.
+        found: &'static str,
+        /// The kind the caller's type reads.
+        expected: &'static str,
+    },
     /// [`BloomFilter::try_insert`](crate::filter::BloomFilter::try_insert) was asked to add a
     /// new item to a filter already holding its capacity: past it the false-positive rate
     /// climbs above the rate the filter was built for.
@@ -248,6 +260,15 @@ impl Error {
                 path: Some(file.to_path_buf()),
                 source,
             },
+            Error::WrongFilterKind {
+                file: f,
+                found,
+                expected,
+            } if f.as_os_str().is_empty() => Error::WrongFilterKind {
+                file: file.to_path_buf(),
+                found,
+                expected,
+            },
             other => other,
         }
     }
@@ -288,6 +309,20 @@ impl fmt::Display for Error {
                 "{} has format version {found}; this build supports up to {supported}",
                 file.display()
             ),
+            Error::WrongFilterKind {
+                file,
+                found,
+                expected,
+            } => {
+                if !file.as_os_str().is_empty() {
+                    write!(f, "{}: ", file.display())?;
+                }
+                write!(
+                    f,
+                    "a {found} filter, not a {expected} filter (read it with the {found} \
+                     filter's type, or with AnyFilter, which reads every kind)"
+                )
+            }
             Error::CapacityExceeded {
                 capacity,
                 error_rate,

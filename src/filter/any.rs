@@ -12,8 +12,8 @@ use super::{BloomFilter, CountingBloomFilter, ScalableBloomFilter, file};
 ///
 /// ```
 /// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::filter::{AnyFilter, CountingBloomFilter};
-/// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+/// use bloomkv::filter::{AnyFilter, CountingBloomFilter, FilterSize};
+/// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
 /// c.insert("x");
 /// let mut any = AnyFilter::from_bytes(&c.to_bytes())?;
 /// assert_eq!(any.kind_name(), "counting");

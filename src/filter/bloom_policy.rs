@@ -70,7 +70,7 @@ impl BloomPolicy {
         // filter for distinct keys, not entries.
         let distinct = hashes.len() - hashes.windows(2).filter(|w| w[0] == w[1]).count();
         let (bits, k) = size_for_bits_per_key(Layout::Blocked, distinct.max(1), self.bits_per_key)?;
-        let mut filter = BloomFilter::with_params(Layout::Blocked, bits, k)?;
+        let mut filter = BloomFilter::exactly(Layout::Blocked, bits, k)?;
         let mut previous = None;
         for &h in hashes {
             if previous != Some(h) {

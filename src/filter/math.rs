@@ -42,7 +42,7 @@ impl_count!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 ///
 /// Returns 0 when `n` is 0, and saturates at `u64::MAX`. `p` outside (0, 1) is meaningless
 /// here; callers that take `p` from users validate it first (see
-/// [`BloomFilter::with_rate`](super::BloomFilter::with_rate)); for such `p` the result is 0
+/// [`BloomFilter::new`](super::BloomFilter::new) for items at a rate); for such `p` the result is 0
 /// (`p >= 1`) or `u64::MAX` (`p <= 0`).
 pub fn optimal_bits(n: impl Count, p: f64) -> u64 {
     let n = n.as_f64();

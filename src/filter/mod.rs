@@ -1,7 +1,7 @@
 //! Standalone Bloom filters, and the [`FilterPolicy`] through which SSTables use them.
 //!
 //! * [`BloomFilter`]: a Bloom filter in either [`Layout`] (standard by default, blocked on
-//!   request), serializable with a checksum.
+//!   request), serializable with a checksum; [`FilterSize`] says how big.
 //! * [`CountingBloomFilter`]: 4-bit counters instead of bits, so keys can be removed.
 //! * [`ScalableBloomFilter`]: a chain of Bloom filters that grows and keeps its error rate.
 //! * [`AnyFilter`]: whichever of the three a file holds.
@@ -28,6 +28,7 @@ mod policy;
 mod prefix;
 mod ribbon;
 mod scalable;
+mod size;
 mod static_header;
 
 pub use any::AnyFilter;
@@ -40,6 +41,7 @@ pub use policy::FilterPolicy;
 pub use prefix::{DelimiterPrefix, FixedPrefix, PrefixExtractor};
 pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
 pub use scalable::ScalableBloomFilter;
+pub use size::FilterSize;
 
 /// The built-in policy named `name` (as stored in a table), at its default size: what a
 /// table built by a policy other than its database's current one is read with.

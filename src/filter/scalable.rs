@@ -23,7 +23,7 @@ const MAX_STAGES: usize = 64;
 ///
 /// That argument needs each stage to really keep its `p_i`, which small stages with tight
 /// rates (a small initial capacity) do not when sized by the textbook formula. Each stage is
-/// a [`BloomFilter::with_capacity`], sized by [`super::math::standard_sizing`] to keep its
+/// a [`BloomFilter`] for a capacity at a rate ([`super::FilterSize::for_items`]), sized by [`super::math::standard_sizing`] to keep its
 /// rate, small-filter effects included. The bound is on the expected rate; one filter's own
 /// rate spreads around it, by more the smaller its first stage (`docs/FILTERS.md`).
 ///
@@ -135,8 +135,11 @@ impl ScalableBloomFilter {
         })?;
         let capacity = usize::try_from(capacity)
             .map_err(|_| Error::InvalidArgument("stage capacity overflows".into()))?;
-        self.stages
-            .push(BloomFilter::with_capacity(capacity, rate)?);
+        self.stages.push(BloomFilter::for_rate(
+            super::Layout::Standard,
+            capacity,
+            rate,
+        )?);
         Ok(())
     }
 
@@ -420,13 +423,19 @@ impl ScalableBloomFilter {
     /// newer format.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, body) = encoding::check_envelope(bytes)?;
-        let kind = Kind::from_tag(bytes[5]);
-        if kind != Some(Kind::Scalable) {
-            let what = kind.map_or("an unknown kind of filter", Kind::describe);
-            return Err(Error::corrupt_bytes(
-                5,
-                format!("{what}, not a scalable Bloom filter"),
-            ));
+        match Kind::from_tag(bytes[5]) {
+            Some(Kind::Scalable) => {}
+            // The envelope's checksum held: these are another kind's intact bytes.
+            Some(other) => return Err(other.wrong(Kind::Scalable)),
+            None => {
+                return Err(Error::corrupt_bytes(
+                    5,
+                    format!(
+                        "an unknown kind of filter ({}), not a scalable Bloom filter",
+                        bytes[5]
+                    ),
+                ));
+            }
         }
         if version != VERSION {
             return Err(Error::corrupt_bytes(
