@@ -108,6 +108,16 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_rate(100, 0.01)?, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::for_items(n, p))`"
@@ -120,6 +130,16 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_capacity(100, 0.01)?, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::for_items(capacity, error_rate))`"
@@ -132,6 +152,16 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_bits_per_key(100, 8)?, BloomFilter::new(FilterSize::bits_per_key(100, 8))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key))`"
@@ -147,6 +177,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let old = BloomFilter::with_rate_blocked(100, 0.01)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::for_items(n, p).blocked())`"
@@ -159,6 +200,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let old = BloomFilter::with_bits_per_key_blocked(100, 8)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits_per_key(100, 8).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).blocked())`"
@@ -174,6 +226,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_layout(Layout::Blocked, 100, 8)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits_per_key(100, 8).with_layout(Layout::Blocked))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).with_layout(layout))`"
@@ -190,6 +253,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_layout_rate(Layout::Standard, 100, 0.01)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::for_items(n, p).with_layout(layout))`"
@@ -206,6 +280,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_params(Layout::Standard, 640, 4)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits(640, 4))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `BloomFilter::new(FilterSize::bits(bits, k).with_layout(layout))`"
@@ -375,6 +460,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::try_insert`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1, 0.01))?;
+    /// assert!(f.try_insert_hash(hash_key(b"a"))?);
+    /// assert!(f.try_insert_hash(hash_key(b"b")).is_err()); // past its capacity of 1
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool> {
         if self.contains_hash(hash) {
             return Ok(false);
@@ -389,11 +485,33 @@ impl BloomFilter {
     }
 
     /// May `key` have been inserted? Never `false` for an inserted key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// assert!(f.contains("k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
         self.contains_hash(hash_key(key.as_ref()))
     }
 
     /// [`BloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// assert!(f.contains_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.layout {
@@ -412,16 +530,48 @@ impl BloomFilter {
     /// [`math::standard_false_positive_rate`] for [`Layout::Standard`] (the textbook
     /// formula corrected for probes that repeat a bit), the block model for
     /// [`Layout::Blocked`]. 0 for an empty filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// assert_eq!(f.expected_fp_rate(), 0.0);
+    /// for i in 0..1000u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert!(f.expected_fp_rate() <= 0.011);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn expected_fp_rate(&self) -> f64 {
         predicted_rate(self.layout, self.bits, self.items, self.k)
     }
 
     /// Number of bits `m` in the filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::bits(1000, 3).blocked())?.bit_len(), 1024);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bit_len(&self) -> u64 {
         self.bits
     }
 
     /// Number of probes `k` per key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::bits(1000, 3))?.num_hashes(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn num_hashes(&self) -> u32 {
         self.k
     }
@@ -432,16 +582,46 @@ impl BloomFilter {
     /// the false-positive rate. (A filter from an SSTable counts its distinct keys; after
     /// [`BloomFilter::union`] or [`BloomFilter::intersect`] it is
     /// [`BloomFilter::estimated_len`].)
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("a");
+    /// f.insert("a");
+    /// assert_eq!(f.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
 
     /// True if nothing was inserted.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert!(BloomFilter::new(FilterSize::for_items(100, 0.01))?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.items == 0
     }
 
     /// The layout of the bit array.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// assert_eq!(BloomFilter::new(FilterSize::for_items(100, 0.01))?.layout(), Layout::Standard);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn layout(&self) -> Layout {
         self.layout
     }
@@ -499,6 +679,19 @@ impl BloomFilter {
 
     /// True once [`BloomFilter::len`] has reached [`BloomFilter::capacity`]
     /// ([`BloomFilter::try_insert`] then refuses new items).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(2, 0.01))?;
+    /// f.insert("a");
+    /// assert!(!f.is_full());
+    /// f.insert("b");
+    /// assert!(f.is_full());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_full(&self) -> bool {
         self.items >= self.capacity
     }
@@ -720,8 +913,8 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
-    /// damaged or inconsistent input, including another kind's bytes;
-    /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
+    /// damaged or inconsistent input; [`Error::WrongFilterKind`] for another kind's intact
+    /// bytes; [`Error::UnsupportedVersion`] for an intact filter of a newer format.
     pub fn from_bytes(bytes: &[u8]) -> Result<BloomFilter> {
         let view = encoding::validate_expecting(bytes, Some(Kind::Bloom))?;
         let words = view
@@ -778,8 +971,26 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] naming the file if it cannot be read; [`Error::Corruption`] naming the
-    /// file and the byte offset if it is damaged or holds another kind of filter;
-    /// [`Error::UnsupportedVersion`] naming the file for a newer format.
+    /// file and the byte offset if it is damaged; [`Error::WrongFilterKind`] naming the file
+    /// if it holds another kind of filter; [`Error::UnsupportedVersion`] naming the file for a
+    /// newer format.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::Error;
+    /// use bloomkv::filter::{BloomFilter, CountingBloomFilter, FilterSize};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// f.save(dir.path().join("f"))?;
+    /// assert_eq!(BloomFilter::load(dir.path().join("f"))?, f);
+    /// CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?.save(dir.path().join("c"))?;
+    /// let err = BloomFilter::load(dir.path().join("c")).unwrap_err();
+    /// assert!(matches!(err, Error::WrongFilterKind { found: "counting", .. }));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<BloomFilter> {
         let path = path.as_ref();
         let bytes = file::read(path)?;

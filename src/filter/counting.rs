@@ -97,6 +97,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_rate(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p))`"
@@ -109,6 +120,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_bits_per_key(100, 8)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits_per_key(100, 8))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key))`"
@@ -121,6 +143,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_rate_blocked(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p).blocked())`"
@@ -133,6 +166,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_bits_per_key_blocked(100, 8)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits_per_key(100, 8).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).blocked())`"
@@ -148,6 +192,18 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_layout(Layout::Blocked, 100, 8)?;
+    /// let new = CountingBloomFilter::new(FilterSize::bits_per_key(100, 8).with_layout(Layout::Blocked))?;
+    /// assert_eq!(old, new);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).with_layout(layout))`"
@@ -164,6 +220,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_layout_rate(Layout::Standard, 100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p).with_layout(layout))`"
@@ -176,6 +243,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::for_items(capacity, error_rate))`"
@@ -188,6 +266,17 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_params(Layout::Standard, 640, 4)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits(640, 4))?);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[deprecated(
         since = "0.2.0",
         note = "use `CountingBloomFilter::new(FilterSize::bits(positions, k).with_layout(layout))`"
@@ -299,6 +388,17 @@ impl CountingBloomFilter {
     }
 
     /// [`CountingBloomFilter::insert`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert!(c.insert_hash(hash_key(b"k")));
+    /// assert!(c.contains(b"k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         self.items = self.items.saturating_add(1);
         let mut new = false;
@@ -313,17 +413,48 @@ impl CountingBloomFilter {
     }
 
     /// The number of items the filter was built for.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::for_items(250, 0.01))?.capacity(), 250);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn capacity(&self) -> usize {
         usize::try_from(self.capacity).unwrap_or(usize::MAX)
     }
 
     /// The false-positive rate the filter was built to keep up to
     /// [`CountingBloomFilter::capacity`] items.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::for_items(250, 0.02))?.error_rate(), 0.02);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn error_rate(&self) -> f64 {
         f64::from_bits(self.error_rate)
     }
 
     /// Fraction of counters that are non-zero.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::bits(100, 2))?;
+    /// c.insert("k");
+    /// assert!(c.fill_ratio() > 0.0 && c.fill_ratio() <= 0.02);
+    /// c.remove("k");
+    /// assert_eq!(c.fill_ratio(), 0.0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         self.nonzero() as f64 / self.positions as f64
     }
@@ -392,6 +523,19 @@ impl CountingBloomFilter {
     }
 
     /// Empties the filter; shape, capacity and error rate stay.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.clear();
+    /// assert!(c.is_empty() && !c.contains("k"));
+    /// assert_eq!(c.capacity(), 100);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn clear(&mut self) {
         self.cells.fill(0);
         self.items = 0;
@@ -477,11 +621,34 @@ impl CountingBloomFilter {
     /// Removes one occurrence of a key. Returns `false`, changing nothing, if the filter says
     /// the key is absent; otherwise decrements the key's counters (saturated ones stay at 15)
     /// and returns `true`. Only remove keys you inserted (see the type's documentation).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.remove("k"));
+    /// assert!(!c.remove("k")); // absent now: nothing changes
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove(&mut self, key: impl AsRef<[u8]>) -> bool {
         self.remove_hash(hash_key(key.as_ref()))
     }
 
     /// [`CountingBloomFilter::remove`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.remove_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove_hash(&mut self, hash: u64) -> bool {
         if !self.contains_hash(hash) {
             return false;
@@ -499,27 +666,80 @@ impl CountingBloomFilter {
     }
 
     /// May `key` be present (inserted more times than removed)? Never `false` for such a key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.contains("k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
         self.contains_hash(hash_key(key.as_ref()))
     }
 
     /// [`CountingBloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.contains_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
         positions(self.layout, hash, self.positions, self.k).all(|p| self.counter(p) > 0)
     }
 
     /// The false-positive rate predicted for [`CountingBloomFilter::len`] keys.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// for i in 0..100u32 {
+    ///     c.insert(i.to_le_bytes());
+    /// }
+    /// assert!(c.expected_fp_rate() <= 0.011);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn expected_fp_rate(&self) -> f64 {
         predicted_rate(self.layout, self.positions, self.items, self.k)
     }
 
     /// Number of positions `m` (counters; the equivalent Bloom filter's bit length). The
     /// filter occupies `m / 2` bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::bits(300, 3))?.bit_len(), 300);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bit_len(&self) -> u64 {
         self.positions
     }
 
     /// Number of probes `k` per key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::bits(300, 3))?.num_hashes(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn num_hashes(&self) -> u32 {
         self.k
     }
@@ -529,21 +749,66 @@ impl CountingBloomFilter {
     /// distinct items: inserting one item 11 times gives 11. For the distinct load, the one
     /// that fills the filter and that [`CountingBloomFilter::capacity`] is about, see
     /// [`CountingBloomFilter::estimated_len`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.insert("k");
+    /// c.remove("k");
+    /// assert_eq!(c.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
 
     /// True if [`CountingBloomFilter::len`] is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert!(CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.items == 0
     }
 
     /// The layout of the counter array.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?;
+    /// assert_eq!(c.layout(), Layout::Blocked);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn layout(&self) -> Layout {
         self.layout
     }
 
     /// Number of counters stuck at 15.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::bits(64, 1))?;
+    /// for _ in 0..20 {
+    ///     c.insert("k");
+    /// }
+    /// assert_eq!(c.saturated_counters(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn saturated_counters(&self) -> u64 {
         (0..self.positions)
             .filter(|&p| self.counter(p) == SATURATED)
@@ -555,6 +820,18 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the bit array cannot be allocated.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// let plain = c.to_bloom_filter()?;
+    /// assert!(plain.contains("k") && plain.bit_len() == c.bit_len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
         let mut words = vec![0u8; 0];
         words
@@ -634,6 +911,19 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::load`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.save(dir.path().join("c"))?;
+    /// assert_eq!(CountingBloomFilter::load(dir.path().join("c"))?, c);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = file::read(path)?;
@@ -645,8 +935,21 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
-    /// damaged or inconsistent input, including a plain Bloom filter's bytes;
-    /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
+    /// damaged or inconsistent input; [`Error::WrongFilterKind`] for another kind's intact
+    /// bytes (a plain Bloom filter's, say); [`Error::UnsupportedVersion`] for an intact filter
+    /// of a newer format.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, CountingBloomFilter, FilterSize};
+    /// let c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert_eq!(CountingBloomFilter::from_bytes(&c.to_bytes())?, c);
+    /// let plain = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert!(CountingBloomFilter::from_bytes(&plain.to_bytes()).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let view = encoding::validate_expecting(bytes, Some(Kind::Counting))?;
         let mut c = CountingBloomFilter {
