@@ -20,6 +20,22 @@ use crate::error::{Error, LockConflict, LockHolder, Result};
 
 /// A file opened for appending. Data reaches the OS on [`WritableFile::flush`] and stable
 /// storage on [`WritableFile::sync`].
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, WritableFile};
+/// let dir = tempfile::tempdir()?;
+/// let mut f = StdEnv.create_writable(&dir.path().join("log"))?;
+/// f.append(b"record")?; // maybe only buffered
+/// f.flush()?; // the OS has it
+/// f.sync()?; // the disk has it
+/// assert_eq!(f.len(), 6);
+/// assert!(!f.is_empty());
+/// assert!(f.sync_handle().is_some()); // a real file can be synced from another thread
+/// # Ok(())
+/// # }
+/// ```
 pub trait WritableFile: Send {
     /// Appends `data` (possibly only to a user-space buffer).
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -41,9 +57,40 @@ pub trait WritableFile: Send {
 }
 
 /// See [`WritableFile::sync_handle`].
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, SyncHandle, WritableFile};
+/// let dir = tempfile::tempdir()?;
+/// let mut f = StdEnv.create_writable(&dir.path().join("log"))?;
+/// let sync: SyncHandle = f.sync_handle().expect("a real file");
+/// f.append(b"more")?;
+/// f.flush()?;
+/// std::thread::spawn(move || sync()).join().unwrap()?; // fsync off the writer's thread
+/// # Ok(())
+/// # }
+/// ```
 pub type SyncHandle = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
 /// A file read by positional reads, shareable between threads.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, RandomAccessFile, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("data");
+/// std::fs::write(&path, b"hello world")?;
+/// let f = StdEnv.open_random_access(&path)?;
+/// assert_eq!(f.read_at(6, 5)?, b"world");
+/// assert_eq!(f.read_at_reusing(0, 5, Vec::with_capacity(64))?, b"hello");
+/// assert!(f.read_at(6, 10).unwrap_err().is_corruption()); // past the end
+/// assert_eq!((f.size(), f.path()), (11, path.as_path()));
+/// assert!(f.mapping().is_none()); // not opened with open_mapped
+/// # Ok(())
+/// # }
+/// ```
 pub trait RandomAccessFile: Send + Sync + Debug {
     /// Reads exactly `len` bytes at `offset`; reading past the end is an error.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
@@ -67,6 +114,19 @@ pub trait RandomAccessFile: Send + Sync + Debug {
 
 /// An advisory lock on a file (exclusive, or shared with other shared holders), released on
 /// drop.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
+/// assert!(StdEnv.lock_file(&dir.path().join("LOCK")).is_err()); // held
+/// drop(lock); // released
+/// StdEnv.lock_file(&dir.path().join("LOCK"))?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct FileLock {
     _file: File,
@@ -75,12 +135,62 @@ pub struct FileLock {
 
 impl FileLock {
     /// The locked file.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::{Env, StdEnv};
+    /// let dir = tempfile::tempdir()?;
+    /// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
+    /// assert_eq!(lock.path(), dir.path().join("LOCK"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// Everything the engine needs from a file system.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, WritableFile};
+/// let env = StdEnv;
+/// let dir = tempfile::tempdir()?;
+/// let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+/// let mut f = env.create_writable(&a)?;
+/// f.append(b"abc")?;
+/// f.sync()?;
+/// drop(f);
+/// let mut more = env.open_appendable(&a)?;
+/// more.append(b"def")?;
+/// more.flush()?;
+/// drop(more);
+/// assert_eq!(env.read_all(&a)?, b"abcdef");
+/// assert_eq!(env.open_random_access(&a)?.read_at(3, 3)?, b"def");
+/// assert_eq!(env.open_mapped(&a)?.read_at(0, 3)?, b"abc");
+/// env.truncate(&a, 2)?;
+/// assert_eq!(env.file_size(&a)?, 2);
+/// env.hard_link(&a, &dir.path().join("link"))?;
+/// env.rename(&a, &b)?;
+/// assert!(!env.exists(&a) && env.exists(&b));
+/// env.create_dir_all(&dir.path().join("sub/dir"))?;
+/// assert!(env.is_dir(&dir.path().join("sub")));
+/// env.remove_dir(&dir.path().join("sub/dir"))?;
+/// env.sync_dir(dir.path())?;
+/// let mut names = env.list_dir(dir.path())?;
+/// names.sort();
+/// assert_eq!(names, ["b", "link", "sub"]);
+/// env.remove_file(&b)?;
+/// let shared = env.lock_file_shared(&dir.path().join("link"))?; // readers share
+/// let also = env.lock_file_shared(&dir.path().join("link"))?;
+/// assert!(env.lock_file(&dir.path().join("link")).is_err()); // a writer is kept out
+/// drop((shared, also));
+/// # Ok(())
+/// # }
+/// ```
 pub trait Env: Send + Sync + Debug {
     /// Creates (or truncates) `path` for writing.
     fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
@@ -148,11 +258,29 @@ pub trait Env: Send + Sync + Debug {
 }
 
 /// The real file system.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// StdEnv.create_dir_all(&dir.path().join("x"))?;
+/// assert!(StdEnv.is_dir(&dir.path().join("x")));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdEnv;
 
 impl StdEnv {
     /// A shared handle to the real file system.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// let opts = bloomkv::Options { env: StdEnv::shared(), ..Default::default() };
+    /// assert!(opts.validate().is_ok());
+    /// ```
     pub fn shared() -> Arc<dyn Env> {
         Arc::new(StdEnv)
     }
@@ -497,6 +625,18 @@ fn proc_locks_holders(path: &Path) -> Vec<u32> {
 
 /// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).
 /// Clones share the bytes, so a caller can hand one clone to a writer and read the other.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{MemWritableFile, WritableFile};
+/// let file = MemWritableFile::new();
+/// let mut writer = file.clone(); // clones share the bytes
+/// writer.append(b"abc")?;
+/// assert_eq!(file.contents(), b"abc");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MemWritableFile {
     bytes: Arc<parking_lot::Mutex<Vec<u8>>>,
@@ -504,11 +644,23 @@ pub struct MemWritableFile {
 
 impl MemWritableFile {
     /// An empty file.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// assert!(MemWritableFile::new().is_empty());
+    /// ```
     pub fn new() -> MemWritableFile {
         MemWritableFile::default()
     }
 
     /// An empty file with room for `bytes` before it reallocates.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// assert_eq!(MemWritableFile::with_capacity(4096).len(), 0);
+    /// ```
     pub fn with_capacity(bytes: usize) -> MemWritableFile {
         MemWritableFile {
             bytes: Arc::new(parking_lot::Mutex::new(Vec::with_capacity(bytes))),
@@ -516,6 +668,17 @@ impl MemWritableFile {
     }
 
     /// A copy of everything appended so far.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// let mut f = MemWritableFile::new();
+    /// f.append(b"x")?;
+    /// assert_eq!(f.contents(), b"x");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contents(&self) -> Vec<u8> {
         self.bytes.lock().clone()
     }
@@ -542,6 +705,17 @@ impl WritableFile for MemWritableFile {
 
 /// A file held in memory and read by position, with the same bounds rule as a real file:
 /// reading past the end is `Corruption` naming `path`.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{MemRandomAccessFile, RandomAccessFile};
+/// let f = MemRandomAccessFile::new(b"0123456789".to_vec(), "in-memory");
+/// assert_eq!(f.read_at(2, 3)?, b"234");
+/// assert!(f.read_at(8, 3).unwrap_err().is_corruption());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct MemRandomAccessFile {
     data: Vec<u8>,
@@ -550,6 +724,13 @@ pub struct MemRandomAccessFile {
 
 impl MemRandomAccessFile {
     /// Serves `data` as if it were the file at `path`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemRandomAccessFile, RandomAccessFile};
+    /// let f = MemRandomAccessFile::new(vec![1, 2, 3], "x.sst");
+    /// assert_eq!((f.size(), f.path()), (3, std::path::Path::new("x.sst")));
+    /// ```
     pub fn new(data: Vec<u8>, path: impl Into<PathBuf>) -> MemRandomAccessFile {
         MemRandomAccessFile {
             data,
