@@ -183,8 +183,8 @@ impl DbInner {
     pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
         if self.read_only {
             return Err(crate::Error::ReadOnly(format!(
-                "{operation} refused: database {} was opened for reading only \
-                 (Db::open_read_only or Db::open_secondary)",
+                "{operation} refused: database {} was opened read-only (Db::open_read_only \
+                 or Db::open_secondary)",
                 self.dir.display()
             )));
         }
