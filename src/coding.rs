@@ -91,12 +91,6 @@ impl<'a> Decoder<'a> {
         self.pos += n;
         Ok(v)
     }
-    /// Decodes a 32-bit varint.
-    pub fn varint32(&mut self) -> Result<u32> {
-        let (v, n) = get_varint32(self.remaining()).map_err(|e| e.located_rel(self.pos))?;
-        self.pos += n;
-        Ok(v)
-    }
     /// Takes `n` raw bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.buf.len() - self.pos < n {

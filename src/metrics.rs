@@ -8,6 +8,17 @@ use crate::options::NUM_LEVELS;
 
 /// Running totals of table reads. Updated with relaxed atomics: each counter is exact, but a
 /// [`ReadCounters::snapshot`] taken during reads may mix counts from slightly different moments.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::ReadCounters;
+/// let counters = Arc::new(ReadCounters::default()); // share one per database's tables
+/// assert_eq!(counters.snapshot().data_blocks_read, 0);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default)]
 pub struct ReadCounters {
     filter_checks: AtomicU64,
@@ -22,6 +33,13 @@ pub struct ReadCounters {
 }
 
 /// A copy of [`ReadCounters`] at one moment.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::{ReadCounters, ReadCountersSnapshot};
+/// let snap: ReadCountersSnapshot = ReadCounters::default().snapshot();
+/// assert_eq!(snap, ReadCountersSnapshot::default());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadCountersSnapshot {
     /// Point lookups that consulted a table's filter.
@@ -42,6 +60,13 @@ pub struct ReadCountersSnapshot {
 
 impl ReadCounters {
     /// Current totals.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::ReadCounters;
+    /// let c = ReadCounters::default();
+    /// assert_eq!(c.snapshot().filter_checks, 0);
+    /// ```
     pub fn snapshot(&self) -> ReadCountersSnapshot {
         // `maybe` before `checks`: a check is counted before its "maybe", so this order never
         // sees more maybes than checks.

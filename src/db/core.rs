@@ -30,6 +30,20 @@ pub(crate) struct ReadView {
     pub mem: Arc<MemTable>,
     pub imm: Option<Arc<MemTable>>,
     pub version: Arc<Version>,
+    /// A secondary's view (see `secondary.rs`) holds exactly the writes up to this number
+    /// and is read at it, whatever sequence number the caller loaded: catching up replaces
+    /// the view and the published number in two steps, and a sequence number older than the
+    /// view it meets could miss versions the writer's compactions dropped since. `None` for
+    /// a database that writes: its readers pass the published number, which never runs
+    /// ahead of the view.
+    pub seq: Option<SeqNo>,
+}
+
+impl ReadView {
+    /// The sequence number a read that asked for `asked` reads this view at.
+    pub fn read_seq(&self, asked: SeqNo) -> SeqNo {
+        self.seq.unwrap_or(asked)
+    }
 }
 
 /// The writer's exclusive state.
@@ -187,7 +201,8 @@ impl DbInner {
     pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
         if self.read_only {
             return Err(crate::Error::ReadOnly(format!(
-                "{operation} refused: database {} was opened read-only (Db::open_read_only)",
+                "{operation} refused: database {} was opened read-only (Db::open_read_only \
+                 or Db::open_secondary)",
                 self.dir.display()
             )));
         }

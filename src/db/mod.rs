@@ -5,9 +5,13 @@ mod checkpoint;
 mod core;
 mod cursor;
 mod multi_get;
+mod open_handles;
 mod prefix;
 mod read;
 mod recover;
+mod secondary;
+mod secondary_files;
+mod secondary_tail;
 mod verify;
 
 pub use verify::VerifyReport;
@@ -80,6 +84,8 @@ struct Handle {
     inner: Arc<DbInner>,
     /// The flush thread and the compaction threads.
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// A secondary's reading position ([`Db::open_secondary`]); `None` for other handles.
+    secondary: Option<Mutex<secondary_tail::Tail>>,
 }
 
 impl Drop for Handle {
@@ -195,12 +201,16 @@ impl Db {
     /// # }
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(recover::open(path.as_ref(), options)?);
+        let inner = Arc::new(
+            recover::open(path.as_ref(), options)
+                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
+        );
         // The handle exists before the threads do, so that if starting one fails, dropping
         // it stops those already running.
         let handle = Arc::new(Handle {
             inner: Arc::clone(&inner),
             background: Mutex::new(Vec::new()),
+            secondary: None,
         });
         for i in 0..=inner.opts.background_threads {
             let bg_inner = Arc::clone(&inner);
@@ -217,6 +227,7 @@ impl Db {
             let thread = spawned.map_err(|e| Error::io(path.as_ref(), e))?;
             handle.background.lock().push(thread);
         }
+        open_handles::register(path.as_ref(), &handle);
         Ok(Db { handle })
     }
 
@@ -235,7 +246,8 @@ impl Db {
     /// Locking: any number of read-only handles, in any processes, may have a database open
     /// together; they share the `LOCK` file's advisory lock, and a writer ([`Db::open`])
     /// needs it exclusively, so the two exclude each other, and [`Error::Locked`] says which
-    /// kind holds it. A directory with no `LOCK` file (never opened for writing, or a copy)
+    /// kind holds it and, where it can tell, their process ids. To read while a writer has
+    /// the database open, use [`Db::open_secondary`], which takes no lock. A directory with no `LOCK` file (never opened for writing, or a copy)
     /// is opened without a lock, since creating one would be a write: a writer opening it
     /// later cannot see this reader, and may then delete tables the reader has not opened
     /// yet (the reader gets I/O errors, never wrong answers).
@@ -269,13 +281,17 @@ impl Db {
     /// # }
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(recover::open_read_only(path.as_ref(), options)?);
-        Ok(Db {
-            handle: Arc::new(Handle {
-                inner,
-                background: Mutex::new(Vec::new()),
-            }),
-        })
+        let inner = Arc::new(
+            recover::open_read_only(path.as_ref(), options)
+                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
+        );
+        let handle = Arc::new(Handle {
+            inner,
+            background: Mutex::new(Vec::new()),
+            secondary: None,
+        });
+        open_handles::register(path.as_ref(), &handle);
+        Ok(Db { handle })
     }
 
     /// Whether this handle was opened with [`Db::open_read_only`].
@@ -577,6 +593,9 @@ impl Db {
     /// # }
     /// ```
     pub fn snapshot(&self) -> Snapshot {
+        if self.is_secondary() {
+            return secondary::frozen_snapshot(self);
+        }
         let seq = {
             // Register under the lock so a compaction never misses a snapshot being taken.
             let mut snaps = self.inner().snapshots.lock();
@@ -963,7 +982,30 @@ fn table_stats(version: &crate::version::Version) -> Vec<TableStats> {
 
 /// A consistent, read-only view of a database at one moment.
 ///
-/// It keeps the database open (and the table versions it needs alive) until dropped.
+/// A snapshot keeps its database open until it is dropped, also after every [`Db`] handle
+/// of it is gone: the tables it reads stay alive, and so does the lock. Opening the
+/// directory again meanwhile fails with [`Error::Locked`], whose message says that this
+/// process holds it through a snapshot. A snapshot of a secondary ([`Db::open_secondary`])
+/// reads the state the secondary had when it was taken, whatever catch-ups come after.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::{Db, Error, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put("k", "v")?;
+/// let snap = db.snapshot();
+/// drop(db);
+/// assert_eq!(snap.get("k")?, Some(b"v".to_vec())); // still open...
+/// let err = Db::open(dir.path(), Options::default()).unwrap_err();
+/// assert!(matches!(err, Error::Locked(_)) && err.to_string().contains("Snapshot"));
+/// drop(snap); // ...until the snapshot goes
+/// let db = Db::open(dir.path(), Options::default())?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct Snapshot {
     db: Db,
     seq: SeqNo,

@@ -85,6 +85,7 @@ impl DbInner {
         mut trace: Option<&mut GetExplain>,
     ) -> Result<Option<Vec<u8>>> {
         let view = self.view_guard();
+        let seq = view.read_seq(seq);
         if let Some(t) = trace.as_deref_mut() {
             t.snapshot = seq;
             t.checked_immutable = view.imm.is_some();
@@ -165,6 +166,7 @@ impl DbInner {
     pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
         let (merged, view) = self.internal_iter();
         let range_dels = range_del_view(&view);
+        let seq = view.read_seq(seq);
         DbIter::new(Box::new(merged), seq, start, end)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))

@@ -40,6 +40,21 @@ use crate::env::{Env, FileLock, RandomAccessFile, SyncHandle, WritableFile};
 use crate::error::{Error, Result};
 
 /// A kind of file-system call that can be made to fail.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// ctl.fail_nth(FaultOp::Write, 1, FaultKind::Eio);
+/// assert!(db.put("k", "v").is_err()); // the WAL append failed
+/// assert_eq!(ctl.injected(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultOp {
     /// [`WritableFile::append`].
@@ -63,6 +78,21 @@ impl FaultOp {
 }
 
 /// How an injected failure looks to the caller.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// ctl.fail_nth(FaultOp::Write, 1, FaultKind::NoSpace);
+/// let err = db.put("k", "v").unwrap_err();
+/// assert!(err.to_string().contains("No space left"), "{err}");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultKind {
     /// `EIO` (errno 5).
@@ -125,6 +155,21 @@ struct CtlState {
 
 /// Decides which calls fail, counts them, and models what a crash loses. Shared by a
 /// [`FaultEnv`] and the test driving it.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// let before = ctl.calls(FaultOp::Write);
+/// db.put("k", "v")?;
+/// assert!(ctl.calls(FaultOp::Write) > before);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default)]
 pub struct FaultController {
     state: Mutex<CtlState>,
@@ -133,11 +178,45 @@ pub struct FaultController {
 impl FaultController {
     /// Makes the `n`th call of `op` from now (1 = the next one) fail with `kind`.
     /// Replaces any earlier plan.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+    /// ctl.fail_nth(FaultOp::Write, 2, FaultKind::Eio); // the second append from now
+    /// db.put("a", "1")?;
+    /// assert!(db.put("b", "2").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, false, true);
     }
 
     /// Like [`FaultController::fail_nth`], but every later call of `op` fails too.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+    /// ctl.fail_from_nth(FaultOp::Write, 1, FaultKind::NoSpace); // a full disk
+    /// assert!(db.put("a", "1").is_err());
+    /// db.resume()?; // a fresh WAL (nothing written into it yet)
+    /// assert!(db.put("a", "1").is_err()); // still full
+    /// ctl.clear(); // space freed
+    /// db.resume()?;
+    /// db.put("a", "1")?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fail_from_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, true, true);
     }
@@ -145,6 +224,15 @@ impl FaultController {
     /// Like [`FaultController::fail_nth`], but keeps the plans already made, so that calls of
     /// several operations fail (a WAL sync, then the truncate that would take its record
     /// back).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.fail_nth(FaultOp::Sync, 1, FaultKind::Eio);
+    /// ctl.also_fail_nth(FaultOp::Truncate, 1, FaultKind::Eio); // both plans stand
+    /// ```
     pub fn also_fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, false, false);
     }
@@ -166,6 +254,24 @@ impl FaultController {
     /// With `true`, file and directory fsyncs are recorded for [`FaultController::crash`]
     /// but not made for real (a file sync only hands the data to the OS). The crash model
     /// does not need real fsyncs, and tests run far faster without them.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.set_simulated_sync(true); // fast, and the crash model still knows what was synced
+    /// let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { env: env.clone(), sync_writes: true, ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts.clone())?;
+    /// db.put("k", "v")?;
+    /// drop(db);
+    /// ctl.crash(&StdEnv)?;
+    /// assert_eq!(bloomkv::Db::open(dir.path(), opts)?.get("k")?, Some(b"v".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set_simulated_sync(&self, on: bool) {
         self.state.lock().simulated_sync = on;
     }
@@ -190,16 +296,42 @@ impl FaultController {
     }
 
     /// Stops injecting failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.fail_nth(FaultOp::Rename, 1, FaultKind::Eio);
+    /// ctl.clear();
+    /// assert_eq!(ctl.injected(), 0);
+    /// ```
     pub fn clear(&self) {
         self.state.lock().plans.clear();
     }
 
     /// Calls of `op` made so far.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// assert_eq!(ctl.calls(FaultOp::Create), 0);
+    /// ```
     pub fn calls(&self, op: FaultOp) -> u64 {
         self.state.lock().calls[op.index()]
     }
 
     /// Failures injected so far.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// assert_eq!(ctl.injected(), 0);
+    /// ```
     pub fn injected(&self) -> u64 {
         self.state.lock().injected
     }
@@ -240,10 +372,33 @@ impl FaultController {
     /// Turns the directory into what a power cut at this moment would leave: un-synced
     /// renames are undone (newest first), files created since their directory's last fsync
     /// are deleted, and every other tracked file is cut to its last synced length.
-    /// Close every database using the env first.
+    /// Close every database using the env first. `env` is the env the [`FaultEnv`] wraps
+    /// (the real files), not the [`FaultEnv`] itself, whose calls take the controller's lock
+    /// that this holds.
     ///
     /// # Errors
     /// I/O errors from the underlying env while rewinding.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { env: env.clone(), ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts.clone())?;
+    /// db.put("synced", "1")?;
+    /// db.sync_wal()?;
+    /// db.put("unsynced", "2")?;
+    /// drop(db);
+    /// ctl.crash(&StdEnv)?; // a power cut now
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// assert_eq!(db.get("synced")?, Some(b"1".to_vec()));
+    /// assert_eq!(db.get("unsynced")?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn crash(&self, env: &dyn Env) -> Result<()> {
         let mut st = self.state.lock();
         for r in std::mem::take(&mut st.unsynced_renames).into_iter().rev() {
@@ -275,6 +430,19 @@ impl FaultController {
 
 /// An [`Env`] that forwards to another and injects the failures its [`FaultController`]
 /// plans.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// ctl.fail_nth(FaultOp::Create, 1, FaultKind::Eio);
+/// assert!(bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() }).is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct FaultEnv {
     inner: Arc<dyn Env>,
@@ -283,6 +451,16 @@ pub struct FaultEnv {
 
 impl FaultEnv {
     /// Wraps `inner`; returns the env to put in `Options::env` and its controller.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let opts = bloomkv::Options { env, ..Default::default() };
+    /// assert_eq!(ctl.injected(), 0);
+    /// # let _ = opts;
+    /// ```
     pub fn wrap(inner: Arc<dyn Env>) -> (Arc<dyn Env>, Arc<FaultController>) {
         let ctl = Arc::new(FaultController::default());
         let env = Arc::new(FaultEnv {

@@ -23,8 +23,8 @@ pub use evict::evict_dir;
 pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
 pub use procio::ProcIo;
-pub use report::{compare_table, json_string};
-pub use svg::sweep_chart;
+pub use report::{compare_table, fmt_duration, headline, json_string};
+pub use svg::{runs_chart, sweep_chart};
 
 use bloomkv::Db;
 use bloomkv::Stats;

@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 
 use bloomkv::{Db, LevelStats, Stats, TableStats};
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg};
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::open;
-use crate::output::Out;
+use crate::output::{Out, count};
 use serde_json::{Value, json};
 
 /// Version of the `--json` layout; bumped only if a field changes meaning or goes away
@@ -18,6 +18,10 @@ const JSON_FORMAT: u64 = 1;
 /// Arguments of `stats`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
     /// One JSON object on one line, for scripts (layout documented in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
@@ -27,9 +31,9 @@ pub struct Args {
     pub tables: bool,
 }
 
-/// Prints the per-level table and the global counters. The counters count since the
-/// database was opened, i.e. since this kvctl process started: lookup counters are zero,
-/// and flushes/compactions are those recovery did.
+/// Prints the per-level table and the global counters. The database is read as a
+/// secondary (no lock: it works beside a running writer), so the counters count since this
+/// kvctl process opened it: lookup counters, flushes and compactions are zero.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let db = open::existing(g)?;
     let s = db.stats();
@@ -155,11 +159,11 @@ fn table(db: &Db, s: &Stats) -> String {
     let r = db.recovery_report();
     let _ = write!(
         t,
-        "recovery at open: {} WAL files replayed ({} records), {} tables written, {} items dropped",
-        r.logs_replayed,
-        r.records,
-        r.tables_written,
-        r.dropped.len()
+        "recovery at open: {} replayed ({}), {} written, {} dropped",
+        count(r.logs_replayed as u64, "WAL file"),
+        count(r.records, "record"),
+        count(r.tables_written as u64, "table"),
+        count(r.dropped.len() as u64, "item")
     );
     t
 }

@@ -16,6 +16,7 @@ mod read_only;
 mod resume_after_manifest_failure;
 mod resume_after_outcome_unknown;
 mod resume_keeps_a_prefix;
+mod secondary;
 mod sync_wal;
 mod sync_wal_concurrent;
 mod write_failures;
