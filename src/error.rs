@@ -311,6 +311,15 @@ impl Error {
                 capacity: *capacity,
                 error_rate: *error_rate,
             },
+            Error::WrongFilterKind {
+                file,
+                found,
+                expected,
+            } => Error::WrongFilterKind {
+                file: file.clone(),
+                found,
+                expected,
+            },
         }
     }
 
