@@ -126,6 +126,7 @@ mod tests {
             filter_checks: 10,
             filter_useful: 9,
             filter_false_positives: 1,
+            ..LevelStats::default()
         };
         s.levels[3].files = 1;
         let text = s.to_string();
