@@ -282,6 +282,10 @@ fn peek(bytes: &[u8]) -> Option<Header<'_>> {
 }
 
 impl FilterPolicy for RibbonPolicy {
+    fn uses_default_hash(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         Self::NAME
     }

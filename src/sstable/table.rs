@@ -660,22 +660,62 @@ impl Table {
         Ok(out)
     }
 
-    /// [`Table::get`] without its key-range check, for a caller that has already matched the
-    /// key against the table's range (the engine does, from the manifest's record of it).
+    /// [`Table::filter_verdict`] then [`Table::get_in_range_after`]: the lookup of a key
+    /// already matched against the table's range.
+    #[cfg(any(test, feature = "internals"))]
+    pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+        let verdict = self.filter_verdict(hash);
+        self.get_in_range_after(lookup, verdict)
+    }
+
+    /// What the table's filter says of a key with this hash, counted in the table's own
+    /// counters: [`FilterVerdict::NoFilter`], [`FilterVerdict::Absent`] or
+    /// [`FilterVerdict::MayContain`]. The first half of [`Table::get_in_range`], for a caller
+    /// that can skip the rest when the filter rules the key out and the table has no range
+    /// tombstones ([`Table::has_range_deletions`]).
+    #[inline]
+    pub(crate) fn filter_verdict(&self, hash: u64) -> FilterVerdict {
+        match &self.filter {
+            None => FilterVerdict::NoFilter,
+            Some((policy, bytes)) => {
+                self.filter_checks.fetch_add(1, Relaxed);
+                if policy.may_contain_hash(bytes, hash) {
+                    FilterVerdict::MayContain
+                } else {
+                    FilterVerdict::Absent
+                }
+            }
+        }
+    }
+
+    /// Whether the table holds range tombstones (which a point lookup consults whatever the
+    /// filter says).
+    #[inline]
+    pub(crate) fn has_range_deletions(&self) -> bool {
+        self.range_dels.is_some()
+    }
+
+    /// [`Table::get`] without its key-range check and after [`Table::filter_verdict`] gave
+    /// `verdict` for the key, for a caller that has already matched the key against the
+    /// table's range (the engine does, from the manifest's record of it).
     /// Never a wrong answer if that record were off: a key outside the table is simply not
     /// found in the block the index leads to (or the index leads to no block at all).
     ///
-    /// It counts the filter's answer in the table's own counters only, not in the shared
-    /// [`ReadCounters`]' filter figures: the engine keeps those per level (one increment per
-    /// check instead of two) and adds the levels up for its totals.
+    /// [`Table::filter_verdict`] counts the filter's answer in the table's own counters only,
+    /// not in the shared [`ReadCounters`]' filter figures: the engine keeps those per level
+    /// (one increment per check instead of two) and adds the levels up for its totals.
     ///
     /// A range tombstone of this table that covers the key and is newer than the version
     /// found (or finds none) makes the answer a delete at the tombstone's sequence number:
     /// the tombstones are consulted before the filter, which knows nothing of them.
     ///
     /// `lookup` must be at least a trailer long.
-    pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
-        let mut out = self.get_point(lookup, hash)?;
+    pub(crate) fn get_in_range_after(
+        &self,
+        lookup: &[u8],
+        verdict: FilterVerdict,
+    ) -> Result<TableGet> {
+        let mut out = self.get_point(lookup, verdict)?;
         if let Some(f) = &self.range_dels {
             let snapshot = lookup_seq(lookup);
             if let Some(t) = f.covering_seq(key::user_key(lookup), snapshot)
@@ -687,27 +727,19 @@ impl Table {
         Ok(out)
     }
 
-    fn get_point(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+    fn get_point(&self, lookup: &[u8], verdict: FilterVerdict) -> Result<TableGet> {
         let user_key = key::user_key(lookup);
-        let mut out = TableGet {
-            verdict: FilterVerdict::OutOfRange,
+        let out = TableGet {
+            verdict,
             blocks_read: 0,
             cache_hits: 0,
             entry: None,
             false_positive: false,
         };
-        out.verdict = match &self.filter {
-            None => FilterVerdict::NoFilter,
-            Some((policy, bytes)) => {
-                let maybe = policy.may_contain_hash(bytes, hash);
-                self.filter_checks.fetch_add(1, Relaxed);
-                if !maybe {
-                    out.verdict = FilterVerdict::Absent;
-                    return Ok(out);
-                }
-                FilterVerdict::MayContain
-            }
-        };
+        if verdict == FilterVerdict::Absent {
+            return Ok(out);
+        }
+        let mut out = out;
         let pos = self.index_seek(lookup);
         let mut user_key_present = false;
         if let Some(entry) = self.index.get(pos) {
