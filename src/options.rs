@@ -183,6 +183,23 @@ pub struct Options {
     /// assert!(opts.validate().is_ok());
     /// ```
     pub compaction_bytes_per_sec: Option<u64>,
+    /// Once no write has arrived for this long (default 5 s), the level-0 tables left over
+    /// after the last writes (fewer than `level0_compaction_trigger`, so never due on their
+    /// own) are compacted into the base level by a compaction thread that has nothing else to
+    /// do: each costs every point lookup one more filter probe until then. One job at a time,
+    /// only when no flush or other compaction runs, and at most one per flushed memtable.
+    /// [`crate::Db::wait_for_compactions`] compacts them without waiting for the delay.
+    /// `None`: level 0 is compacted only when due.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let opts = bloomkv::Options {
+    ///     idle_compaction_delay: Some(Duration::from_secs(30)),
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub idle_compaction_delay: Option<std::time::Duration>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
     /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
@@ -303,6 +320,7 @@ impl Default for Options {
             compaction_pri: CompactionPri::MinOverlappingRatio,
             background_threads: 2,
             compaction_bytes_per_sec: None,
+            idle_compaction_delay: Some(std::time::Duration::from_secs(5)),
             env: Arc::new(StdEnv),
             filter_policy: Arc::new(BloomPolicy::default()),
             compression: Compression::Lz4,

@@ -298,6 +298,8 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             compact_pointers,
             refilter_given_up: Vec::new(),
             unsettled_tables: Vec::new(),
+            idle: super::idle::IdleWatch::new(last_seq),
+            settling: 0,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),

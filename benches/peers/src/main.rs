@@ -178,7 +178,8 @@ fn main() -> Res<()> {
         let mut reports = Vec::new();
         for e in engines.iter_mut() {
             eprintln!("W2 on {} ({} keys)", e.name(), s.keys);
-            reports.push(w2::run(e.as_mut(), &s)?);
+            let base = w2::memory_baseline();
+            reports.push(w2::run(e.as_mut(), &s, base)?);
             // Free the disk and the page cache for the next engine.
             e.close();
         }

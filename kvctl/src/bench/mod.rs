@@ -22,7 +22,7 @@ pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
 pub use evict::evict_dir;
 pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
-pub use procio::ProcIo;
+pub use procio::{Memory, ProcIo};
 pub use report::{compare_table, json_string};
 pub use svg::sweep_chart;
 
@@ -367,6 +367,9 @@ pub struct Phase {
     pub engine: EngineDelta,
     /// `/proc/self/io` over the phase (`None` off Linux).
     pub io: Option<ProcIo>,
+    /// Resident memory at the phase's end and the phase's peak (`None` off Linux); the whole
+    /// process's, the latency record included (4 bytes per timed operation).
+    pub memory: Option<Memory>,
 }
 
 impl Phase {
@@ -503,11 +506,13 @@ fn timed(
     body: impl FnOnce(&mut Option<Latencies>) -> Result<()>,
 ) -> Result<Phase> {
     let s0 = db.stats();
+    Memory::reset_peak();
     let io0 = ProcIo::now();
     let t0 = Instant::now();
     body(&mut lat)?;
     let elapsed = t0.elapsed();
     let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
+    let memory = Memory::now();
     let s1 = db.stats();
     let mut q = |q: f64| lat.as_mut().and_then(|l| l.quantile(q));
     let (p50_ns, p99_ns, p999_ns, max_ns) = (q(0.5), q(0.99), q(0.999), q(1.0));
@@ -521,6 +526,7 @@ fn timed(
         max_ns,
         engine: EngineDelta::between(&s0, &s1),
         io,
+        memory,
     })
 }
 
@@ -595,6 +601,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     cfg.tick("reopen", 0, 1);
     let t0 = Instant::now();
     let io0 = ProcIo::now();
+    Memory::reset_peak();
     drop(db);
     if cfg.evict_page_cache {
         evict_dir(&cfg.dir)?;
@@ -611,6 +618,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         max_ns: None,
         engine: EngineDelta::between(&db.stats(), &db.stats()),
         io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
+        memory: Memory::now(),
     });
 
     // 3. get_present
