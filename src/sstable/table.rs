@@ -23,6 +23,7 @@ use crate::sstable::format::{
     BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, raw_block_in, read_block,
     read_block_with_codec,
 };
+use crate::sstable::index::Index;
 use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
 
@@ -70,13 +71,6 @@ pub struct TableGet {
     pub false_positive: bool,
 }
 
-/// One index entry: a separator key and the data block it leads to.
-#[derive(Clone, Debug)]
-pub(crate) struct IndexEntry {
-    pub(crate) separator: Vec<u8>,
-    pub(crate) handle: BlockHandle,
-}
-
 /// An open, immutable table. `Send + Sync`: share it as `Arc<Table>`.
 #[derive(Debug)]
 pub struct Table {
@@ -85,7 +79,7 @@ pub struct Table {
     file_number: u64,
     /// Offset where the footer starts: no block may reach past it.
     blocks_end: u64,
-    pub(crate) index: Vec<IndexEntry>,
+    pub(crate) index: Index,
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
     cache: Option<Arc<BlockCache>>,
@@ -118,7 +112,7 @@ fn no_block_verified(blocks: usize) -> Box<[AtomicU64]> {
 #[derive(Debug)]
 pub(crate) struct TableParts {
     blocks_end: u64,
-    index: Vec<IndexEntry>,
+    index: Index,
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
     range_dels: Option<Arc<Fragments>>,
@@ -128,12 +122,7 @@ pub(crate) struct TableParts {
 impl TableParts {
     /// Bytes of memory it holds, roughly: index entries and the filter.
     pub(crate) fn bytes(&self) -> usize {
-        let index: usize = self
-            .index
-            .iter()
-            .map(|e| e.separator.len() + std::mem::size_of::<IndexEntry>())
-            .sum();
-        index
+        self.index.bytes()
             + self.filter.as_ref().map_or(0, |(_, f)| f.len())
             + self.prefix_filter.as_ref().map_or(0, |(_, f)| f.len())
     }
@@ -312,7 +301,7 @@ impl Table {
 
         if props.format_version < 2 {
             // Version 1 stored every block raw and recorded no data sizes.
-            props.data_bytes = index.iter().map(|e| e.handle.size).sum();
+            props.data_bytes = index.handles().iter().map(|h| h.size).sum();
             props.data_raw_bytes = props.data_bytes;
         }
         let range_dels = Self::read_range_dels(&*file, &path, &props, range_handle, blocks_end)?;
@@ -349,12 +338,12 @@ impl Table {
         path: &Path,
         handle: BlockHandle,
         blocks_end: u64,
-    ) -> Result<Vec<IndexEntry>> {
+    ) -> Result<Index> {
         let (raw, codec) = read_block_with_codec(file, path, handle, blocks_end, Vec::new())?;
         let locate = |e: Error| located_in_block(e, path, handle, codec);
         let block = Block::new(raw).map_err(locate)?;
         let mut it = BlockIter::new(Arc::new(block), key::compare);
-        let mut out = Vec::new();
+        let mut out = Index::default();
         let mut next_free = 0u64;
         it.seek_to_first().map_err(locate)?;
         while it.valid() {
@@ -373,12 +362,12 @@ impl Table {
                 ));
             }
             next_free = h.offset + h.size + BLOCK_TRAILER_LEN as u64;
-            out.push(IndexEntry {
-                separator: it.key().to_vec(),
-                handle: h,
-            });
+            if !out.push(it.key(), h) {
+                return Err(Error::corruption(path, at, "index separators exceed 4 GiB"));
+            }
             it.advance().map_err(locate)?;
         }
+        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -549,7 +538,7 @@ impl Table {
         pos: usize,
         target: Option<&[u8]>,
     ) -> Result<(Arc<Block>, bool, Option<Found>)> {
-        let handle = self.index[pos].handle;
+        let handle = self.index.handle(pos);
         if let Some(map) = &self.mapping
             && let Some(range) = raw_block_in(map, &self.path, handle, self.blocks_end)?
         {
@@ -610,7 +599,7 @@ impl Table {
     /// Index position of the first block whose separator is `>= target`.
     pub(crate) fn index_seek(&self, target: &[u8]) -> usize {
         self.index
-            .partition_point(|e| key::compare(&e.separator, target) == Ordering::Less)
+            .partition_point(|separator| key::compare(separator, target) == Ordering::Less)
     }
 
     /// Looks up the newest version of a user key visible at a snapshot.
@@ -742,7 +731,7 @@ impl Table {
         let mut out = out;
         let pos = self.index_seek(lookup);
         let mut user_key_present = false;
-        if let Some(entry) = self.index.get(pos) {
+        if let Some(handle) = self.index.get(pos) {
             let (block, hit, found) = self.data_block_finding(pos, Some(lookup))?;
             if hit {
                 out.cache_hits += 1;
@@ -752,7 +741,7 @@ impl Table {
             let bad_key = |at: usize, e: Error| {
                 Error::corruption(
                     &self.path,
-                    entry.handle.offset + at as u64,
+                    handle.offset + at as u64,
                     format!("bad internal key in data block: {e}"),
                 )
             };
@@ -776,7 +765,7 @@ impl Table {
                 }
                 return Ok(out);
             }
-            let locate = |e: Error| e.located(&self.path, entry.handle.offset);
+            let locate = |e: Error| e.located(&self.path, handle.offset);
             let mut it = BlockIter::new(block, key::compare);
             it.seek(lookup).map_err(locate)?;
             if it.valid() {
