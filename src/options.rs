@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::env::{Env, StdEnv};
-use crate::filter::{BloomPolicy, FilterPolicy, PrefixExtractor};
+use crate::filter::{FilterPolicy, LeveledPolicy, PrefixExtractor};
 pub use crate::sstable::compression::Compression;
 
 /// Number of levels in the LSM tree (L0..L6).
@@ -202,8 +202,12 @@ pub struct Options {
     pub idle_compaction_delay: Option<std::time::Duration>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
-    /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
-    /// Bloom filters). Its size per table comes from `filter_bits_per_key` /
+    /// The kind of filter tables are built with (default [`LeveledPolicy`]: cache-line
+    /// blocked Bloom filters on level 0, Ribbon filters from level 1 down, where nearly all
+    /// keys live and a lookup probes one table per level; see `docs/FILTERS.md`). A policy
+    /// that differs by level gives each level's kind through [`FilterPolicy::for_level`];
+    /// any other policy builds every level's tables. Its size per table comes from
+    /// `filter_bits_per_key` /
     /// `filter_bits_per_level` / `filter_allocation` through
     /// [`FilterPolicy::with_bits_per_key`]. Each table records the name of the policy that
     /// built it and is read with a policy of that name: this one or a built-in one; a table
@@ -322,7 +326,7 @@ impl Default for Options {
             compaction_bytes_per_sec: None,
             idle_compaction_delay: Some(std::time::Duration::from_secs(5)),
             env: Arc::new(StdEnv),
-            filter_policy: Arc::new(BloomPolicy::default()),
+            filter_policy: Arc::new(LeveledPolicy::default()),
             compression: Compression::Lz4,
             compression_per_level: None,
             filter_policy_per_level: None,
@@ -471,11 +475,23 @@ impl Options {
         }
     }
 
-    /// The kind of filter for tables written to `level`.
+    /// The kind of filter for tables written to `level`: `filter_policy_per_level`'s entry
+    /// if there is a list, else what `filter_policy` gives for the level
+    /// ([`FilterPolicy::for_level`]), else `filter_policy`.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use bloomkv::filter::{BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// // The default: Bloom on level 0, Ribbon below.
+    /// let default = bloomkv::Options::default();
+    /// assert_eq!(default.filter_policy_for_level(0).name(), BloomPolicy::NAME);
+    /// assert_eq!(default.filter_policy_for_level(1).name(), RibbonPolicy::NAME);
+    /// // One kind everywhere.
+    /// let bloom = bloomkv::Options {
+    ///     filter_policy: Arc::new(BloomPolicy::new(10)),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(bloom.filter_policy_for_level(3).name(), BloomPolicy::NAME);
     /// let opts = bloomkv::Options {
     ///     filter_policy_per_level: Some(vec![
     ///         Arc::new(BloomPolicy::default()),
@@ -489,7 +505,10 @@ impl Options {
     pub fn filter_policy_for_level(&self, level: usize) -> &Arc<dyn FilterPolicy> {
         match &self.filter_policy_per_level {
             Some(v) if !v.is_empty() => &v[level.min(v.len() - 1)],
-            _ => &self.filter_policy,
+            _ => self
+                .filter_policy
+                .for_level(level)
+                .unwrap_or(&self.filter_policy),
         }
     }
 

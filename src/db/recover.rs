@@ -194,7 +194,10 @@ fn table_cache(
         )
         .with_filter_policy(
             Arc::clone(&opts.filter_policy),
-            opts.filter_policy_per_level.clone().unwrap_or_default(),
+            // Every level's policy: a table records the name of the one that built it.
+            (0..crate::options::NUM_LEVELS)
+                .map(|level| Arc::clone(opts.filter_policy_for_level(level)))
+                .collect(),
         )
         .with_mmap_reads(opts.mmap_reads),
     );

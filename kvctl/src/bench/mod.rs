@@ -264,20 +264,21 @@ impl W1Config {
         }
     }
 
-    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon"); "bloom"
-    /// when none were given.
+    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon");
+    /// "default" when none were given (the engine's default, `LeveledPolicy`: Bloom on level
+    /// 0, Ribbon below).
     pub fn filter_kinds_label(&self) -> String {
         if self.filter_kinds.is_empty() {
-            return FilterKind::Bloom.name().into();
+            return "default".into();
         }
         let names: Vec<&str> = self.filter_kinds.iter().map(|k| k.name()).collect();
         names.join(",")
     }
 
     /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters", with the filter
-    /// kinds when they are not Bloom everywhere ("10 bits/key Monkey bloom,bloom,ribbon").
+    /// kinds when they are not the default ("10 bits/key Monkey bloom,bloom,ribbon").
     pub fn label(&self) -> String {
-        let kinds = if self.filter_kinds.iter().all(|k| *k == FilterKind::Bloom) {
+        let kinds = if self.filter_kinds.is_empty() {
             String::new()
         } else {
             format!(" {}", self.filter_kinds_label())
