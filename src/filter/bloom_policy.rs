@@ -188,7 +188,7 @@ fn probe_table_filter(filter: &[u8], hash: u64) -> Option<bool> {
     // `reduce` can pick lies inside it. `k` within 1..=64.
     if tag & !(0xff << 56) != TABLE_HEADER_TAG
         || k.wrapping_sub(1) >= super::MAX_HASHES
-        || payload_len % 64 != 0
+        || !payload_len.is_multiple_of(64)
         || payload_len == 0
         || bits != payload_len * 8
     {
