@@ -42,6 +42,7 @@ mod info;
 pub mod log;
 pub mod pubsub;
 pub mod resp;
+pub mod script;
 mod server;
 pub mod store;
 pub mod walsync;

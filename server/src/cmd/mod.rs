@@ -17,6 +17,7 @@ use bytes::Bytes;
 
 use crate::bloom;
 use crate::resp::Reply;
+use crate::script;
 use crate::store::{R, Txn};
 
 /// Redis's type error.
@@ -141,6 +142,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
     cmd!("watch", -2, Conn, 1, -1, 1, "transactions", C, "Makes EXEC fail if any of the keys changes before it."),
     cmd!("unwatch", 1, Conn, 0, 0, 0, "transactions", C, "Forgets every watched key."),
+    // scripting (keys follow numkeys; EVAL locks every writer out, EVAL_RO reads a snapshot)
+    cmd!("eval", -3, Exclusive(script::eval), 0, 0, 0, "scripting", &["noscript", "stale", "skip_monitor", "may_replicate", "no_mandatory_keys", "movablekeys"], "Runs a Lua script atomically."),
+    cmd!("evalsha", -3, Exclusive(script::evalsha), 0, 0, 0, "scripting", &["noscript", "stale", "skip_monitor", "may_replicate", "no_mandatory_keys", "movablekeys"], "Runs a cached Lua script by its SHA1."),
+    cmd!("eval_ro", -3, Read(script::eval_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a read-only Lua script."),
+    cmd!("evalsha_ro", -3, Read(script::evalsha_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a cached read-only Lua script."),
+    cmd!("script", -2, Conn, 0, 0, 0, "scripting", &["noscript"], "SCRIPT LOAD, EXISTS, FLUSH, KILL, HELP."),
+    cmd!("time", 1, Read(keyspace::time), 0, 0, 0, "server", &["loading", "stale", "fast"], "Returns the server time (seconds, microseconds)."),
     // pub/sub
     cmd!("subscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels."),
     cmd!("psubscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels matching patterns."),
