@@ -46,6 +46,14 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
     if NOSCRIPT.contains(&c.name) {
         return Reply::err("This Redis command is not allowed from script");
     }
+    if c.name == "xread"
+        && args
+            .iter()
+            .take_while(|a| !a.eq_ignore_ascii_case(b"STREAMS"))
+            .any(|a| a.eq_ignore_ascii_case(b"BLOCK"))
+    {
+        return Reply::err("xread command is not allowed with BLOCK option from scripts");
+    }
     if c.key_positions(args.len())
         .any(|i| args[i].len() > MAX_KEY_LEN)
     {
@@ -54,7 +62,7 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
     let writes = matches!(
         c.kind,
         Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
-    );
+    ) && c.name != "xread";
     if read_only && writes {
         return Reply::err("Write commands are not allowed from read-only scripts.");
     }
