@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -16,6 +16,8 @@ pub struct Scripts {
     /// Bodies by lowercase hex SHA1.
     bodies: Mutex<HashMap<[u8; 40], Bytes>>,
     running: Mutex<Vec<Running>>,
+    /// `running.len()`, read without the lock (every write command looks at it).
+    count: AtomicUsize,
     next_id: AtomicU64,
 }
 
@@ -38,7 +40,9 @@ pub struct RunGuard<'a> {
 
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
-        self.scripts.running.lock().retain(|r| r.id != self.id);
+        let mut running = self.scripts.running.lock();
+        running.retain(|r| r.id != self.id);
+        self.scripts.count.store(running.len(), Ordering::Release);
     }
 }
 
@@ -98,12 +102,15 @@ impl Scripts {
     pub fn start(&self, writes: bool) -> RunGuard<'_> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let kill = Arc::new(AtomicBool::new(false));
-        self.running.lock().push(Running {
+        let mut running = self.running.lock();
+        running.push(Running {
             id,
             started: Instant::now(),
             writes,
             kill: Arc::clone(&kill),
         });
+        self.count.store(running.len(), Ordering::Release);
+        drop(running);
         RunGuard {
             scripts: self,
             id,
@@ -122,6 +129,9 @@ impl Scripts {
 
     /// How long the oldest running script that may write has run (`None`: none runs).
     pub fn busy_for(&self) -> Option<Duration> {
+        if self.running() == 0 {
+            return None;
+        }
         self.running
             .lock()
             .iter()
@@ -132,7 +142,7 @@ impl Scripts {
 
     /// Number of scripts running now.
     pub fn running(&self) -> usize {
-        self.running.lock().len()
+        self.count.load(Ordering::Acquire)
     }
 }
 
