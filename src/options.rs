@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::compaction_filter::CompactionFilter;
 use crate::env::{Env, StdEnv};
-use crate::filter::{BloomPolicy, FilterPolicy, PrefixExtractor};
+use crate::filter::{FilterPolicy, LeveledPolicy, PrefixExtractor};
 pub use crate::sstable::compression::Compression;
 
 /// Number of levels in the LSM tree (L0..L6).
@@ -183,10 +184,31 @@ pub struct Options {
     /// assert!(opts.validate().is_ok());
     /// ```
     pub compaction_bytes_per_sec: Option<u64>,
+    /// Once no write has arrived for this long (default 5 s), the level-0 tables left over
+    /// after the last writes (fewer than `level0_compaction_trigger`, so never due on their
+    /// own) are compacted into the base level by a compaction thread that has nothing else to
+    /// do: each costs every point lookup one more filter probe until then. One job at a time,
+    /// only when no flush or other compaction runs, and at most one per flushed memtable.
+    /// [`crate::Db::wait_for_compactions`] compacts them without waiting for the delay.
+    /// `None`: level 0 is compacted only when due.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let opts = bloomkv::Options {
+    ///     idle_compaction_delay: Some(Duration::from_secs(30)),
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub idle_compaction_delay: Option<std::time::Duration>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
-    /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
-    /// Bloom filters). Its size per table comes from `filter_bits_per_key` /
+    /// The kind of filter tables are built with (default [`LeveledPolicy`]: cache-line
+    /// blocked Bloom filters on level 0, Ribbon filters from level 1 down, where nearly all
+    /// keys live and a lookup probes one table per level; see `docs/FILTERS.md`). A policy
+    /// that differs by level gives each level's kind through [`FilterPolicy::for_level`];
+    /// any other policy builds every level's tables. Its size per table comes from
+    /// `filter_bits_per_key` /
     /// `filter_bits_per_level` / `filter_allocation` through
     /// [`FilterPolicy::with_bits_per_key`]. Each table records the name of the policy that
     /// built it and is read with a policy of that name: this one or a built-in one; a table
@@ -259,6 +281,49 @@ pub struct Options {
     /// # }
     /// ```
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// A hook compactions consult to drop or rewrite entries nobody needs any more (default
+    /// `None`; RocksDB's `compaction_filter`): expired keys, members of deleted collections.
+    /// It is asked only about entries every reader sees alike (the newest version of a key,
+    /// a put, older than every live snapshot, not range-deleted), so it never changes an
+    /// answer a reader is entitled to; its reads see the database as of the compaction's
+    /// start. Flushes do not consult it (see [`CompactionFilter`] for why, and for what
+    /// else is not filtered). While it is set, each compaction holds a snapshot of its own
+    /// for those reads.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use std::sync::Arc;
+    /// use bloomkv::{CompactionDecision, CompactionFilter, CompactionFilterContext, Options};
+    ///
+    /// /// Drops every key under "tmp/".
+    /// #[derive(Debug)]
+    /// struct DropTemporary;
+    ///
+    /// impl CompactionFilter for DropTemporary {
+    ///     fn name(&self) -> &str {
+    ///         "drop-temporary"
+    ///     }
+    ///     fn filter(&self, _: &mut CompactionFilterContext<'_>, key: &[u8], _: &[u8]) -> CompactionDecision {
+    ///         if key.starts_with(b"tmp/") {
+    ///             CompactionDecision::Remove
+    ///         } else {
+    ///             CompactionDecision::Keep
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let opts = Options { compaction_filter: Some(Arc::new(DropTemporary)), ..Options::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// db.put("tmp/scratch", "x")?;
+    /// db.put("kept", "y")?;
+    /// db.compact()?;
+    /// assert_eq!(db.get("tmp/scratch")?, None);
+    /// assert_eq!(db.get("kept")?, Some(b"y".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 /// Which table of a level a compaction out of that level takes ([`Options::compaction_pri`]).
@@ -303,12 +368,14 @@ impl Default for Options {
             compaction_pri: CompactionPri::MinOverlappingRatio,
             background_threads: 2,
             compaction_bytes_per_sec: None,
+            idle_compaction_delay: Some(std::time::Duration::from_secs(5)),
             env: Arc::new(StdEnv),
-            filter_policy: Arc::new(BloomPolicy::default()),
+            filter_policy: Arc::new(LeveledPolicy::default()),
             compression: Compression::Lz4,
             compression_per_level: None,
             filter_policy_per_level: None,
             prefix_extractor: None,
+            compaction_filter: None,
         }
     }
 }
@@ -453,11 +520,23 @@ impl Options {
         }
     }
 
-    /// The kind of filter for tables written to `level`.
+    /// The kind of filter for tables written to `level`: `filter_policy_per_level`'s entry
+    /// if there is a list, else what `filter_policy` gives for the level
+    /// ([`FilterPolicy::for_level`]), else `filter_policy`.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use bloomkv::filter::{BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// // The default: Bloom on level 0, Ribbon below.
+    /// let default = bloomkv::Options::default();
+    /// assert_eq!(default.filter_policy_for_level(0).name(), BloomPolicy::NAME);
+    /// assert_eq!(default.filter_policy_for_level(1).name(), RibbonPolicy::NAME);
+    /// // One kind everywhere.
+    /// let bloom = bloomkv::Options {
+    ///     filter_policy: Arc::new(BloomPolicy::new(10)),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(bloom.filter_policy_for_level(3).name(), BloomPolicy::NAME);
     /// let opts = bloomkv::Options {
     ///     filter_policy_per_level: Some(vec![
     ///         Arc::new(BloomPolicy::default()),
@@ -471,7 +550,10 @@ impl Options {
     pub fn filter_policy_for_level(&self, level: usize) -> &Arc<dyn FilterPolicy> {
         match &self.filter_policy_per_level {
             Some(v) if !v.is_empty() => &v[level.min(v.len() - 1)],
-            _ => &self.filter_policy,
+            _ => self
+                .filter_policy
+                .for_level(level)
+                .unwrap_or(&self.filter_policy),
         }
     }
 

@@ -45,7 +45,6 @@ pub mod resp;
 pub mod script;
 mod server;
 pub mod store;
-pub mod walsync;
 pub mod watch;
 
 pub use config::{AppendFsync, Config};

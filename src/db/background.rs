@@ -13,9 +13,10 @@ use super::core::{DbInner, State};
 use crate::compaction::filter_budget;
 use crate::compaction::pick::UserRange;
 use crate::compaction::refilter::Refiltered;
-use crate::compaction::{self, Context, Host, Job, Outcome, pick};
+use crate::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
 use crate::error::Result;
 use crate::filename;
+use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::memtable::MemTable;
 use crate::metrics::bump;
@@ -75,11 +76,17 @@ pub(crate) fn run_compactions(db: Arc<DbInner>) {
                 if st.shutting_down {
                     return;
                 }
-                if let Some(work) = db.take_compaction(&mut st) {
-                    st.compactions_running += 1;
-                    break work;
+                match db.take_compaction(&mut st) {
+                    Ok(work) => {
+                        st.compactions_running += 1;
+                        break work;
+                    }
+                    // Level-0 leftovers become due once the tree has been idle long enough.
+                    Err(Some(wait)) => {
+                        db.work_cv.wait_for(&mut st, wait);
+                    }
+                    Err(None) => db.work_cv.wait(&mut st),
                 }
-                db.work_cv.wait(&mut st);
             }
         };
         let (result, claim, manual) = match work {
@@ -156,6 +163,7 @@ impl DbInner {
             let written = out.finish()?;
             for meta in written {
                 bump(&self.work.compaction_bytes_written, meta.size);
+                bump(&self.work.flush_bytes_written, meta.size);
                 edit.new_files.push((0, meta));
             }
         }
@@ -284,23 +292,44 @@ impl DbInner {
         }
     }
 
-    /// Whether a compaction should run now.
-    fn wants_compaction(&self, st: &State) -> bool {
-        let version = self.view.load();
+    /// Whether a compaction should run now (for a caller of `wait_for_compactions`: level-0
+    /// tables left over count, see [`super::idle`]).
+    fn wants_compaction(&self, st: &mut State) -> bool {
+        let version = self.current_version();
         st.manual_requested > st.manual_completed
-            || compaction::is_due(&version.version, &self.opts, &st.refilter_given_up)
+            || compaction::is_due(&version, &self.opts, &st.refilter_given_up)
+            || self.idle_plan(st, &version).is_ok()
     }
 
-    /// The compaction work to start now, if any, taken under the state lock so that no two
-    /// threads take the same: a manual compaction once no other job runs (it runs alone),
-    /// else the most needed job that takes nothing a running job holds.
-    fn take_compaction(&self, st: &mut State) -> Option<CompactionWork> {
+    /// The idle compaction of level 0 to start now ([`super::idle::plan`]).
+    fn idle_plan(
+        &self,
+        st: &mut State,
+        version: &Version,
+    ) -> std::result::Result<pick::Plan, Option<std::time::Duration>> {
+        let quiet = super::idle::Quiet {
+            nothing_running: st.imm.is_none() && !st.flushing && st.compactions_running == 0,
+            quiet_for: st.idle.quiet_for(self.visible_seq()),
+            settling: st.settling > 0,
+        };
+        super::idle::plan(version, &self.opts, &quiet, &st.busy)
+    }
+
+    /// The compaction work to start now, taken under the state lock so that no two threads
+    /// take the same: a manual compaction once no other job runs (it runs alone), else the
+    /// most needed job that takes nothing a running job holds, else (the tree idle) the
+    /// level-0 leftovers. `Err(Some(wait))`: nothing now, but the idle compaction may be due
+    /// after `wait`; `Err(None)`: nothing until woken.
+    fn take_compaction(
+        &self,
+        st: &mut State,
+    ) -> std::result::Result<CompactionWork, Option<std::time::Duration>> {
         if st.bg_error.is_some() || st.manual_running {
-            return None;
+            return Err(None);
         }
         if st.manual_requested > st.manual_completed {
             if st.compactions_running > 0 {
-                return None;
+                return Err(None);
             }
             st.manual_running = true;
             // Every request made before this point is served by this run (it compacts the
@@ -309,7 +338,7 @@ impl DbInner {
                 .manual_range
                 .take()
                 .unwrap_or((Bound::Unbounded, Bound::Unbounded));
-            return Some(CompactionWork::Manual {
+            return Ok(CompactionWork::Manual {
                 request: st.manual_requested,
                 range,
             });
@@ -321,15 +350,23 @@ impl DbInner {
             busy,
             ..
         } = st;
-        let job = compaction::pick_job(
+        let job = match compaction::pick_job(
             &version,
             &self.opts,
             compact_pointers,
             refilter_given_up,
             busy,
-        )?;
+        ) {
+            Some(job) => job,
+            None => {
+                let plan = self.idle_plan(st, &version)?;
+                let job = Job::Compact(plan);
+                st.busy.take(&job.claim());
+                job
+            }
+        };
         let claim = job.claim();
-        Some(CompactionWork::Job {
+        Ok(CompactionWork::Job {
             job,
             version,
             claim,
@@ -338,8 +375,9 @@ impl DbInner {
 
     /// Runs a compaction or re-filter picked on `version` and installs its result.
     fn run_job(&self, job: Job, version: &Version) -> Result<()> {
+        let held = self.hold_job_snapshot();
         let snapshots = self.snapshot_list();
-        let ctx = self.job_context(&snapshots);
+        let ctx = self.job_context(&snapshots, held.seq);
         match job {
             Job::Compact(plan) => {
                 let outcome = compaction::merge::run(&ctx, version, plan)?;
@@ -367,10 +405,11 @@ impl DbInner {
         let mut level = 0;
         while level < target {
             let version = self.current_version();
+            let held = self.hold_job_snapshot();
             let snapshots = self.snapshot_list();
             let out_level = pick::manual_output(&version, level, target);
             if let Some(plan) = pick::manual_step(&version, level, out_level, target, range) {
-                let ctx = self.job_context(&snapshots);
+                let ctx = self.job_context(&snapshots, held.seq);
                 let outcome = compaction::merge::run(&ctx, &version, plan)?;
                 self.install_compaction(outcome)?;
             }
@@ -380,15 +419,43 @@ impl DbInner {
         Ok(())
     }
 
-    fn job_context<'a>(&'a self, snapshots: &'a [u64]) -> Context<'a> {
+    fn job_context<'a>(&'a self, snapshots: &'a [u64], read_seq: SeqNo) -> Context<'a> {
         Context {
             env: &self.env,
             dir: &self.dir,
             opts: &self.opts,
             cache: &self.table_cache,
             snapshots,
+            read_seq,
             host: self,
             limiter: self.compaction_limiter.as_ref(),
+        }
+    }
+
+    /// With a compaction filter, a snapshot for one compaction to run its filter's reads at:
+    /// the oldest live snapshot, or the latest sequence number if there is none. Held as a
+    /// live snapshot until the job ends, so no other compaction drops what those reads see,
+    /// and no reader ever reads an older state than the filter decided on (later snapshots
+    /// are newer). Without a filter nothing is held.
+    fn hold_job_snapshot(&self) -> JobSnapshot<'_> {
+        if self.opts.compaction_filter.is_none() {
+            return JobSnapshot {
+                db: self,
+                seq: self.visible_seq(),
+                held: false,
+            };
+        }
+        let mut snaps = self.snapshots.lock();
+        let seq = snaps
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or_else(|| self.visible_seq());
+        *snaps.entry(seq).or_insert(0) += 1;
+        JobSnapshot {
+            db: self,
+            seq,
+            held: true,
         }
     }
 
@@ -401,9 +468,12 @@ impl DbInner {
         let Outcome {
             edit,
             level,
+            out_level,
+            kind,
             bytes_read,
             bytes_written,
         } = outcome;
+        let moved: u64 = edit.new_files.iter().map(|(_, m)| m.size).sum();
         let pointer = edit
             .compact_pointers
             .iter()
@@ -414,9 +484,22 @@ impl DbInner {
                 st.compact_pointers[level] = Some(p);
             }
         })?;
-        bump(&self.work.compactions, 1);
-        bump(&self.work.compaction_bytes_read, bytes_read);
-        bump(&self.work.compaction_bytes_written, bytes_written);
+        let w = &self.work;
+        bump(&w.compactions, 1);
+        bump(&w.compaction_bytes_read, bytes_read);
+        bump(&w.compaction_bytes_written, bytes_written);
+        match kind {
+            JobKind::Merge => {
+                bump(&w.level_compactions[out_level], 1);
+                bump(&w.level_compaction_bytes_read[out_level], bytes_read);
+                bump(&w.level_compaction_bytes_written[out_level], bytes_written);
+            }
+            JobKind::TrivialMove => {
+                bump(&w.trivial_moves, 1);
+                bump(&w.trivial_move_bytes, moved);
+            }
+            JobKind::Refilter => bump(&w.refilter_bytes_written, bytes_written),
+        }
         Ok(())
     }
 
@@ -455,19 +538,23 @@ impl DbInner {
             return Ok(());
         }
         let mut st = self.state.lock();
-        loop {
+        // While this caller waits, level-0 leftovers are due (see `super::idle`).
+        st.settling += 1;
+        let result = loop {
             if let Some(why) = &st.bg_error {
-                return Err(crate::Error::WritesStopped(why.clone()));
+                break Err(crate::Error::WritesStopped(why.clone()));
             }
             // Not busy: a job that has just installed its version may still be dropping
             // (and so deleting) the files it replaced.
             let idle = !st.flushing && st.compactions_running == 0;
-            if st.imm.is_none() && idle && !self.wants_compaction(&st) {
-                return Ok(());
+            if st.imm.is_none() && idle && !self.wants_compaction(&mut st) {
+                break Ok(());
             }
             self.work_cv.notify_all();
             self.done_cv.wait(&mut st);
-        }
+        };
+        st.settling -= 1;
+        result
     }
 
     pub(crate) fn current_version(&self) -> Arc<Version> {
@@ -500,5 +587,33 @@ fn hull(a: UserRange, b: UserRange) -> UserRange {
 impl Host for DbInner {
     fn new_file_number(&self) -> u64 {
         DbInner::new_file_number(self)
+    }
+
+    fn get_at(&self, key: &[u8], seq: SeqNo) -> Result<Option<Vec<u8>>> {
+        self.read_at(key, seq, None)
+    }
+}
+
+/// The snapshot a compaction's filter reads at ([`DbInner::hold_job_snapshot`]), released
+/// when the job ends.
+struct JobSnapshot<'a> {
+    db: &'a DbInner,
+    seq: SeqNo,
+    /// Registered among the live snapshots (only with a compaction filter).
+    held: bool,
+}
+
+impl Drop for JobSnapshot<'_> {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let mut snaps = self.db.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
     }
 }

@@ -65,14 +65,27 @@ fn visible(kind: Kind, value: Vec<u8>) -> Option<Vec<u8>> {
 }
 
 impl DbInner {
+    /// A user's lookup of `user_key` as of `seq` (counted in `Stats::gets`).
     pub(crate) fn get_at(
+        &self,
+        user_key: &[u8],
+        seq: SeqNo,
+        trace: Option<&mut GetExplain>,
+    ) -> Result<Option<Vec<u8>>> {
+        bump(&self.work.gets, 1);
+        self.read_at(user_key, seq, trace)
+    }
+
+    /// The lookup itself, also made by the engine for its own needs (a compaction filter's
+    /// reads), which do not count as users' gets.
+    pub(crate) fn read_at(
         &self,
         user_key: &[u8],
         seq: SeqNo,
         mut trace: Option<&mut GetExplain>,
     ) -> Result<Option<Vec<u8>>> {
-        bump(&self.work.gets, 1);
         let view = self.view_guard();
+        let seq = view.read_seq(seq);
         if let Some(t) = trace.as_deref_mut() {
             t.snapshot = seq;
             t.checked_immutable = view.imm.is_some();
@@ -105,15 +118,32 @@ impl DbInner {
             heap = key::encode(user_key, seq, key::KIND_SEEK);
             &heap
         };
+        // A table built by another policy (a per-level kind) is probed with that policy's
+        // hash: the same one when both hash with `filter::hash_key` (every built-in does),
+        // computed at most once per lookup otherwise.
+        let mut default_hash = policy.uses_default_hash().then_some(hash);
         for (level, file) in view.version.tables_for_get(user_key) {
             let table = file.reader()?;
             let hash = match table.filter_policy() {
-                Some(p) if !Arc::ptr_eq(p, policy) => p.hash_key(user_key),
+                Some(p) if !Arc::ptr_eq(p, policy) => {
+                    if p.uses_default_hash() {
+                        *default_hash.get_or_insert_with(|| crate::filter::hash_key(user_key))
+                    } else {
+                        p.hash_key(user_key)
+                    }
+                }
                 _ => hash,
             };
-            // `tables_for_get` matched the key against the table's range already.
-            let got = table.get_in_range(lookup, hash)?;
             let counters = &self.level_counters[level];
+            // `tables_for_get` matched the key against the table's range already. Most
+            // tables probed by a lookup rule the key out on their filter: count that and go
+            // on, unless a range tombstone of the table may still answer.
+            let verdict = table.filter_verdict(hash);
+            if verdict == FilterVerdict::Absent && !table.has_range_deletions() && trace.is_none() {
+                bump(&counters.checks, 1);
+                continue;
+            }
+            let got = table.get_in_range_after(lookup, verdict)?;
             let false_positive = got.false_positive;
             match got.verdict {
                 FilterVerdict::Absent => bump(&counters.checks, 1),
@@ -153,6 +183,7 @@ impl DbInner {
     pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
         let (merged, view) = self.internal_iter();
         let range_dels = range_del_view(&view);
+        let seq = view.read_seq(seq);
         DbIter::new(Box::new(merged), seq, start, end)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))

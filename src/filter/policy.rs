@@ -14,6 +14,21 @@ use crate::error::Result;
 /// Contract: a filter may only ever save work. [`FilterPolicy::may_contain_hash`] must answer
 /// `true` for every key the filter was built from, and also `true` whenever it cannot make
 /// sense of the bytes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BloomPolicy, FilterPolicy};
+/// let policy = BloomPolicy::new(10);
+/// let filter = policy.create_filter(&[b"apple", b"pear"]);
+/// policy.check_filter(&filter).unwrap();
+/// assert!(policy.may_contain(&filter, b"apple"));
+/// let h = policy.hash_key(b"plum");
+/// assert_eq!(policy.may_contain_hash(&filter, h), policy.may_contain(&filter, b"plum"));
+/// assert!(policy.expected_fp_rate(&filter).unwrap() < 0.05);
+/// assert!(policy.predicted_fp_rate(10.0) < 0.01);
+/// let bigger = policy.with_bits_per_key(20.0).unwrap();
+/// assert_eq!(bigger.bits_per_key(), 20.0);
+/// ```
 pub trait FilterPolicy: Send + Sync + Debug {
     /// A stable name, stored beside each filter. Parameters that the filter records inside its
     /// own bytes (bits per key, number of probes) are not part of the name.
@@ -46,6 +61,31 @@ pub trait FilterPolicy: Send + Sync + Debug {
     /// policy; a table built by another policy gets a hash of its own policy's.
     fn hash_key(&self, key: &[u8]) -> u64 {
         super::hash_key(key)
+    }
+
+    /// The policy that builds tables of `level`, for a policy that differs by level (as
+    /// [`LeveledPolicy`](super::LeveledPolicy) does); `None` (the default): this policy
+    /// builds every level's tables. The engine resolves each level's policy through this
+    /// (see `Options::filter_policy_for_level`).
+    fn for_level(&self, level: usize) -> Option<&Arc<dyn FilterPolicy>> {
+        let _ = level;
+        None
+    }
+
+    /// Whether [`FilterPolicy::hash_key`] is [`filter::hash_key`](super::hash_key) (xxh3-64,
+    /// seed 0), as for every built-in policy. A lookup then hashes its key once for all the
+    /// tables built by such policies, whichever kind each table's filter is. The default,
+    /// `false`, is always safe: the key is hashed with this policy's own
+    /// [`FilterPolicy::hash_key`] for its tables.
+    ///
+    /// ```
+    /// use bloomkv::filter::{BinaryFusePolicy, BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// assert!(BloomPolicy::default().uses_default_hash());
+    /// assert!(BinaryFusePolicy::new().uses_default_hash());
+    /// assert!(RibbonPolicy::default().uses_default_hash());
+    /// ```
+    fn uses_default_hash(&self) -> bool {
+        false
     }
 
     /// Builds a serialized filter over the keys whose hashes are given (duplicates allowed).

@@ -22,9 +22,9 @@ pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
 pub use evict::evict_dir;
 pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
-pub use procio::ProcIo;
-pub use report::{compare_table, json_string};
-pub use svg::sweep_chart;
+pub use procio::{Memory, ProcIo};
+pub use report::{compare_table, fmt_duration, headline, json_string};
+pub use svg::{runs_chart, sweep_chart};
 
 use bloomkv::Db;
 use bloomkv::Stats;
@@ -264,20 +264,21 @@ impl W1Config {
         }
     }
 
-    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon"); "bloom"
-    /// when none were given.
+    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon");
+    /// "default" when none were given (the engine's default, `LeveledPolicy`: Bloom on level
+    /// 0, Ribbon below).
     pub fn filter_kinds_label(&self) -> String {
         if self.filter_kinds.is_empty() {
-            return FilterKind::Bloom.name().into();
+            return "default".into();
         }
         let names: Vec<&str> = self.filter_kinds.iter().map(|k| k.name()).collect();
         names.join(",")
     }
 
     /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters", with the filter
-    /// kinds when they are not Bloom everywhere ("10 bits/key Monkey bloom,bloom,ribbon").
+    /// kinds when they are not the default ("10 bits/key Monkey bloom,bloom,ribbon").
     pub fn label(&self) -> String {
-        let kinds = if self.filter_kinds.iter().all(|k| *k == FilterKind::Bloom) {
+        let kinds = if self.filter_kinds.is_empty() {
             String::new()
         } else {
             format!(" {}", self.filter_kinds_label())
@@ -367,6 +368,9 @@ pub struct Phase {
     pub engine: EngineDelta,
     /// `/proc/self/io` over the phase (`None` off Linux).
     pub io: Option<ProcIo>,
+    /// Resident memory at the phase's end and the phase's peak (`None` off Linux); the whole
+    /// process's, the latency record included (4 bytes per timed operation).
+    pub memory: Option<Memory>,
 }
 
 impl Phase {
@@ -403,6 +407,69 @@ pub struct LevelReport {
     /// Filter false positives over "absent"-or-false-positive checks in the get_absent
     /// phase, `None` without checks.
     pub measured_fpr: Option<f64>,
+}
+
+/// Bytes written per cause, as the engine counts them ([`Stats`]): where the write
+/// amplification comes from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WriteBreakdown {
+    /// User data written: keys and values (the denominator of every ratio here, and of the
+    /// report's device write amplification).
+    pub user_bytes: u64,
+    /// The encoded write batches (the user data with each batch's header and lengths).
+    pub batch_bytes: u64,
+    /// Bytes appended to WALs.
+    pub wal_bytes: u64,
+    /// Bytes of level-0 tables written by flushes.
+    pub flush_bytes: u64,
+    /// Per level (index = level): bytes of tables compactions wrote into it.
+    pub compaction_bytes: Vec<u64>,
+    /// Per level: compactions that wrote into it.
+    pub compactions: Vec<u64>,
+    /// Bytes of tables rewritten by re-filters.
+    pub refilter_bytes: u64,
+    /// Tables moved down unchanged (nothing written for them).
+    pub trivial_moves: u64,
+    /// Bytes of those tables.
+    pub trivial_move_bytes: u64,
+}
+
+impl WriteBreakdown {
+    /// The split of `s`'s counters, for `user_bytes` of keys and values written.
+    pub fn of(s: &Stats, user_bytes: u64) -> WriteBreakdown {
+        WriteBreakdown {
+            user_bytes,
+            batch_bytes: s.user_bytes_written,
+            wal_bytes: s.wal_bytes_written,
+            flush_bytes: s.flush_bytes_written,
+            compaction_bytes: s
+                .levels
+                .iter()
+                .map(|l| l.compaction_bytes_written)
+                .collect(),
+            compactions: s.levels.iter().map(|l| l.compactions).collect(),
+            refilter_bytes: s.refilter_bytes_written,
+            trivial_moves: s.trivial_moves,
+            trivial_move_bytes: s.trivial_move_bytes,
+        }
+    }
+
+    /// Every byte written: WAL, flushes, compactions and re-filters.
+    pub fn total(&self) -> u64 {
+        self.wal_bytes
+            + self.flush_bytes
+            + self.compaction_bytes.iter().sum::<u64>()
+            + self.refilter_bytes
+    }
+
+    /// `bytes` per user byte (0 before any write).
+    pub fn per_user_byte(&self, bytes: u64) -> f64 {
+        if self.user_bytes == 0 {
+            0.0
+        } else {
+            bytes as f64 / self.user_bytes as f64
+        }
+    }
 }
 
 /// Absent-key lookups in detail.
@@ -464,6 +531,8 @@ pub struct W1Report {
     pub filter_bits_per_key: f64,
     /// Write amplification of the fill (table bytes written per user byte).
     pub write_amplification: f64,
+    /// Bytes the engine wrote during fill, flush and settle, per cause.
+    pub writes: WriteBreakdown,
     /// Bytes the process sent to the device during fill and flush (WAL and tables, after
     /// the page cache) per byte of user data (keys and values); 0 where not accounted.
     pub device_write_amplification: f64,
@@ -503,11 +572,13 @@ fn timed(
     body: impl FnOnce(&mut Option<Latencies>) -> Result<()>,
 ) -> Result<Phase> {
     let s0 = db.stats();
+    Memory::reset_peak();
     let io0 = ProcIo::now();
     let t0 = Instant::now();
     body(&mut lat)?;
     let elapsed = t0.elapsed();
     let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
+    let memory = Memory::now();
     let s1 = db.stats();
     let mut q = |q: f64| lat.as_mut().and_then(|l| l.quantile(q));
     let (p50_ns, p99_ns, p999_ns, max_ns) = (q(0.5), q(0.99), q(0.999), q(1.0));
@@ -521,6 +592,7 @@ fn timed(
         max_ns,
         engine: EngineDelta::between(&s0, &s1),
         io,
+        memory,
     })
 }
 
@@ -595,6 +667,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     cfg.tick("reopen", 0, 1);
     let t0 = Instant::now();
     let io0 = ProcIo::now();
+    Memory::reset_peak();
     drop(db);
     if cfg.evict_page_cache {
         evict_dir(&cfg.dir)?;
@@ -611,6 +684,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         max_ns: None,
         engine: EngineDelta::between(&db.stats(), &db.stats()),
         io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
+        memory: Memory::now(),
     });
 
     // 3. get_present
@@ -755,6 +829,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
             0.0
         },
         write_amplification: settled.write_amplification(),
+        writes: WriteBreakdown::of(&settled, user_bytes),
         absent: absent.0,
     })
 }

@@ -113,6 +113,9 @@ pub struct Txn<'a> {
     /// What undoes the changes made since each open savepoint, innermost last
     /// ([`Txn::savepoint`] replaces the innermost, [`Txn::begin_nested`] opens another).
     undo: Vec<Undo>,
+    /// Big collections this write set drops (deleted, overwritten, re-created): their
+    /// members' ranges are swept once it commits (`gc::Sweeps`).
+    dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// A pending write of an engine key: its new value, or `None` for a deletion.
@@ -139,6 +142,7 @@ struct Undo {
     volatile_delta: i64,
     ready: usize,
     flushed: usize,
+    dropped: usize,
     /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
     /// cleared them since the savepoint.
     before_clear: Option<BeforeClear>,
@@ -159,6 +163,7 @@ impl<'a> Txn<'a> {
             ready: Vec::new(),
             flushed: Vec::new(),
             undo: Vec::new(),
+            dropped: Vec::new(),
         }
     }
 
@@ -179,6 +184,7 @@ impl<'a> Txn<'a> {
             volatile_delta: self.volatile_delta,
             ready: self.ready.len(),
             flushed: self.flushed.len(),
+            dropped: self.dropped.len(),
             ..Undo::default()
         });
     }
@@ -227,12 +233,20 @@ impl<'a> Txn<'a> {
         self.volatile_delta = u.volatile_delta;
         self.ready.truncate(u.ready);
         self.flushed.truncate(u.flushed);
+        self.dropped.truncate(u.dropped);
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
     fn note_write(&mut self, k: &[u8]) {
         if let Some(u) = self.undo.last_mut() {
             u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
+        }
+    }
+
+    /// Remembers a big collection this write set drops, for a sweep after the commit.
+    fn note_dropped(&mut self, key: &[u8], meta: &Meta) {
+        if super::gc::is_big(meta) {
+            self.dropped.push((key.to_vec(), meta.clone()));
         }
     }
 
@@ -404,6 +418,12 @@ impl<'a> Txn<'a> {
             }
             Some(_) => {}
         }
+        if let Some(o) = &old
+            && o.meta.version().is_some()
+            && o.meta.version() != record.meta.version()
+        {
+            self.note_dropped(key, &o.meta);
+        }
         if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
             self.put(expiry_key(record.expire_at, key), Vec::new());
         }
@@ -429,6 +449,7 @@ impl<'a> Txn<'a> {
         self.delete(meta_key(key));
         self.key_delta -= 1;
         self.cache_record(key, None);
+        self.note_dropped(key, &old.meta);
         Ok(!old.expired(self.ctx.now_ms))
     }
 
@@ -650,6 +671,7 @@ impl<'a> Txn<'a> {
             cleared: self.cleared,
             ready: self.ready,
             touched,
+            dropped: self.dropped,
         };
         (batch, done)
     }
@@ -717,6 +739,8 @@ pub struct Committed {
     /// Redis keys written (for WATCH), each with whether the commit left it absent; empty
     /// while nobody watches.
     pub touched: Vec<Touched>,
+    /// Big collections dropped, for a sweep of their ranges (`gc::Sweeps`).
+    pub dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// True for engine keys that belong to Redis data (not the server's own records).
