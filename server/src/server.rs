@@ -261,6 +261,8 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
         }
     }
     drop(listener);
+    // A running script would hold its connection (and every writer) past the grace period.
+    shared.store.scripts().kill_all();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
         while conns.join_next().await.is_some() {}
     })
