@@ -8,7 +8,7 @@ use bloomkv::WriteBatch;
 use bloomkv::iter::InternalIterator;
 use bloomkv::iter::db_iter::DbIter;
 use bloomkv::iter::merge::MergingIterator;
-use bloomkv::key::Kind;
+use bloomkv::util::key::Kind;
 use bloomkv::memtable::MemTable;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -13,9 +13,9 @@
 
 use std::fmt;
 
-use crate::coding::{Decoder, put_length_prefixed};
+use crate::util::coding::{Decoder, put_length_prefixed};
 use crate::error::{Error, Result};
-use crate::key::{self, Kind, SeqNo};
+use crate::util::key::{self, Kind, SeqNo};
 use crate::memtable::MemTable;
 use crate::options::{MAX_BATCH_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 
@@ -113,7 +113,7 @@ impl WriteBatch {
 
     /// The encoded size of one put of `key` and `value` (or, with no value, one delete).
     pub(crate) fn op_bytes(key: &[u8], value: Option<&[u8]>) -> usize {
-        let prefixed = |len: usize| crate::coding::varint_len(len as u64) + len;
+        let prefixed = |len: usize| crate::util::coding::varint_len(len as u64) + len;
         1 + prefixed(key.len()) + value.map_or(0, |v| prefixed(v.len()))
     }
 

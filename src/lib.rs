@@ -88,23 +88,6 @@ macro_rules! internal_item {
     };
 }
 
-// The public API: the database, its options and answers, the environment, the standalone
-// filters, table files and repair.
-mod batch;
-mod compaction;
-mod compaction_filter;
-mod db;
-pub mod env;
-mod error;
-pub mod filter;
-mod metrics;
-mod options;
-mod rate;
-mod repair;
-pub mod sstable;
-mod stats;
-mod stats_display;
-
 /// Declares the engine's internal modules: `pub(crate)`, or public but hidden with the
 /// `internals` feature, which the fuzz targets and the internal benchmarks build with.
 /// Nothing reached only through them is covered by semver.
@@ -120,8 +103,24 @@ macro_rules! internal_modules {
     };
 }
 
+// The public API: the database, its options and answers, the environment, the standalone
+// filters, table files and repair.
+mod batch;
+mod compaction;
+mod compaction_filter;
+mod db;
+pub mod env;
+mod error;
+pub mod filter;
+mod metrics;
+mod options;
+mod repair;
+pub mod sstable;
+mod stats;
+mod stats_display;
+
 internal_modules!(
-    coding, filename, iter, key, manifest, memtable, range_del, version, wal,
+    iter, manifest, memtable, range_del, util, version, wal,
 );
 
 #[cfg(feature = "internals")]

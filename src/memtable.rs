@@ -1,7 +1,7 @@
 //! The in-memory table of recent writes.
 //!
 //! A [`MemTable`] is a lock-free skip list ([`crossbeam_skiplist::SkipMap`]) of internal keys
-//! (see [`crate::key`]) in [`key::compare`] order. Readers never take a lock, so a `get` or a
+//! (see [`crate::util::key`]) in [`key::compare`] order. Readers never take a lock, so a `get` or a
 //! scan is never blocked by a writer; the `Db` serializes writers itself (the skip list would
 //! tolerate concurrent adds too, but sequence numbers must be assigned in order anyway).
 //!
@@ -22,7 +22,7 @@ use crossbeam_skiplist::SkipMap;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, SeqNo, TRAILER_LEN};
+use crate::util::key::{self, KIND_SEEK, Kind, SeqNo, TRAILER_LEN};
 use crate::range_del::{Fragments, RangeTombstone};
 
 /// Bytes counted per entry by [`MemTable::approximate_bytes`] on top of the user key and value.

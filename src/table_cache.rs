@@ -24,7 +24,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::filter::{self, BloomPolicy, FilterPolicy};
 use crate::sstable::cache::{BlockCache, IntHasher};
 use crate::sstable::{ReadCounters, Table, TableParts, TableReadOptions};
@@ -324,7 +324,7 @@ impl TableCache {
 mod tests {
     use super::*;
     use crate::env::StdEnv;
-    use crate::key::{self, Kind};
+    use crate::util::key::{self, Kind};
     use crate::sstable::{TableBuildOptions, TableBuilder};
 
     fn write_table(env: &dyn Env, dir: &std::path::Path, number: u64) {

@@ -13,14 +13,14 @@ use std::sync::Arc;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::filter::FilterPolicy;
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 use crate::manifest::FileMeta;
 use crate::options::Options;
 use crate::range_del::Fragments;
-use crate::rate::RateLimiter;
+use crate::util::rate::RateLimiter;
 use crate::sstable::{TableBuildOptions, TableBuilder};
 use crate::table_cache::TableCache;
 
@@ -296,7 +296,7 @@ mod tests {
 
     use super::*;
     use crate::env::StdEnv;
-    use crate::key::{self, Kind};
+    use crate::util::key::{self, Kind};
     use crate::sstable::ReadCounters;
 
     fn tables_in(dir: &Path) -> usize {

@@ -13,7 +13,7 @@ use bloomkv::WriteBatch;
 use bloomkv::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use bloomkv::filter::{BloomFilter, BloomPolicy, FilterPolicy};
 use bloomkv::iter::InternalIterator;
-use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use bloomkv::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use bloomkv::manifest::{self, VersionEdit};
 use bloomkv::sstable::block::{Block, BlockIter, bytewise};
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};

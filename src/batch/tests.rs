@@ -3,7 +3,7 @@
 use crate::Error;
 use crate::batch::OpKind;
 use crate::batch::{HEADER_LEN, WriteBatch};
-use crate::key::{Kind, MAX_SEQ};
+use crate::util::key::{Kind, MAX_SEQ};
 use crate::memtable::MemTable;
 use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use proptest::prelude::*;
@@ -239,7 +239,7 @@ fn from_payload_reports_each_defect_with_its_offset() {
     let mut huge = vec![0u8; 12];
     huge[8] = 1;
     huge.push(0);
-    crate::coding::put_varint64(&mut huge, u64::MAX / 2);
+    crate::util::coding::put_varint64(&mut huge, u64::MAX / 2);
     let e = WriteBatch::from_payload(&huge).unwrap_err();
     assert_eq!(corruption_offset(&e), 13, "{e}");
 

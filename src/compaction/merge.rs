@@ -12,7 +12,7 @@ use crate::compaction_filter::{CompactionDecision, CompactionFilter, CompactionF
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
-use crate::key::{self, Kind, SeqNo};
+use crate::util::key::{self, Kind, SeqNo};
 use crate::manifest::VersionEdit;
 use crate::options::NUM_LEVELS;
 use crate::range_del::{Fragments, RangeTombstone};

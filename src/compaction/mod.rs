@@ -21,10 +21,10 @@ use std::sync::Arc;
 
 use crate::env::Env;
 use crate::filter::FilterPolicy;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::options::Options;
-use crate::rate::RateLimiter;
+use crate::util::rate::RateLimiter;
 use crate::table_cache::TableCache;
 use crate::table_writer::TableWriter;
 use crate::version::Version;

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::key;
+use crate::util::key;
 use crate::options::{CompactionPri, NUM_LEVELS, Options};
 use crate::version::{TableFile, Version};
 

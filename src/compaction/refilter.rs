@@ -22,7 +22,7 @@ use std::sync::Arc;
 use super::filter_budget::{level_shape, monkey_bits_per_level};
 use super::{Context, JobKind, Outcome};
 use crate::error::Result;
-use crate::filename;
+use crate::util::filename;
 use crate::manifest::VersionEdit;
 use crate::options::{FilterAllocation, Options};
 use crate::sstable::ReadCounters;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::env::{Env, StdEnv};
-use crate::key::{self, Kind};
+use crate::util::key::{self, Kind};
 use crate::manifest::{FileMeta, VersionEdit};
 use crate::sstable::ReadCounters;
 use crate::table_cache::TableCache;

@@ -15,7 +15,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::env::{Env, FileLock};
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::manifest::ManifestWriter;
 use crate::memtable::MemTable;
 use crate::metrics::{LevelCounters, ReadCounters, WorkCounters};
@@ -52,7 +52,7 @@ pub(crate) struct Writer {
     pub log_number: u64,
     pub mem: Arc<MemTable>,
     /// Paces writes while they are delayed (see [`super::write_delay`]).
-    pub pacing: crate::rate::TokenBucket,
+    pub pacing: crate::util::rate::TokenBucket,
     /// Syncs the WAL in the background as it grows (see [`super::wal_sync`]).
     pub wal_sync: super::wal_sync::WalSyncer,
 }
@@ -170,7 +170,7 @@ pub(crate) struct DbInner {
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     pub recovery: super::RecoveryReport,
     /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
-    pub compaction_limiter: Option<crate::rate::RateLimiter>,
+    pub compaction_limiter: Option<crate::util::rate::RateLimiter>,
 }
 
 impl DbInner {

@@ -14,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use crate::compaction::pick;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::options::Options;
 use crate::version::Version;
 

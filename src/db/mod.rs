@@ -38,7 +38,7 @@ pub use self::read::{GetExplain, TableProbe};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
 
@@ -327,7 +327,7 @@ impl Db {
     /// # }
     /// ```
     pub fn exists(dir: impl AsRef<Path>) -> bool {
-        crate::filename::current_path(dir.as_ref()).is_file()
+        crate::util::filename::current_path(dir.as_ref()).is_file()
     }
 
     fn inner(&self) -> &DbInner {

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
-use crate::key::{self, Kind, SeqNo};
+use crate::util::key::{self, Kind, SeqNo};
 use crate::metrics::bump;
 use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;

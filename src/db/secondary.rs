@@ -14,7 +14,7 @@ use super::secondary_tail::Tail;
 use super::{Db, Handle, RecoveryReport, Snapshot};
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::options::Options;
 use crate::wal::LogWriter;
 

@@ -9,7 +9,7 @@ use super::write_delay::{DELAY_SLICE, delayed_write_rate};
 use super::write_queue::{Group, Turn};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::memtable::MemTable;
 use crate::metrics::bump;
 use crate::wal::LogWriter;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename::{FileType, current_path, file_name, parse_file_name, temp_path};
+use crate::util::filename::{FileType, current_path, file_name, parse_file_name, temp_path};
 
 /// CURRENT holds one short line; anything much longer is not a CURRENT file.
 const MAX_CURRENT_BYTES: u64 = 256;

@@ -1,6 +1,6 @@
 //! Version edits and their tagged encoding.
 
-use crate::coding::{Decoder, put_length_prefixed, put_varint64};
+use crate::util::coding::{Decoder, put_length_prefixed, put_varint64};
 use crate::error::{Error, Result};
 use crate::options::NUM_LEVELS;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename::manifest_path;
+use crate::util::filename::manifest_path;
 use crate::wal::{LogReader, LogWriter, Physical, Problem, RecoveryMode, parse_at};
 
 use super::edit::VersionEdit;

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::coding::{get_varint32, put_varint32};
+use crate::util::coding::{get_varint32, put_varint32};
 use crate::env::Mapping;
 use crate::error::{Error, Result};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::filter::{FilterPolicy, PrefixExtractor};
-use crate::key::{self, Kind};
+use crate::util::key::{self, Kind};
 use crate::range_del::{self, RangeTombstone};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{CODEC_NONE, Compression, compress_block};

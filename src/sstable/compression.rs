@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use crate::coding::{get_varint32, put_varint32};
+use crate::util::coding::{get_varint32, put_varint32};
 use crate::error::{Error, Result};
 
 /// Codec byte of a block stored as it is. DO NOT CHANGE: these values are on disk.

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::path::Path;
 
-use crate::coding::{Decoder, put_varint64};
+use crate::util::coding::{Decoder, put_varint64};
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::sstable::compression::{CODEC_NONE, decompress_block};

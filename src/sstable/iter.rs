@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 use crate::sstable::block::BlockIter;
 use crate::sstable::table::Table;
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::key::{self, Kind};
+use crate::util::key::{self, Kind};
 use crate::sstable::block::{Block, BlockIter};
 use crate::sstable::table::Table;
 

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::coding::{get_varint64, put_varint64};
+use crate::util::coding::{get_varint64, put_varint64};
 use crate::error::{Error, Result};
 use crate::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
 

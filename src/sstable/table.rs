@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::env::{Mapping, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
-use crate::key::{self, Kind, SeqNo};
+use crate::util::key::{self, Kind, SeqNo};
 use crate::metrics::ReadCounters;
 use crate::range_del::{self, Fragments};
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};

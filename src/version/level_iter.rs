@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 use crate::sstable::TableIter;
 use super::TableFile;
 

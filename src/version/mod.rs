@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::key;
+use crate::util::key;
 use crate::manifest::{FileMeta, VersionEdit};
 use crate::options::NUM_LEVELS;
 use crate::sstable::Table;
@@ -446,7 +446,7 @@ fn bad_level(level: usize) -> Error {
 mod tests {
     use super::*;
     use crate::env::StdEnv;
-    use crate::key::Kind;
+    use crate::util::key::Kind;
     use crate::sstable::ReadCounters;
 
     /// The real file system and a table cache of `capacity` readers for `dir`.
@@ -469,7 +469,7 @@ mod tests {
         cache: &'a Arc<TableCache>,
     ) -> impl Fn(FileMeta) -> Arc<TableFile> + Copy + 'a {
         move |m: FileMeta| {
-            let path = crate::filename::table_path(dir, m.number);
+            let path = crate::util::filename::table_path(dir, m.number);
             Arc::new(TableFile::new(m, path, Arc::clone(env), Arc::clone(cache)))
         }
     }
@@ -640,7 +640,7 @@ mod tests {
         use crate::sstable::{TableBuildOptions, TableBuilder};
         let dir = tempfile::tempdir().unwrap();
         let (env, cache) = env_and_cache(dir.path(), 8);
-        let path = crate::filename::table_path(dir.path(), 7);
+        let path = crate::util::filename::table_path(dir.path(), 7);
         let mut b = TableBuilder::new(
             env.create_writable(&path).unwrap(),
             path.clone(),

@@ -44,7 +44,7 @@ fn newer_format_version_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     drop(Db::open(dir.path(), Options::default()).unwrap());
     // A MANIFEST whose header claims the next format version, made current.
-    let path = crate::filename::manifest_path(dir.path(), 900);
+    let path = crate::util::filename::manifest_path(dir.path(), 900);
     let mut log = crate::wal::LogWriter::new(StdEnv.create_writable(&path).unwrap());
     let mut header = crate::manifest::MANIFEST_MAGIC.to_vec();
     header.extend_from_slice(&(crate::manifest::MANIFEST_FORMAT_VERSION + 1).to_le_bytes());
@@ -113,7 +113,7 @@ fn checksummed_record_that_is_not_a_batch_is_named_by_file_and_offset() {
 #[test]
 fn compaction_pointers_survive_reopen() {
     use crate::env::StdEnv;
-    use crate::{filename, manifest};
+    use crate::{util::filename, manifest};
 
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), small_options()).unwrap();

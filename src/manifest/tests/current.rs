@@ -2,7 +2,7 @@
 
 use crate::Error;
 use crate::env::{Env, StdEnv};
-use crate::filename::current_path;
+use crate::util::filename::current_path;
 use crate::manifest::{read_current, set_current};
 
 #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::Error;
 use crate::env::{Env, StdEnv};
-use crate::filename::manifest_path;
+use crate::util::filename::manifest_path;
 use crate::manifest::{
     FileMeta, MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, ManifestWriter, VersionEdit, read_manifest,
 };

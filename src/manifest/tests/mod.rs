@@ -16,7 +16,7 @@ fn write_current_then_read_back() -> crate::Result<()> {
     set_current(&StdEnv, dir.path(), m.number())?;
     
     let number = read_current(&StdEnv, dir.path())?;
-    let path = crate::filename::manifest_path(dir.path(), number);
+    let path = crate::util::filename::manifest_path(dir.path(), number);
     assert_eq!(read_manifest(&StdEnv, &path)?, vec![edit]);
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::memtable::{ENTRY_OVERHEAD_BYTES, MemTable};
 
 #[test]

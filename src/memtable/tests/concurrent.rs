@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use crate::iter::InternalIterator;
-use crate::key::{self, Kind};
+use crate::util::key::{self, Kind};
 use crate::memtable::MemTable;
 
 const KEYS: u64 = 200;

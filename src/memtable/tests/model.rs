@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind};
+use crate::util::key::{self, KIND_SEEK, Kind};
 use crate::memtable::MemTable;
 use proptest::prelude::*;
 

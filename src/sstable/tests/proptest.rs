@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind};
+use crate::util::key::{self, KIND_SEEK, Kind};
 use crate::sstable::TableBuildOptions;
 use crate::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
 use crate::test_util::sstable::*;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::filter::{BloomPolicy, FilterPolicy, hash_key};
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::{FilterVerdict, TableBuildOptions};
 use crate::test_util::sstable::*;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::cache::BlockCache;
 use crate::sstable::{Compression, FilterVerdict, Table, TableBuildOptions};
 use crate::test_util::InternalKey;

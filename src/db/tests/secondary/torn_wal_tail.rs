@@ -6,7 +6,7 @@ use std::io::Write;
 
 use crate::batch::WriteBatch;
 use crate::env::{Env, StdEnv};
-use crate::filename::{self, FileType};
+use crate::util::filename::{self, FileType};
 use crate::wal::LogWriter;
 use crate::{Db, Options};
 

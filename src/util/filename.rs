@@ -33,13 +33,23 @@ const LOCK_NAME: &str = "LOCK";
 /// [`FileType::Current`] and [`FileType::Lock`].
 pub fn file_name(kind: FileType, number: u64) -> String {
     match kind {
-        FileType::Table => crate::sstable::table_file_name(number),
+        FileType::Table => table_file_name(number),
         FileType::Log => format!("{number:06}{LOG_SUFFIX}"),
         FileType::Temp => format!("{number:06}{TEMP_SUFFIX}"),
         FileType::Manifest => format!("{MANIFEST_PREFIX}{number:06}"),
         FileType::Current => CURRENT_NAME.to_string(),
         FileType::Lock => LOCK_NAME.to_string(),
     }
+}
+
+/// The file name of table `number` inside a database directory: `NNNNNN.sst`. Public as
+/// `bloomkv::sstable::table_file_name`, for tools that find a table's file.
+///
+/// ```
+/// assert_eq!(bloomkv::sstable::table_file_name(42), "000042.sst");
+/// ```
+pub fn table_file_name(number: u64) -> String {
+    format!("{number:06}{TABLE_SUFFIX}")
 }
 
 /// `dir/NNNNNN.sst`.
