@@ -39,7 +39,7 @@ pub(crate) mod wal {
 
     use std::path::PathBuf;
 
-    use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogReader, LogWriter, RecoveryMode};
+    use crate::db::wal::{BLOCK_SIZE, HEADER_SIZE, LogReader, LogWriter, RecoveryMode};
     use crate::{Error, Result};
 
     pub use crate::env::MemWritableFile as MemFile;

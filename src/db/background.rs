@@ -10,18 +10,18 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::core::{DbInner, State};
-use crate::compaction::filter_budget;
-use crate::compaction::pick::UserRange;
-use crate::compaction::refilter::Refiltered;
-use crate::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
+use crate::db::compaction::filter_budget;
+use crate::db::compaction::pick::UserRange;
+use crate::db::compaction::refilter::Refiltered;
+use crate::db::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
 use crate::error::Result;
 use crate::util::filename;
 use crate::util::key::SeqNo;
-use crate::manifest::VersionEdit;
-use crate::memtable::MemTable;
+use crate::db::manifest::VersionEdit;
+use crate::db::memtable::MemTable;
 use crate::metrics::bump;
-use crate::table_writer::TableWriter;
-use crate::version::{TableFile, Version};
+use crate::db::table_writer::TableWriter;
+use crate::db::version::{TableFile, Version};
 
 /// The flush thread: writes each frozen memtable to a level-0 table.
 pub(crate) fn run_flushes(db: Arc<DbInner>) {

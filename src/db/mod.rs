@@ -1,4 +1,40 @@
 //! The database: open, write, read, scan, snapshot, flush, compact, stats.
+//!
+//! This folder is the engine, as LevelDB's `db/` is. The files directly in it are the `Db`
+//! itself: opening and recovery, the write and read paths, background work, secondaries and
+//! checkpoints. The subfolders and the other files are the parts it drives, each below it:
+//!
+//! * [`compaction`]: what to compact and the merge that does it; it gets a version, the
+//!   options and a table cache from the `Db` and returns an edit, so it never calls back up.
+//! * [`version`]: the live tables per level; [`manifest`]: the log of edits between versions;
+//!   [`table_cache`]: the open table readers a version's files go through.
+//! * [`table_writer`]: the one way tables are written (flush, compaction, re-filter, repair).
+//! * [`wal`]: the write-ahead log (whose framing the MANIFEST shares); [`memtable`]: recent
+//!   writes in memory; [`batch`]: a group of writes, applied to the WAL and the memtable.
+//! * [`repair`](mod@repair): rebuilding a database from what can still be read, out of the
+//!   same parts.
+//!
+//! They live here rather than beside `sstable` because they know a database's lifecycle
+//! (file numbers, sequence numbers, recovery). `compaction` is among them because it edits
+//! versions and writes tables through `table_writer`: outside this folder it would import
+//! from it while the `Db` imports it, a loop between two folders. Only `sstable`, `filter`,
+//! `iter`, `range_del`, `env` and `util` are below the whole folder, and none of them
+//! imports from it.
+
+pub(crate) mod batch;
+pub(crate) mod compaction;
+internal_modules!(manifest, memtable, version, wal);
+pub(crate) mod repair;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod table_cache;
+#[cfg(not(feature = "internals"))]
+#[allow(
+    dead_code,
+    reason = "TableCache::{pinned, len, is_empty} serve its tests only; table_cache.rs is being reworked separately"
+)]
+pub(crate) mod table_cache;
+pub(crate) mod table_writer;
 
 mod background;
 mod checkpoint;
@@ -35,7 +71,7 @@ use parking_lot::Mutex;
 use self::core::DbInner;
 pub use self::cursor::ReadOptions;
 pub use self::read::{GetExplain, TableProbe};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::util::key::SeqNo;
@@ -959,7 +995,7 @@ impl Db {
 
 /// Per-table figures: the manifest's record of each table plus, for tables whose reader is
 /// open, that reader's filter counters.
-fn table_stats(version: &crate::version::Version) -> Vec<TableStats> {
+fn table_stats(version: &crate::db::version::Version) -> Vec<TableStats> {
     let mut out = Vec::new();
     for (level, files) in version.levels().iter().enumerate() {
         for f in files {

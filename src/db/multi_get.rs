@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::util::key::{self, KIND_SEEK, Kind, SeqNo};
 use crate::metrics::bump;
 use crate::options::MAX_KEY_BYTES;
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 /// One distinct key of a batch, while it is being looked up.
 struct Pending<'k> {

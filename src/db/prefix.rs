@@ -11,7 +11,7 @@ use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
 use crate::util::key::SeqNo;
 use crate::sstable::FilterVerdict;
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 impl DbInner {
     /// The live entries whose key starts with `prefix`, at `seq`.

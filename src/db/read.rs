@@ -13,8 +13,8 @@ use crate::util::key::{self, Kind, SeqNo};
 use crate::metrics::bump;
 use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;
-use crate::version::TableFile;
-use crate::version::level_iter::{ErrorIter, LevelIter};
+use crate::db::version::TableFile;
+use crate::db::version::level_iter::{ErrorIter, LevelIter};
 use std::sync::Arc;
 
 /// One table consulted by a lookup (see [`crate::Db::get_explained`]).

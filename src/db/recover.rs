@@ -14,21 +14,21 @@ use parking_lot::{Condvar, Mutex};
 
 use super::RecoveryReport;
 use super::core::{DbInner, ReadView, State, WalTip, Writer};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
 use crate::util::filename::{self, FileType};
 use crate::util::key::SeqNo;
-use crate::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
-use crate::memtable::MemTable;
+use crate::db::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
+use crate::db::memtable::MemTable;
 use crate::options::{NUM_LEVELS, Options};
 use crate::util::rate::RateLimiter;
 use crate::sstable::ReadCounters;
 use crate::sstable::cache::BlockCache;
-use crate::table_cache::TableCache;
-use crate::table_writer::TableWriter;
-use crate::version::{TableFile, Version};
-use crate::wal::{LogReader, LogWriter, RecoveryMode};
+use crate::db::table_cache::TableCache;
+use crate::db::table_writer::TableWriter;
+use crate::db::version::{TableFile, Version};
+use crate::db::wal::{LogReader, LogWriter, RecoveryMode};
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;

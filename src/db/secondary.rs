@@ -16,7 +16,7 @@ use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::util::filename;
 use crate::options::Options;
-use crate::wal::LogWriter;
+use crate::db::wal::LogWriter;
 
 impl Db {
     /// Opens the database in `path` as a **secondary**: a read-only handle that works while a

@@ -10,7 +10,7 @@ use crate::filter::{self, FilterPolicy};
 use crate::iter::InternalIterator;
 use crate::util::key;
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 /// What [`crate::Db::verify`] checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

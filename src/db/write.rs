@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use super::core::{DbInner, WalTip, Writer};
 use super::write_delay::{DELAY_SLICE, delayed_write_rate};
 use super::write_queue::{Group, Turn};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::util::filename;
-use crate::memtable::MemTable;
+use crate::db::memtable::MemTable;
 use crate::metrics::bump;
-use crate::wal::LogWriter;
+use crate::db::wal::LogWriter;
 
 impl DbInner {
     /// Applies `batch` atomically: one WAL record, so a crash keeps all of it or none.

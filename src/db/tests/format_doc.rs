@@ -8,7 +8,7 @@ use crate::WriteBatch;
 use crate::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use crate::filter::{BloomPolicy, FilterPolicy, FilterSize, hash_key};
 use crate::util::key::{self, Kind};
-use crate::manifest::{self, VersionEdit};
+use crate::db::manifest::{self, VersionEdit};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{
     CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, MAX_COMPRESSED_RAW_BYTES, decompress_block,
@@ -18,7 +18,7 @@ use crate::sstable::format::{
     block_crc,
 };
 use crate::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
-use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
+use crate::db::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
 
 const DOC: &str = include_str!("../../../docs/FORMAT.md");
 
