@@ -9,7 +9,7 @@ use bloomkv::iter::InternalIterator;
 use bloomkv::iter::db_iter::DbIter;
 use bloomkv::iter::merge::MergingIterator;
 use bloomkv::util::key::Kind;
-use bloomkv::memtable::MemTable;
+use bloomkv::db::memtable::MemTable;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const N: u64 = 100_000;
