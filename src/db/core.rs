@@ -203,9 +203,9 @@ impl DbInner {
     }
 
     /// `Err(Error::ReadOnly)` naming `operation` if the database was opened read-only.
-    pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
+    pub fn refuse_if_read_only(&self, operation: &str) -> crate::error::Result<()> {
         if self.read_only {
-            return Err(crate::Error::ReadOnly(format!(
+            return Err(crate::error::Error::ReadOnly(format!(
                 "{operation} refused: database {} was opened read-only (Db::open_read_only \
                  or Db::open_secondary)",
                 self.dir.display()
@@ -214,7 +214,7 @@ impl DbInner {
         Ok(())
     }
 
-    pub fn set_bg_error(&self, st: &mut State, err: &crate::Error) {
+    pub fn set_bg_error(&self, st: &mut State, err: &crate::error::Error) {
         st.bg_failures += 1;
         if st.bg_error.is_none() {
             st.bg_error = Some(err.to_string());

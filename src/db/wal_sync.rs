@@ -91,13 +91,13 @@ mod tests {
     struct Counted(Arc<AtomicU64>);
 
     impl WritableFile for Counted {
-        fn append(&mut self, _: &[u8]) -> crate::Result<()> {
+        fn append(&mut self, _: &[u8]) -> crate::error::Result<()> {
             Ok(())
         }
-        fn flush(&mut self) -> crate::Result<()> {
+        fn flush(&mut self) -> crate::error::Result<()> {
             Ok(())
         }
-        fn sync(&mut self) -> crate::Result<()> {
+        fn sync(&mut self) -> crate::error::Result<()> {
             Ok(())
         }
         fn len(&self) -> u64 {

@@ -167,7 +167,7 @@ impl DbInner {
         // stays; a later resume clears the error once that cause is gone too.
         if st.bg_failures != failures_seen {
             let why = st.bg_error.clone().unwrap_or_default();
-            return Err(crate::Error::WritesStopped(format!(
+            return Err(crate::error::Error::WritesStopped(format!(
                 "{why}; another background job failed while resuming"
             )));
         }

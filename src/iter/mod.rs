@@ -52,8 +52,8 @@ pub trait InternalIterator: Send {
     }
 }
 
-fn reverse_unsupported() -> crate::Error {
-    crate::Error::InvalidArgument("this iterator does not support reverse iteration".into())
+fn reverse_unsupported() -> crate::error::Error {
+    crate::error::Error::InvalidArgument("this iterator does not support reverse iteration".into())
 }
 
 pub mod cursor;

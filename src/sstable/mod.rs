@@ -87,7 +87,7 @@ pub type RangeDeletion = (Vec<u8>, Vec<u8>, u64);
 /// assert_eq!(tombstones, [(b"b".to_vec(), b"d".to_vec(), 7)]);
 /// # Ok::<(), bloomkv::Error>(())
 /// ```
-pub fn decode_range_deletions(block: &[u8]) -> crate::Result<Vec<RangeDeletion>> {
+pub fn decode_range_deletions(block: &[u8]) -> crate::error::Result<Vec<RangeDeletion>> {
     Ok(crate::range_del::decode_block(block)?
         .into_iter()
         .map(|t| (t.start, t.end, t.seq))

@@ -71,7 +71,7 @@ impl Table {
                 out.push(probe);
                 continue;
             };
-            let locate = |e: crate::Error| e.located(self.path(), handle.offset);
+            let locate = |e: crate::error::Error| e.located(self.path(), handle.offset);
             match &mut open {
                 Some((at, it)) if *at == pos && it.valid() => {
                     // The iterator is on the first entry >= the previous (smaller) lookup, so

@@ -35,7 +35,7 @@ pub(crate) trait Host {
     fn new_file_number(&self) -> u64;
     /// The value of `key` as of sequence number `seq` (for the compaction filter's reads;
     /// `seq` is a snapshot the database holds for the job).
-    fn get_at(&self, key: &[u8], seq: SeqNo) -> crate::Result<Option<Vec<u8>>>;
+    fn get_at(&self, key: &[u8], seq: SeqNo) -> crate::error::Result<Option<Vec<u8>>>;
 }
 
 /// Everything a job reads.

@@ -139,11 +139,11 @@ impl InternalIterator for LevelIter {
 
 /// An iterator that is empty except for the error it reports on first use: lets a scan
 /// surface a table that failed to open as an `Err` item instead of failing up front.
-pub struct ErrorIter(Option<crate::Error>);
+pub struct ErrorIter(Option<crate::error::Error>);
 
 impl ErrorIter {
     /// Wraps `err`.
-    pub fn new(err: crate::Error) -> ErrorIter {
+    pub fn new(err: crate::error::Error) -> ErrorIter {
         ErrorIter(Some(err))
     }
     fn fail(&mut self) -> Result<()> {

@@ -127,7 +127,7 @@ impl TableFile {
         } else {
             return Ok(());
         };
-        Err(crate::Error::corruption(table.path(), 0, why))
+        Err(crate::error::Error::corruption(table.path(), 0, why))
     }
 
     /// Opens the file with a reader of its own, outside the table cache (no block cache, no

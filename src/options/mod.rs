@@ -1,11 +1,13 @@
 //! Tuning knobs for a database. Every field is public and documented with its default.
 
+pub(crate) mod compression;
+
 use std::sync::Arc;
 
 use crate::compaction_filter::CompactionFilter;
 use crate::env::{Env, StdEnv};
 use crate::filter::{FilterPolicy, LeveledPolicy, PrefixExtractor};
-pub use crate::sstable::compression::Compression;
+pub use compression::Compression;
 
 /// Number of levels in the LSM tree (L0..L6).
 pub const NUM_LEVELS: usize = 7;
@@ -397,9 +399,9 @@ impl Options {
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] for the first field out of range.
-    pub fn validate(&self) -> crate::Result<()> {
-        fn bad(field: &str, allowed: &str, got: impl std::fmt::Display) -> crate::Result<()> {
-            Err(crate::Error::InvalidArgument(format!(
+    pub fn validate(&self) -> crate::error::Result<()> {
+        fn bad(field: &str, allowed: &str, got: impl std::fmt::Display) -> crate::error::Result<()> {
+            Err(crate::error::Error::InvalidArgument(format!(
                 "Options::{field} must be {allowed}, not {got}"
             )))
         }
@@ -767,7 +769,7 @@ mod tests {
         ];
         for (field, opts) in cases {
             let err = opts.validate().unwrap_err();
-            assert!(matches!(err, crate::Error::InvalidArgument(_)), "{err}");
+            assert!(matches!(err, crate::error::Error::InvalidArgument(_)), "{err}");
             assert!(err.to_string().contains(field), "{field}: {err}");
         }
         assert!(Options::default().validate().is_ok());
