@@ -21,6 +21,17 @@ pub struct TableIter {
     boundary_key: Vec<u8>,
 }
 
+// Made here rather than in table.rs so that the table reader does not import its iterator,
+// which imports it.
+impl Table {
+    internal_item! {
+        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
+        fn iter(self: &Arc<Self>) -> TableIter {
+            TableIter::new(self.clone())
+        }
+    }
+}
+
 impl TableIter {
     pub(crate) fn new(table: Arc<Table>) -> Self {
         let end = table.index.len();

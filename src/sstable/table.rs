@@ -24,7 +24,6 @@ use crate::sstable::format::{
     read_block_with_codec,
 };
 use crate::sstable::index::Index;
-use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
 
 /// How to open a table.
@@ -831,13 +830,6 @@ impl Table {
             self.filter_checks.load(Relaxed),
             self.filter_false_positives.load(Relaxed),
         )
-    }
-
-    internal_item! {
-        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
-        fn iter(self: &Arc<Self>) -> TableIter {
-            TableIter::new(self.clone())
-        }
     }
 
     /// The data block at index position `pos`, from the cache or the file. Returns it and
