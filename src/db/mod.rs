@@ -41,6 +41,7 @@ mod checkpoint;
 mod core;
 mod cursor;
 mod idle;
+mod manifest_switch;
 mod multi_get;
 mod open_handles;
 mod prefix;
