@@ -10,15 +10,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use bloomkv::WriteBatch;
+use bloomkv::db::manifest::{self, VersionEdit};
+use bloomkv::db::version::{TableFile, Version};
+use bloomkv::db::wal::{LogReader, LogWriter, RecoveryMode};
 use bloomkv::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use bloomkv::filter::{BloomFilter, BloomPolicy, FilterPolicy};
 use bloomkv::iter::InternalIterator;
-use bloomkv::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
-use bloomkv::db::manifest::{self, VersionEdit};
 use bloomkv::sstable::block::{Block, BlockIter, bytewise};
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
-use bloomkv::db::version::{TableFile, Version};
-use bloomkv::db::wal::{LogReader, LogWriter, RecoveryMode};
+use bloomkv::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 
 /// Splits `data` into length-prefixed chunks (1-byte lengths), the last one taking the rest.
 fn chunks(mut data: &[u8]) -> Vec<&[u8]> {

@@ -58,7 +58,6 @@ impl Compression {
             Compression::Zstd { .. } => "zstd",
         }
     }
-
 }
 
 impl std::fmt::Display for Compression {

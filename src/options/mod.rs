@@ -400,7 +400,11 @@ impl Options {
     /// # Errors
     /// [`crate::Error::InvalidArgument`] for the first field out of range.
     pub fn validate(&self) -> crate::error::Result<()> {
-        fn bad(field: &str, allowed: &str, got: impl std::fmt::Display) -> crate::error::Result<()> {
+        fn bad(
+            field: &str,
+            allowed: &str,
+            got: impl std::fmt::Display,
+        ) -> crate::error::Result<()> {
             Err(crate::error::Error::InvalidArgument(format!(
                 "Options::{field} must be {allowed}, not {got}"
             )))
@@ -769,7 +773,10 @@ mod tests {
         ];
         for (field, opts) in cases {
             let err = opts.validate().unwrap_err();
-            assert!(matches!(err, crate::error::Error::InvalidArgument(_)), "{err}");
+            assert!(
+                matches!(err, crate::error::Error::InvalidArgument(_)),
+                "{err}"
+            );
             assert!(err.to_string().contains(field), "{field}: {err}");
         }
         assert!(Options::default().validate().is_ok());

@@ -9,8 +9,8 @@
 
 use std::cell::RefCell;
 
-use crate::util::coding::{get_varint32, put_varint32};
 use crate::error::{Error, Result};
+use crate::util::coding::{get_varint32, put_varint32};
 
 /// Codec byte of a block stored as it is. DO NOT CHANGE: these values are on disk.
 ///

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::util::key;
 use crate::sstable::block::BlockIter;
 use crate::sstable::table::Table;
+use crate::util::key;
 
 /// A forward iterator over a table's entries, owning a reference to the table.
 #[derive(Debug)]

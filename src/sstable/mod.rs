@@ -94,6 +94,5 @@ pub fn decode_range_deletions(block: &[u8]) -> crate::error::Result<Vec<RangeDel
         .collect())
 }
 
-
 #[cfg(test)]
 mod tests;

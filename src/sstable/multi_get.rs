@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::util::key::{self, Kind};
 use crate::sstable::block::{Block, BlockIter};
 use crate::sstable::table::Table;
+use crate::util::key::{self, Kind};
 
 /// What one table said about one key of a [`Table::multi_get_in_range`] call.
 #[derive(Debug, Default)]

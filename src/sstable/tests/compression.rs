@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::util::coding::put_varint32;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
-use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::{CODEC_LZ4, CODEC_NONE, CODEC_ZSTD};
 use crate::sstable::format::BlockHandle;
 use crate::sstable::{Compression, Table, TableBuildOptions};
 use crate::test_util::sstable::*;
+use crate::util::coding::put_varint32;
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use proptest::prelude::*;
 
 const CODECS: [Compression; 3] = [
