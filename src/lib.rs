@@ -126,16 +126,19 @@ struct ReadmeSnippets;
 #[cfg(test)]
 extern crate self as bloomkv;
 #[cfg(test)]
+mod design_doc;
+#[cfg(test)]
 mod fuzz_regressions;
 #[cfg(test)]
 mod test_util;
 
+pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 /// What one operation of a write batch does (for the fuzz targets and internal benches).
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use db::batch::OpKind;
 pub use db::batch::WriteBatch;
-pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
+pub use db::repair::{RepairReport, repair};
 pub use db::{
     Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, StallCause, TableProbe,
     VerifyReport, WritePressure,
@@ -147,5 +150,4 @@ pub use options::{
     CompactionPri, Compression, FilterAllocation, MAX_BATCH_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES,
     NUM_LEVELS, Options,
 };
-pub use db::repair::{RepairReport, repair};
 pub use stats::{LevelStats, Stats, TableStats};
