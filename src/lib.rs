@@ -109,11 +109,9 @@ mod compaction_filter;
 pub mod env;
 mod error;
 pub mod filter;
-mod metrics;
 mod options;
 pub mod sstable;
 mod stats;
-mod stats_display;
 
 // The engine (`db`) and what every layer shares (`iter`, `range_del`, `util`).
 internal_modules!(db, iter, range_del, util);

@@ -19,7 +19,7 @@ use crate::util::filename;
 use crate::util::key::SeqNo;
 use crate::db::manifest::VersionEdit;
 use crate::db::memtable::MemTable;
-use crate::metrics::bump;
+use crate::stats::metrics::bump;
 use crate::db::table_writer::TableWriter;
 use crate::db::version::{TableFile, Version};
 

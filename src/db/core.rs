@@ -18,7 +18,7 @@ use crate::env::{Env, FileLock};
 use crate::util::key::SeqNo;
 use crate::db::manifest::ManifestWriter;
 use crate::db::memtable::MemTable;
-use crate::metrics::{LevelCounters, ReadCounters, WorkCounters};
+use crate::stats::metrics::{LevelCounters, ReadCounters, WorkCounters};
 use crate::options::{NUM_LEVELS, Options};
 use crate::db::table_cache::TableCache;
 use crate::db::version::Version;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{Db, check_key};
 use crate::error::Result;
 use crate::util::key::{self, KIND_SEEK, Kind, SeqNo};
-use crate::metrics::bump;
+use crate::stats::metrics::bump;
 use crate::options::MAX_KEY_BYTES;
 use crate::db::version::TableFile;
 

@@ -10,7 +10,7 @@ use crate::iter::InternalIterator;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
 use crate::util::key::{self, Kind, SeqNo};
-use crate::metrics::bump;
+use crate::stats::metrics::bump;
 use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;
 use crate::db::version::TableFile;

@@ -11,7 +11,7 @@ use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::util::filename;
 use crate::db::memtable::MemTable;
-use crate::metrics::bump;
+use crate::stats::metrics::bump;
 use crate::db::wal::LogWriter;
 
 impl DbInner {

@@ -22,8 +22,8 @@ mod properties;
 mod separator;
 mod table;
 
-pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use crate::sstable::cache::BlockCache;
+pub use crate::stats::metrics::{ReadCounters, ReadCountersSnapshot};
 // The names of table files are the database directory's business; re-exported here for tools
 // that open a table by its number.
 pub use crate::util::filename::table_file_name;

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::env::{Mapping, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
-use crate::metrics::ReadCounters;
 use crate::range_del::{self, Fragments};
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{
@@ -24,6 +23,7 @@ use crate::sstable::format::{
 };
 use crate::sstable::index::Index;
 use crate::sstable::properties::TableProperties;
+use crate::stats::metrics::ReadCounters;
 use crate::util::key::{self, Kind, SeqNo};
 
 /// How to open a table.

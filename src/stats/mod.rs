@@ -1,4 +1,11 @@
 //! Counters a database exposes through [`crate::Db::stats`].
+//!
+//! [`metrics`] holds the live counters the engine bumps as it works (shared by every table
+//! of a database); `Db::stats` adds them up into a [`Stats`], a plain copy, which `display`
+//! prints for people.
+
+mod display;
+pub(crate) mod metrics;
 
 use crate::options::NUM_LEVELS;
 
