@@ -168,7 +168,7 @@ pub(crate) struct DbInner {
     pub manifest: Mutex<Option<ManifestWriter>>,
     /// Live snapshots: sequence number -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
-    pub recovery: super::RecoveryReport,
+    pub recovery: super::recovery_report::RecoveryReport,
     /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
     pub compaction_limiter: Option<crate::util::rate::RateLimiter>,
 }

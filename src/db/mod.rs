@@ -40,6 +40,7 @@ mod background;
 mod checkpoint;
 mod core;
 mod cursor;
+mod handle;
 mod idle;
 mod manifest_switch;
 mod multi_get;
@@ -47,6 +48,7 @@ mod open_handles;
 mod prefix;
 mod read;
 mod recover;
+mod recovery_report;
 mod secondary;
 mod secondary_files;
 mod secondary_tail;
@@ -65,11 +67,12 @@ use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, Rang
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
 use self::core::DbInner;
+use self::handle::Handle;
+pub use self::recovery_report::RecoveryReport;
 pub use self::cursor::ReadOptions;
 pub use self::read::{GetExplain, TableProbe};
 use crate::db::batch::WriteBatch;
@@ -78,26 +81,6 @@ use crate::iter::db_iter::DbIter;
 use crate::util::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
-
-/// What `open` found and did while recovering.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RecoveryReport {
-    /// WAL files replayed.
-    pub logs_replayed: usize,
-    /// WAL records (write batches) replayed.
-    pub records: u64,
-    /// Level-0 tables written from replayed WAL contents (a memtable's worth each).
-    pub tables_written: usize,
-    /// Replayed records copied into the new WAL: they stay in the memtable rather than
-    /// becoming a small table.
-    pub records_carried: u64,
-    /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
-    /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
-    pub dropped: Vec<String>,
-    /// Table files no MANIFEST named (left by a flush or compaction that crashed), removed.
-    pub orphan_tables_removed: Vec<String>,
-}
 
 /// An open database. Cheap to clone: clones share one database; it closes when the last
 /// handle (and the last [`Snapshot`]) is dropped.
@@ -116,28 +99,6 @@ pub struct RecoveryReport {
 #[derive(Clone)]
 pub struct Db {
     handle: Arc<Handle>,
-}
-
-struct Handle {
-    inner: Arc<DbInner>,
-    /// The flush thread and the compaction threads.
-    background: Mutex<Vec<JoinHandle<()>>>,
-    /// A secondary's reading position ([`Db::open_secondary`]); `None` for other handles.
-    secondary: Option<Mutex<secondary_tail::Tail>>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        {
-            let mut st = self.inner.state.lock();
-            st.shutting_down = true;
-            self.inner.work_cv.notify_all();
-            self.inner.done_cv.notify_all();
-        }
-        for t in self.background.lock().drain(..) {
-            let _ = t.join();
-        }
-    }
 }
 
 impl std::fmt::Debug for Db {

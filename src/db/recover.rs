@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::RecoveryReport;
+use super::recovery_report::RecoveryReport;
 use super::manifest_switch::{current_names_another, snapshot_edit, switch_manifest};
 use super::core::{DbInner, ReadView, State, WalTip, Writer};
 use crate::db::batch::WriteBatch;
