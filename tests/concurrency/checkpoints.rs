@@ -11,7 +11,7 @@ use crate::common;
 
 fn key(i: u64) -> Vec<u8> {
     // Not in write order, so tables and memtables interleave in key space.
-    format!("{:016x}-{i}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).into_bytes()
+    format!("{:016x}-{i}", common::mix(i)).into_bytes()
 }
 
 fn options() -> Options {
