@@ -2,13 +2,16 @@
 //!
 //! The engine touches files only through [`Env`], so tests can substitute an implementation
 //! that injects failures (EIO, ENOSPC, short writes, lost unsynced data). [`StdEnv`] is the real
-//! one, built on `std::fs`.
+//! one, built on `std::fs`; an env that changes a few calls of another implements
+//! [`EnvWrapper`], which forwards the rest.
 
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
 mod mmap;
+mod wrapper;
 
 pub use mmap::Mapping;
+pub use wrapper::EnvWrapper;
 
 use std::fmt::Debug;
 use std::fs::{self, File, OpenOptions};
@@ -152,6 +155,9 @@ impl FileLock {
 }
 
 /// Everything the engine needs from a file system.
+///
+/// A method added here also gets a forwarding default in [`EnvWrapper`] and a line in its
+/// blanket implementation, so that wrappers keep forwarding it.
 ///
 /// # Examples
 /// ```

@@ -8,12 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bloomkv::Result;
-use bloomkv::env::{Env, FileLock, RandomAccessFile, WritableFile};
+use bloomkv::env::{Env, EnvWrapper, RandomAccessFile};
 use parking_lot::{Condvar, Mutex};
 
 /// The real file system (without fsyncs), with table numbers held at a gate.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GateEnv {
+    no_sync: super::NoSyncEnv,
     held: Mutex<BTreeSet<u64>>,
     /// Tables numbered this or higher are held too (tables not written yet).
     held_from: Mutex<Option<u64>>,
@@ -24,7 +25,13 @@ pub struct GateEnv {
 
 impl GateEnv {
     pub fn shared() -> Arc<GateEnv> {
-        Arc::new(GateEnv::default())
+        Arc::new(GateEnv {
+            no_sync: super::NoSyncEnv { links: true },
+            held: Mutex::default(),
+            held_from: Mutex::default(),
+            waiting: Mutex::default(),
+            changed: Condvar::new(),
+        })
     }
 
     /// Holds readers of tables `numbers` until [`GateEnv::release_all`].
@@ -86,12 +93,9 @@ impl Drop for ReleaseOnDrop {
     }
 }
 
-impl Env for GateEnv {
-    fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        super::NoSyncEnv::shared().create_writable(path)
-    }
-    fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        super::NoSyncEnv::shared().open_appendable(path)
+impl EnvWrapper for GateEnv {
+    fn target(&self) -> &dyn Env {
+        &self.no_sync
     }
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         if let Some(n) = Self::table_number(path)
@@ -105,39 +109,6 @@ impl Env for GateEnv {
             }
             waiting.remove(&n);
         }
-        super::NoSyncEnv::shared().open_random_access(path)
-    }
-    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
-        super::NoSyncEnv::shared().read_all(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        super::NoSyncEnv::shared().rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        super::NoSyncEnv::shared().remove_file(path)
-    }
-    fn truncate(&self, path: &Path, len: u64) -> Result<()> {
-        super::NoSyncEnv::shared().truncate(path, len)
-    }
-    fn create_dir_all(&self, path: &Path) -> Result<()> {
-        super::NoSyncEnv::shared().create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
-        super::NoSyncEnv::shared().list_dir(path)
-    }
-    fn sync_dir(&self, path: &Path) -> Result<()> {
-        super::NoSyncEnv::shared().sync_dir(path)
-    }
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        super::NoSyncEnv::shared().file_size(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        super::NoSyncEnv::shared().exists(path)
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        super::NoSyncEnv::shared().is_dir(path)
-    }
-    fn lock_file(&self, path: &Path) -> Result<FileLock> {
-        super::NoSyncEnv::shared().lock_file(path)
+        self.target().open_random_access(path)
     }
 }

@@ -1,18 +1,28 @@
-//! What the integration tests share: the one seeded random-number generator, the model
-//! harness (a database checked against a `BTreeMap`), W1-shaped keys and values, small
-//! options, a file system without fsyncs, and directory listings.
+//! The integration tests' kit, shared by every test binary (`tests/<layer>/main.rs` includes
+//! it): the one seeded random-number generator, the model harness (a database checked
+//! against a `BTreeMap`), W1-shaped keys and values, small options, a file system without
+//! fsyncs, the fault env's set-up, the gate that holds background jobs, tests re-run in a
+//! process of their own, and directory listings.
 
 #![allow(dead_code, reason = "each test crate uses a part of this module")]
 
+mod fault;
 pub mod gate;
+mod process;
 mod rng;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeBounds;
 use std::path::Path;
+use std::sync::Arc;
 
+use bloomkv::env::{Env, EnvWrapper, StdEnv, WritableFile};
 use bloomkv::{Compression, Db, Options, Snapshot, WriteBatch};
 
+#[allow(unused_imports, reason = "each test crate uses a part of this module")]
+pub use fault::fault_env;
+#[allow(unused_imports, reason = "each test crate uses a part of this module")]
+pub use process::{child_test_args, is_alone, run_alone};
 #[allow(unused_imports, reason = "each test crate uses a part of this module")]
 pub use rng::{Rng, mix};
 
@@ -208,6 +218,23 @@ pub fn sst_files(dir: &Path) -> BTreeSet<u64> {
         .collect()
 }
 
+/// Everything `db` holds, by a full scan.
+pub fn contents(db: &Db) -> Map {
+    db.scan(..).map(|kv| kv.unwrap()).collect()
+}
+
+/// The table files in the database's directory are exactly the tables its current version
+/// holds (no orphan left by a flush or compaction; none missing), once compactions are done.
+pub fn check_no_orphans(db: &Db) {
+    db.wait_for_compactions().unwrap();
+    let live: BTreeSet<u64> = db.stats().tables.iter().map(|t| t.file_number).collect();
+    assert_eq!(
+        sst_files(db.path()),
+        live,
+        "table files on disk vs the version"
+    );
+}
+
 /// Paths of the `.sst` files in `dir`, sorted (oldest table first).
 pub fn sst_paths(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
@@ -248,14 +275,13 @@ pub fn two_versions_in_two_tables() -> tempfile::TempDir {
 /// flush and manifest edit would make them slow on a busy disk.
 #[derive(Debug)]
 pub struct NoSyncEnv {
-    std: bloomkv::env::StdEnv,
     /// Whether `hard_link` links (else it is unsupported, as in an env without links).
     links: bool,
 }
 
-struct NoSyncFile(Box<dyn bloomkv::env::WritableFile>);
+struct NoSyncFile(Box<dyn WritableFile>);
 
-impl bloomkv::env::WritableFile for NoSyncFile {
+impl WritableFile for NoSyncFile {
     fn append(&mut self, data: &[u8]) -> bloomkv::Result<()> {
         self.0.append(data)
     }
@@ -272,76 +298,28 @@ impl bloomkv::env::WritableFile for NoSyncFile {
 
 impl NoSyncEnv {
     /// A shared handle.
-    pub fn shared() -> std::sync::Arc<dyn bloomkv::env::Env> {
-        std::sync::Arc::new(NoSyncEnv {
-            std: bloomkv::env::StdEnv,
-            links: true,
-        })
+    pub fn shared() -> Arc<dyn Env> {
+        Arc::new(NoSyncEnv { links: true })
     }
 
     /// A shared handle whose `hard_link` is unsupported (`Env`'s default), so callers copy.
-    pub fn without_hard_links() -> std::sync::Arc<dyn bloomkv::env::Env> {
-        std::sync::Arc::new(NoSyncEnv {
-            std: bloomkv::env::StdEnv,
-            links: false,
-        })
+    pub fn without_hard_links() -> Arc<dyn Env> {
+        Arc::new(NoSyncEnv { links: false })
     }
 }
 
-impl bloomkv::env::Env for NoSyncEnv {
-    fn create_writable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
-        Ok(Box::new(NoSyncFile(self.std.create_writable(path)?)))
+impl EnvWrapper for NoSyncEnv {
+    fn target(&self) -> &dyn Env {
+        &StdEnv
     }
-    fn open_appendable(&self, path: &Path) -> bloomkv::Result<Box<dyn bloomkv::env::WritableFile>> {
-        Ok(Box::new(NoSyncFile(self.std.open_appendable(path)?)))
+    fn create_writable(&self, path: &Path) -> bloomkv::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(NoSyncFile(StdEnv.create_writable(path)?)))
     }
-    fn open_random_access(
-        &self,
-        path: &Path,
-    ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
-        self.std.open_random_access(path)
-    }
-    fn open_mapped(
-        &self,
-        path: &Path,
-    ) -> bloomkv::Result<std::sync::Arc<dyn bloomkv::env::RandomAccessFile>> {
-        self.std.open_mapped(path)
-    }
-    fn read_all(&self, path: &Path) -> bloomkv::Result<Vec<u8>> {
-        self.std.read_all(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
-        self.std.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> bloomkv::Result<()> {
-        self.std.remove_file(path)
-    }
-    fn truncate(&self, path: &Path, len: u64) -> bloomkv::Result<()> {
-        self.std.truncate(path, len)
-    }
-    fn create_dir_all(&self, path: &Path) -> bloomkv::Result<()> {
-        self.std.create_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> bloomkv::Result<Vec<String>> {
-        self.std.list_dir(path)
+    fn open_appendable(&self, path: &Path) -> bloomkv::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(NoSyncFile(StdEnv.open_appendable(path)?)))
     }
     fn sync_dir(&self, _path: &Path) -> bloomkv::Result<()> {
         Ok(())
-    }
-    fn file_size(&self, path: &Path) -> bloomkv::Result<u64> {
-        self.std.file_size(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.std.exists(path)
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.std.is_dir(path)
-    }
-    fn lock_file(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
-        self.std.lock_file(path)
-    }
-    fn lock_file_shared(&self, path: &Path) -> bloomkv::Result<bloomkv::env::FileLock> {
-        self.std.lock_file_shared(path)
     }
     fn hard_link(&self, from: &Path, to: &Path) -> bloomkv::Result<()> {
         if !self.links {
@@ -350,7 +328,7 @@ impl bloomkv::env::Env for NoSyncEnv {
                 source: std::io::ErrorKind::Unsupported.into(),
             });
         }
-        self.std.hard_link(from, to)
+        StdEnv.hard_link(from, to)
     }
 }
 
@@ -368,4 +346,17 @@ pub fn dir_state(dir: &Path) -> BTreeMap<String, (u64, std::time::SystemTime)> {
             )
         })
         .collect()
+}
+
+/// Copies the files of `from` into `to` (created if missing), all but the LOCK: the
+/// directory as a process that died now would leave it, also for a database still open in
+/// `from`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() && entry.file_name() != "LOCK" {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }

@@ -1,0 +1,13 @@
+//! Concurrency: threads and processes using one database at once.
+//!
+//! One test binary per layer (linking one binary is cheaper than linking one per scenario);
+//! one scenario per file.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod checkpoints;
+mod lock_holder_pid;
+mod mixed_operations;
+mod readers_and_writers;
+mod secondary_process;
