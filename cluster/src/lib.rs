@@ -125,6 +125,7 @@ mod machine;
 mod net;
 mod node;
 pub mod proxy;
+pub mod redis_server;
 mod sm_meta;
 mod snapshot;
 mod state_db;

@@ -41,6 +41,7 @@ mod housekeeping;
 mod info;
 pub mod log;
 pub mod pubsub;
+pub mod replica;
 pub mod resp;
 mod server;
 pub mod store;

@@ -1,0 +1,15 @@
+//! The fault-injection harness of the replicated bloomkv-server: `bloomkv-cluster`
+//! processes on loopback, links through proxies the tests control, concurrent recorded
+//! clients, a nemesis; histories checked for linearizability and lost writes. One
+//! scenario per file; the shared tools in `procs`, `resp` and `history`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests panic with the error"
+)]
+
+mod procs;
+mod resp;
+
+mod smoke;
