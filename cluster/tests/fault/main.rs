@@ -9,7 +9,13 @@
     reason = "tests panic with the error"
 )]
 
+mod history;
 mod procs;
 mod resp;
 
+mod catch_up;
+mod failover;
+mod nemesis;
+mod planted;
+mod power_cut;
 mod smoke;
