@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
-    stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put, scan,
+    sst, stats, verify,
 };
 use crate::escape::Codec;
 
@@ -109,4 +109,8 @@ pub enum Command {
     Serve(bloomkv_server::Config),
     /// Run the W1 read-amplification benchmark on a fresh temporary database (ignores --db).
     Bench(bench::Args),
+    /// Membership of a replicated cluster (bloomkv-cluster nodes), through any node's
+    /// client port: status, add, remove (ignores --db).
+    #[command(subcommand)]
+    Cluster(cluster::Command),
 }

@@ -19,8 +19,8 @@ use clap::Parser;
 
 use crate::args::{Cli, Command};
 use crate::commands::{
-    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, scan, sst,
-    stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put, scan,
+    sst, stats, verify,
 };
 
 fn main() -> ExitCode {
@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Sst(c) => sst::run(&global, c),
         Command::Filter(c) => filter::run(&global, c),
         Command::Bench(a) => bench::run(&global, a),
+        Command::Cluster(c) => cluster::run(&global, c),
         Command::Serve(config) => bloomkv_server::run(config).map_err(|e| match e {
             // Options the engine rejects at open are a usage error, as for every command.
             bloomkv_server::ServerError::Engine(e) => open::failure("serve: database", e),
