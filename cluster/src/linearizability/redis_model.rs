@@ -164,7 +164,7 @@ mod tests {
                 RedisOp::SAdd(b"a".to_vec()),
                 Some(RedisOut::Int(1)),
             ),
-            op(6, Some(9), RedisOp::SAdd(b"b".to_vec()), None),
+            op(6, None, RedisOp::SAdd(b"b".to_vec()), None),
             op(10, Some(12), RedisOp::SMembers, Some(m(&["a"]))),
             op(13, Some(15), RedisOp::SMembers, Some(m(&["a", "b"]))),
         ];
