@@ -71,6 +71,14 @@ pub struct ClusterArgs {
     /// answering -CLUSTERDOWN or -TRYAGAIN.
     #[arg(long, default_value_t = 5_000)]
     pub request_timeout_ms: u64,
+    /// Leader heartbeat interval (ms); default: the node's (see docs/CLUSTER.md).
+    #[arg(long)]
+    pub heartbeat_ms: Option<u64>,
+    /// Election timeout range `MIN-MAX` (ms); default: the node's. openraft also holds a
+    /// leader lease of MAX after each heartbeat, so a dead leader is replaced after about
+    /// MAX plus a random time in the range.
+    #[arg(long, value_name = "MIN-MAX")]
+    pub election_timeout_ms: Option<String>,
     /// Test hook: dial peer ID at ADDR instead of its membership address (`ID=ADDR`,
     /// repeatable), to route a node pair through a proxy.
     #[arg(long = "route", value_name = "ID=ADDR", hide = true)]
@@ -96,6 +104,20 @@ impl ClusterArgs {
         c.snapshot_every = self.snapshot_every.max(1);
         c.keep_logs_after_snapshot = self.keep_logs;
         c.request_timeout = Duration::from_millis(self.request_timeout_ms.max(100));
+        if let Some(h) = self.heartbeat_ms {
+            c.heartbeat = Duration::from_millis(h);
+        }
+        if let Some(r) = &self.election_timeout_ms {
+            let (lo, hi) = r
+                .split_once('-')
+                .and_then(|(a, b)| {
+                    Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?))
+                })
+                .ok_or_else(|| {
+                    Error::Config(format!("--election-timeout-ms {r:?}: want MIN-MAX"))
+                })?;
+            c.election_timeout = (Duration::from_millis(lo), Duration::from_millis(hi));
+        }
         c.options = self.server.engine_options();
         if let Some(env) = env {
             c.options.env = env;

@@ -16,7 +16,10 @@ fn failover_50_kills() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(50);
-    let mut c = ProcCluster::start(3, &[]);
+    // BLOOMKV_FAILOVER_FLAGS: extra node flags (to compare timeouts).
+    let flags = std::env::var("BLOOMKV_FAILOVER_FLAGS").unwrap_or_default();
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    let mut c = ProcCluster::start(3, &flags);
     let mut times = Vec::new();
     for round in 0..kills {
         c.wait_converged();
