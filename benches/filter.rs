@@ -8,6 +8,7 @@
 
 use std::hint::black_box;
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{
     BinaryFusePolicy, BloomFilter, BloomPolicy, FilterPolicy, Layout, RibbonPolicy, hash_key,
 };
@@ -22,7 +23,8 @@ fn keys(offset: u64) -> Vec<[u8; 8]> {
 
 fn bloomkv_filter(layout: Layout, keys: &[[u8; 8]]) -> BloomFilter {
     let mut f =
-        BloomFilter::with_layout(layout, N, BITS_PER_KEY as f64).unwrap_or_else(|e| panic!("{e}"));
+        BloomFilter::new(FilterSize::bits_per_key(N, BITS_PER_KEY as f64).with_layout(layout))
+            .unwrap_or_else(|e| panic!("{e}"));
     for k in keys {
         f.insert(k);
     }

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 use std::error::Error;
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{BloomFilter, Layout, math};
 
 const GENERATED_WORDS: usize = 1_000_000;
@@ -99,7 +100,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     for bpk in BITS_PER_KEY {
         let textbook = math::false_positive_rate(bpk, 1.0, math::optimal_hashes(bpk, 1.0));
         for layout in [Layout::Standard, Layout::Blocked] {
-            let mut f = BloomFilter::with_layout(layout, words.len(), bpk)?;
+            let mut f =
+                BloomFilter::new(FilterSize::bits_per_key(words.len(), bpk).with_layout(layout))?;
             for w in &words {
                 f.insert(w);
             }

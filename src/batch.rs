@@ -102,6 +102,21 @@ impl WriteBatch {
         }
     }
 
+    /// An empty batch with room for `bytes` of operations without growing (`Db::put`
+    /// knows its one operation's size: growing the buffer op by op cost more than the
+    /// memtable insert's allocations).
+    pub(crate) fn with_capacity(bytes: usize) -> WriteBatch {
+        let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
+        rep.resize(HEADER_LEN, 0);
+        WriteBatch { rep, count: 0 }
+    }
+
+    /// The encoded size of one put of `key` and `value` (or, with no value, one delete).
+    pub(crate) fn op_bytes(key: &[u8], value: Option<&[u8]>) -> usize {
+        let prefixed = |len: usize| crate::coding::varint_len(len as u64) + len;
+        1 + prefixed(key.len()) + value.map_or(0, |v| prefixed(v.len()))
+    }
+
     /// Adds "set `key` to `value`".
     ///
     /// # Examples

@@ -5,6 +5,11 @@
 
 use crate::error::{Error, Result};
 
+/// Bytes [`put_varint64`] takes for `v`.
+pub fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Appends `v` as a varint.
 pub fn put_varint64(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -86,12 +91,6 @@ impl<'a> Decoder<'a> {
         self.pos += n;
         Ok(v)
     }
-    /// Decodes a 32-bit varint.
-    pub fn varint32(&mut self) -> Result<u32> {
-        let (v, n) = get_varint32(self.remaining()).map_err(|e| e.located_rel(self.pos))?;
-        self.pos += n;
-        Ok(v)
-    }
     /// Takes `n` raw bytes.
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.buf.len() - self.pos < n {
@@ -155,6 +154,7 @@ mod tests {
             let mut b = Vec::new();
             put_varint64(&mut b, v);
             assert_eq!(get_varint64(&b).unwrap(), (v, b.len()));
+            assert_eq!(varint_len(v), b.len(), "{v}");
             assert!(get_varint64(&b[..b.len() - 1]).is_err());
         }
         assert!(get_varint64(&[0xff; 11]).is_err());

@@ -20,6 +20,22 @@ use crate::error::{Error, LockConflict, LockHolder, Result};
 
 /// A file opened for appending. Data reaches the OS on [`WritableFile::flush`] and stable
 /// storage on [`WritableFile::sync`].
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, WritableFile};
+/// let dir = tempfile::tempdir()?;
+/// let mut f = StdEnv.create_writable(&dir.path().join("log"))?;
+/// f.append(b"record")?; // maybe only buffered
+/// f.flush()?; // the OS has it
+/// f.sync()?; // the disk has it
+/// assert_eq!(f.len(), 6);
+/// assert!(!f.is_empty());
+/// assert!(f.sync_handle().is_some()); // a real file can be synced from another thread
+/// # Ok(())
+/// # }
+/// ```
 pub trait WritableFile: Send {
     /// Appends `data` (possibly only to a user-space buffer).
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -41,9 +57,40 @@ pub trait WritableFile: Send {
 }
 
 /// See [`WritableFile::sync_handle`].
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, SyncHandle, WritableFile};
+/// let dir = tempfile::tempdir()?;
+/// let mut f = StdEnv.create_writable(&dir.path().join("log"))?;
+/// let sync: SyncHandle = f.sync_handle().expect("a real file");
+/// f.append(b"more")?;
+/// f.flush()?;
+/// std::thread::spawn(move || sync()).join().unwrap()?; // fsync off the writer's thread
+/// # Ok(())
+/// # }
+/// ```
 pub type SyncHandle = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
 /// A file read by positional reads, shareable between threads.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, RandomAccessFile, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("data");
+/// std::fs::write(&path, b"hello world")?;
+/// let f = StdEnv.open_random_access(&path)?;
+/// assert_eq!(f.read_at(6, 5)?, b"world");
+/// assert_eq!(f.read_at_reusing(0, 5, Vec::with_capacity(64))?, b"hello");
+/// assert!(f.read_at(6, 10).unwrap_err().is_corruption()); // past the end
+/// assert_eq!((f.size(), f.path()), (11, path.as_path()));
+/// assert!(f.mapping().is_none()); // not opened with open_mapped
+/// # Ok(())
+/// # }
+/// ```
 pub trait RandomAccessFile: Send + Sync + Debug {
     /// Reads exactly `len` bytes at `offset`; reading past the end is an error.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
@@ -67,6 +114,19 @@ pub trait RandomAccessFile: Send + Sync + Debug {
 
 /// An advisory lock on a file (exclusive, or shared with other shared holders), released on
 /// drop.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
+/// assert!(StdEnv.lock_file(&dir.path().join("LOCK")).is_err()); // held
+/// drop(lock); // released
+/// StdEnv.lock_file(&dir.path().join("LOCK"))?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct FileLock {
     _file: File,
@@ -75,12 +135,62 @@ pub struct FileLock {
 
 impl FileLock {
     /// The locked file.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::{Env, StdEnv};
+    /// let dir = tempfile::tempdir()?;
+    /// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
+    /// assert_eq!(lock.path(), dir.path().join("LOCK"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// Everything the engine needs from a file system.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv, WritableFile};
+/// let env = StdEnv;
+/// let dir = tempfile::tempdir()?;
+/// let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+/// let mut f = env.create_writable(&a)?;
+/// f.append(b"abc")?;
+/// f.sync()?;
+/// drop(f);
+/// let mut more = env.open_appendable(&a)?;
+/// more.append(b"def")?;
+/// more.flush()?;
+/// drop(more);
+/// assert_eq!(env.read_all(&a)?, b"abcdef");
+/// assert_eq!(env.open_random_access(&a)?.read_at(3, 3)?, b"def");
+/// assert_eq!(env.open_mapped(&a)?.read_at(0, 3)?, b"abc");
+/// env.truncate(&a, 2)?;
+/// assert_eq!(env.file_size(&a)?, 2);
+/// env.hard_link(&a, &dir.path().join("link"))?;
+/// env.rename(&a, &b)?;
+/// assert!(!env.exists(&a) && env.exists(&b));
+/// env.create_dir_all(&dir.path().join("sub/dir"))?;
+/// assert!(env.is_dir(&dir.path().join("sub")));
+/// env.remove_dir(&dir.path().join("sub/dir"))?;
+/// env.sync_dir(dir.path())?;
+/// let mut names = env.list_dir(dir.path())?;
+/// names.sort();
+/// assert_eq!(names, ["b", "link", "sub"]);
+/// env.remove_file(&b)?;
+/// let shared = env.lock_file_shared(&dir.path().join("link"))?; // readers share
+/// let also = env.lock_file_shared(&dir.path().join("link"))?;
+/// assert!(env.lock_file(&dir.path().join("link")).is_err()); // a writer is kept out
+/// drop((shared, also));
+/// # Ok(())
+/// # }
+/// ```
 pub trait Env: Send + Sync + Debug {
     /// Creates (or truncates) `path` for writing.
     fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
@@ -148,11 +258,29 @@ pub trait Env: Send + Sync + Debug {
 }
 
 /// The real file system.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// StdEnv.create_dir_all(&dir.path().join("x"))?;
+/// assert!(StdEnv.is_dir(&dir.path().join("x")));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdEnv;
 
 impl StdEnv {
     /// A shared handle to the real file system.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// let opts = bloomkv::Options { env: StdEnv::shared(), ..Default::default() };
+    /// assert!(opts.validate().is_ok());
+    /// ```
     pub fn shared() -> Arc<dyn Env> {
         Arc::new(StdEnv)
     }
@@ -393,10 +521,17 @@ impl Env for StdEnv {
             .open(path)
             .map_err(|e| Error::io(path, e))?;
         match file.try_lock() {
-            Ok(()) => Ok(FileLock {
-                _file: file,
-                path: path.to_path_buf(),
-            }),
+            Ok(()) => {
+                // Who holds it, for the error the next opener gets (docs/FORMAT.md, LOCK).
+                // Advisory only: a failure to write it changes nothing else.
+                let _ = file.set_len(0).and_then(|()| {
+                    (&file).write_all(format!("{}\n", std::process::id()).as_bytes())
+                });
+                Ok(FileLock {
+                    _file: file,
+                    path: path.to_path_buf(),
+                })
+            }
             Err(fs::TryLockError::WouldBlock) => {
                 // Who holds it: if a shared lock can be had (and is let go at once), only
                 // shared holders, i.e. read-only openers, are there; else a writer.
@@ -429,16 +564,79 @@ impl Env for StdEnv {
     }
 }
 
-/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`.
+/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`, naming the
+/// holders' process ids where they can be found.
 fn locked(lock_path: &Path, holder: LockHolder) -> Error {
-    Error::Locked(LockConflict::new(
-        lock_path.parent().unwrap_or(lock_path),
-        holder,
-    ))
+    Error::Locked(
+        LockConflict::new(lock_path.parent().unwrap_or(lock_path), holder)
+            .with_pids(lock_holders(lock_path, holder)),
+    )
+}
+
+/// The process ids holding the lock on `lock_path`: on Linux those `/proc/locks` lists for
+/// the file (exact, also for shared holders); elsewhere, or if that finds none, a writer's,
+/// from the file's content (each writer writes its own when it takes the lock).
+fn lock_holders(lock_path: &Path, holder: LockHolder) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let listed = proc_locks_holders(lock_path);
+        if !listed.is_empty() {
+            return listed;
+        }
+    }
+    if holder != LockHolder::Writer {
+        return Vec::new();
+    }
+    fs::read_to_string(lock_path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .into_iter()
+        .collect()
+}
+
+/// The pids `/proc/locks` gives for `flock` locks on `path`'s inode (waiters left out),
+/// ascending and without repeats.
+#[cfg(target_os = "linux")]
+fn proc_locks_holders(path: &Path) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(meta), Ok(table)) = (fs::metadata(path), fs::read_to_string("/proc/locks")) else {
+        return Vec::new();
+    };
+    let dev = meta.dev();
+    // The kernel's encoding of a device number (glibc's gnu_dev_major / gnu_dev_minor).
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let mut pids: Vec<u32> = table
+        .lines()
+        .filter(|line| !line.contains("->"))
+        .filter_map(|line| {
+            // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.len() >= 6 && fields[1] == "FLOCK" && fields[5] == id)
+                .then(|| fields[4].parse().ok())
+                .flatten()
+        })
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
 }
 
 /// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).
 /// Clones share the bytes, so a caller can hand one clone to a writer and read the other.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{MemWritableFile, WritableFile};
+/// let file = MemWritableFile::new();
+/// let mut writer = file.clone(); // clones share the bytes
+/// writer.append(b"abc")?;
+/// assert_eq!(file.contents(), b"abc");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct MemWritableFile {
     bytes: Arc<parking_lot::Mutex<Vec<u8>>>,
@@ -446,11 +644,23 @@ pub struct MemWritableFile {
 
 impl MemWritableFile {
     /// An empty file.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// assert!(MemWritableFile::new().is_empty());
+    /// ```
     pub fn new() -> MemWritableFile {
         MemWritableFile::default()
     }
 
     /// An empty file with room for `bytes` before it reallocates.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// assert_eq!(MemWritableFile::with_capacity(4096).len(), 0);
+    /// ```
     pub fn with_capacity(bytes: usize) -> MemWritableFile {
         MemWritableFile {
             bytes: Arc::new(parking_lot::Mutex::new(Vec::with_capacity(bytes))),
@@ -458,6 +668,17 @@ impl MemWritableFile {
     }
 
     /// A copy of everything appended so far.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::{MemWritableFile, WritableFile};
+    /// let mut f = MemWritableFile::new();
+    /// f.append(b"x")?;
+    /// assert_eq!(f.contents(), b"x");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contents(&self) -> Vec<u8> {
         self.bytes.lock().clone()
     }
@@ -484,6 +705,17 @@ impl WritableFile for MemWritableFile {
 
 /// A file held in memory and read by position, with the same bounds rule as a real file:
 /// reading past the end is `Corruption` naming `path`.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{MemRandomAccessFile, RandomAccessFile};
+/// let f = MemRandomAccessFile::new(b"0123456789".to_vec(), "in-memory");
+/// assert_eq!(f.read_at(2, 3)?, b"234");
+/// assert!(f.read_at(8, 3).unwrap_err().is_corruption());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct MemRandomAccessFile {
     data: Vec<u8>,
@@ -492,6 +724,13 @@ pub struct MemRandomAccessFile {
 
 impl MemRandomAccessFile {
     /// Serves `data` as if it were the file at `path`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::{MemRandomAccessFile, RandomAccessFile};
+    /// let f = MemRandomAccessFile::new(vec![1, 2, 3], "x.sst");
+    /// assert_eq!((f.size(), f.path()), (3, std::path::Path::new("x.sst")));
+    /// ```
     pub fn new(data: Vec<u8>, path: impl Into<PathBuf>) -> MemRandomAccessFile {
         MemRandomAccessFile {
             data,

@@ -22,7 +22,8 @@ pub enum LockHolder {
     ReadOnly,
 }
 
-/// What [`Error::Locked`] carries: the database directory and who holds its lock.
+/// What [`Error::Locked`] carries: the database directory, who holds its lock and, when
+/// known, the holders' process ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockConflict {
@@ -30,34 +31,114 @@ pub struct LockConflict {
     pub dir: PathBuf,
     /// Who holds the lock.
     pub holder: LockHolder,
+    /// The holders' process ids, when known: a writer's, which it writes into the `LOCK`
+    /// file (docs/FORMAT.md), and on Linux read-only openers', from `/proc/locks`. Empty
+    /// when unknown.
+    pub pids: Vec<u32>,
+    /// What this process itself keeps open, when it is the holder.
+    in_process: Option<String>,
 }
 
 impl LockConflict {
-    /// A conflict over the lock of `dir`, held by `holder`.
+    /// A conflict over the lock of `dir`, held by `holder` (process ids unknown).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::{LockConflict, LockHolder};
+    ///
+    /// let c = LockConflict::new("/data/db", LockHolder::Writer).with_pids(vec![4242]);
+    /// assert!(c.to_string().contains("process 4242"));
+    /// ```
     pub fn new(dir: impl Into<PathBuf>, holder: LockHolder) -> LockConflict {
         LockConflict {
             dir: dir.into(),
             holder,
+            pids: Vec::new(),
+            in_process: None,
         }
     }
 
+    /// The same conflict, its holders' process ids known.
+    #[must_use]
+    pub fn with_pids(mut self, pids: Vec<u32>) -> LockConflict {
+        self.pids = pids;
+        self
+    }
+
+    /// The same conflict, with what this process keeps open when it is the holder.
+    #[must_use]
+    pub(crate) fn with_in_process(mut self, what: String) -> LockConflict {
+        self.in_process = Some(what);
+        self
+    }
+
     /// The database directory.
+    ///
+    /// # Examples
+    /// ```
+    /// let c = bloomkv::LockConflict::new("/data/db", bloomkv::LockHolder::ReadOnly);
+    /// assert_eq!(c.path(), std::path::Path::new("/data/db"));
+    /// ```
     pub fn path(&self) -> &Path {
         &self.dir
+    }
+
+    /// Whether the holder is this process itself (another handle of it, or a snapshot or
+    /// iterator keeping one open).
+    fn held_here(&self) -> bool {
+        self.pids.contains(&std::process::id())
     }
 }
 
 impl fmt::Display for LockConflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let holder = match self.holder {
-            LockHolder::Writer => "held by a writer (a handle opened for writing)",
-            LockHolder::ReadOnly => "held by read-only openers (Db::open_read_only)",
+        let pids = match self.pids.as_slice() {
+            [] => String::new(),
+            [one] => format!(" (process {one})"),
+            many => format!(
+                " (processes {})",
+                many.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
         write!(
             f,
-            "database {} is locked by another process or handle: {holder}",
+            "database {} is locked by another process or handle: ",
             self.dir.display()
-        )
+        )?;
+        match self.holder {
+            LockHolder::Writer => write!(f, "held by a writer{pids}")?,
+            LockHolder::ReadOnly => write!(f, "held by read-only openers{pids}")?,
+        }
+        if self.held_here() {
+            let what = self
+                .in_process
+                .as_deref()
+                .unwrap_or("another handle of it is still open");
+            return write!(
+                f,
+                ", which is this process: {what}; drop it before opening the database again"
+            );
+        }
+        let who = match self.pids.as_slice() {
+            [] => "it".to_string(),
+            [one] => format!("process {one}"),
+            _ => "them".to_string(),
+        };
+        match self.holder {
+            LockHolder::Writer => write!(
+                f,
+                ". To read beside the writer, open a secondary (Db::open_secondary; kvctl's \
+                 read commands do); to open it otherwise, stop {who} first"
+            ),
+            LockHolder::ReadOnly => write!(
+                f,
+                " (Db::open_read_only). A writer can open it once {who} closed it; a secondary \
+                 (Db::open_secondary) reads beside them"
+            ),
+        }
     }
 }
 
@@ -109,6 +190,18 @@ pub enum Error {
     /// After a crash the write may or may not be there. (A write that fails with any other
     /// error is never visible, then or after a reopen.)
     OutcomeUnknown(String),
+    /// A standalone filter's bytes (or file) are intact but hold another kind of filter than
+    /// the type asked to decode them: a counting filter's file loaded as a
+    /// [`BloomFilter`](crate::filter::BloomFilter), say.
+    /// [`AnyFilter`](crate::filter::AnyFilter) reads every kind.
+    WrongFilterKind {
+        /// The file; empty when the bytes did not come from a file.
+        file: PathBuf,
+        /// The kind found: `"bloom"`, `"counting"` or `"scalable"`.
+        found: &'static str,
+        /// The kind the caller's type reads.
+        expected: &'static str,
+    },
     /// [`BloomFilter::try_insert`](crate::filter::BloomFilter::try_insert) was asked to add a
     /// new item to a filter already holding its capacity: past it the false-positive rate
     /// climbs above the rate the filter was built for.
@@ -167,7 +260,66 @@ impl Error {
                 path: Some(file.to_path_buf()),
                 source,
             },
+            Error::WrongFilterKind {
+                file: f,
+                found,
+                expected,
+            } if f.as_os_str().is_empty() => Error::WrongFilterKind {
+                file: file.to_path_buf(),
+                found,
+                expected,
+            },
             other => other,
+        }
+    }
+
+    /// A copy of this error, for each of several callers that one failure failed (the
+    /// writers of one commit group). An I/O error keeps its OS error code or kind and its
+    /// message.
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: match source.raw_os_error() {
+                    Some(code) => io::Error::from_raw_os_error(code),
+                    None => io::Error::new(source.kind(), source.to_string()),
+                },
+            },
+            Error::Corruption { file, offset, why } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                why: why.clone(),
+            },
+            Error::InvalidArgument(why) => Error::InvalidArgument(why.clone()),
+            Error::Locked(c) => Error::Locked(c.clone()),
+            Error::ReadOnly(why) => Error::ReadOnly(why.clone()),
+            Error::UnsupportedVersion {
+                file,
+                found,
+                supported,
+            } => Error::UnsupportedVersion {
+                file: file.clone(),
+                found: *found,
+                supported: *supported,
+            },
+            Error::WritesStopped(why) => Error::WritesStopped(why.clone()),
+            Error::OutcomeUnknown(why) => Error::OutcomeUnknown(why.clone()),
+            Error::CapacityExceeded {
+                capacity,
+                error_rate,
+            } => Error::CapacityExceeded {
+                capacity: *capacity,
+                error_rate: *error_rate,
+            },
+            Error::WrongFilterKind {
+                file,
+                found,
+                expected,
+            } => Error::WrongFilterKind {
+                file: file.clone(),
+                found,
+                expected,
+            },
         }
     }
 
@@ -207,6 +359,20 @@ impl fmt::Display for Error {
                 "{} has format version {found}; this build supports up to {supported}",
                 file.display()
             ),
+            Error::WrongFilterKind {
+                file,
+                found,
+                expected,
+            } => {
+                if !file.as_os_str().is_empty() {
+                    write!(f, "{}: ", file.display())?;
+                }
+                write!(
+                    f,
+                    "a {found} filter, not a {expected} filter (read it with the {found} \
+                     filter's type, or with AnyFilter, which reads every kind)"
+                )
+            }
             Error::CapacityExceeded {
                 capacity,
                 error_rate,
@@ -256,6 +422,25 @@ mod tests {
         // A located error keeps its first location.
         let e = e.located(Path::new("other"), 7);
         assert!(e.to_string().contains("000001.sst at byte 105"));
+    }
+
+    #[test]
+    fn a_duplicate_says_the_same() {
+        let errors = [
+            Error::io("/x/y", io::Error::from_raw_os_error(28)),
+            Error::io("/x/y", io::Error::other("boom")),
+            Error::corruption("f", 3, "bad"),
+            Error::WritesStopped("why".into()),
+            Error::OutcomeUnknown("why".into()),
+        ];
+        for e in errors {
+            let d = e.duplicate();
+            assert_eq!(d.to_string(), e.to_string());
+            if let (Error::Io { source: a, .. }, Error::Io { source: b, .. }) = (&e, &d) {
+                assert_eq!(a.kind(), b.kind());
+                assert_eq!(a.raw_os_error(), b.raw_os_error());
+            }
+        }
     }
 
     #[test]

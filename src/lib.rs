@@ -34,9 +34,9 @@
 //!
 //! ```
 //! # fn main() -> bloomkv::Result<()> {
-//! use bloomkv::filter::BloomFilter;
+//! use bloomkv::filter::{BloomFilter, FilterSize};
 //!
-//! let mut seen = BloomFilter::with_capacity(1_000_000, 0.01)?;
+//! let mut seen = BloomFilter::new(FilterSize::for_items(1_000_000, 0.01))?;
 //! assert!(seen.insert(b"https://example.com/")); // new
 //! assert!(!seen.insert(b"https://example.com/")); // seen before
 //! assert!(seen.contains(b"https://example.com/"));
@@ -92,6 +92,7 @@ macro_rules! internal_item {
 // filters, table files and repair.
 mod batch;
 mod compaction;
+mod compaction_filter;
 mod db;
 pub mod env;
 mod error;
@@ -102,6 +103,7 @@ mod rate;
 mod repair;
 pub mod sstable;
 mod stats;
+mod stats_display;
 
 /// Declares the engine's internal modules: `pub(crate)`, or public but hidden with the
 /// `internals` feature, which the fuzz targets and the internal benchmarks build with.
@@ -133,6 +135,11 @@ pub mod table_cache;
 pub(crate) mod table_cache;
 mod table_writer;
 
+/// The README's Rust snippets, run as doc tests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeSnippets;
+
 #[cfg(test)]
 extern crate self as bloomkv;
 #[cfg(test)]
@@ -145,8 +152,10 @@ mod test_util;
 #[doc(hidden)]
 pub use batch::OpKind;
 pub use batch::WriteBatch;
+pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 pub use db::{
-    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, TableProbe, VerifyReport,
+    Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, StallCause, TableProbe,
+    VerifyReport, WritePressure,
 };
 pub use error::{Error, LockConflict, LockHolder, Result};
 pub use iter::cursor::Cursor;

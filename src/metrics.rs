@@ -4,8 +4,21 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::options::NUM_LEVELS;
+
 /// Running totals of table reads. Updated with relaxed atomics: each counter is exact, but a
 /// [`ReadCounters::snapshot`] taken during reads may mix counts from slightly different moments.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::ReadCounters;
+/// let counters = Arc::new(ReadCounters::default()); // share one per database's tables
+/// assert_eq!(counters.snapshot().data_blocks_read, 0);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default)]
 pub struct ReadCounters {
     filter_checks: AtomicU64,
@@ -20,6 +33,13 @@ pub struct ReadCounters {
 }
 
 /// A copy of [`ReadCounters`] at one moment.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::{ReadCounters, ReadCountersSnapshot};
+/// let snap: ReadCountersSnapshot = ReadCounters::default().snapshot();
+/// assert_eq!(snap, ReadCountersSnapshot::default());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadCountersSnapshot {
     /// Point lookups that consulted a table's filter.
@@ -40,6 +60,13 @@ pub struct ReadCountersSnapshot {
 
 impl ReadCounters {
     /// Current totals.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::ReadCounters;
+    /// let c = ReadCounters::default();
+    /// assert_eq!(c.snapshot().filter_checks, 0);
+    /// ```
     pub fn snapshot(&self) -> ReadCountersSnapshot {
         // `maybe` before `checks`: a check is counted before its "maybe", so this order never
         // sees more maybes than checks.
@@ -101,6 +128,19 @@ pub(crate) struct WorkCounters {
     pub compaction_bytes_read: AtomicU64,
     pub compaction_bytes_written: AtomicU64,
     pub user_bytes_written: AtomicU64,
+    /// Bytes appended to WALs by writes (record framing included).
+    pub wal_bytes_written: AtomicU64,
+    /// Table bytes written by flushes.
+    pub flush_bytes_written: AtomicU64,
+    /// Table bytes written by re-filters.
+    pub refilter_bytes_written: AtomicU64,
+    /// Tables moved down a level unchanged, and their bytes (none written).
+    pub trivial_moves: AtomicU64,
+    pub trivial_move_bytes: AtomicU64,
+    /// Per output level: merging compactions into it, the bytes they read and wrote.
+    pub level_compactions: [AtomicU64; NUM_LEVELS],
+    pub level_compaction_bytes_read: [AtomicU64; NUM_LEVELS],
+    pub level_compaction_bytes_written: [AtomicU64; NUM_LEVELS],
     /// Writers' time delayed plus stopped.
     pub stall_micros: AtomicU64,
     pub delay_micros: AtomicU64,

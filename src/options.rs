@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::compaction_filter::CompactionFilter;
 use crate::env::{Env, StdEnv};
 use crate::filter::{BloomPolicy, FilterPolicy, PrefixExtractor};
 pub use crate::sstable::compression::Compression;
@@ -259,6 +260,49 @@ pub struct Options {
     /// # }
     /// ```
     pub prefix_extractor: Option<Arc<dyn PrefixExtractor>>,
+    /// A hook compactions consult to drop or rewrite entries nobody needs any more (default
+    /// `None`; RocksDB's `compaction_filter`): expired keys, members of deleted collections.
+    /// It is asked only about entries every reader sees alike (the newest version of a key,
+    /// a put, older than every live snapshot, not range-deleted), so it never changes an
+    /// answer a reader is entitled to; its reads see the database as of the compaction's
+    /// start. Flushes do not consult it (see [`CompactionFilter`] for why, and for what
+    /// else is not filtered). While it is set, each compaction holds a snapshot of its own
+    /// for those reads.
+    ///
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use std::sync::Arc;
+    /// use bloomkv::{CompactionDecision, CompactionFilter, CompactionFilterContext, Options};
+    ///
+    /// /// Drops every key under "tmp/".
+    /// #[derive(Debug)]
+    /// struct DropTemporary;
+    ///
+    /// impl CompactionFilter for DropTemporary {
+    ///     fn name(&self) -> &str {
+    ///         "drop-temporary"
+    ///     }
+    ///     fn filter(&self, _: &mut CompactionFilterContext<'_>, key: &[u8], _: &[u8]) -> CompactionDecision {
+    ///         if key.starts_with(b"tmp/") {
+    ///             CompactionDecision::Remove
+    ///         } else {
+    ///             CompactionDecision::Keep
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let opts = Options { compaction_filter: Some(Arc::new(DropTemporary)), ..Options::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// db.put("tmp/scratch", "x")?;
+    /// db.put("kept", "y")?;
+    /// db.compact()?;
+    /// assert_eq!(db.get("tmp/scratch")?, None);
+    /// assert_eq!(db.get("kept")?, Some(b"y".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 /// Which table of a level a compaction out of that level takes ([`Options::compaction_pri`]).
@@ -309,6 +353,7 @@ impl Default for Options {
             compression_per_level: None,
             filter_policy_per_level: None,
             prefix_extractor: None,
+            compaction_filter: None,
         }
     }
 }

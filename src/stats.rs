@@ -28,10 +28,26 @@ pub struct Stats {
     pub compactions: u64,
     /// Bytes read from input tables by compaction.
     pub compaction_bytes_read: u64,
-    /// Bytes written to tables by flushes and compactions.
+    /// Bytes written to tables by flushes, compactions and re-filters: `flush_bytes_written`
+    /// plus every level's [`LevelStats::compaction_bytes_written`] plus
+    /// `refilter_bytes_written`.
     pub compaction_bytes_written: u64,
-    /// Bytes written by users (keys + values), for write amplification.
+    /// Bytes written by users (the encoded write batches: keys, values and a few bytes of
+    /// framing each), for write amplification.
     pub user_bytes_written: u64,
+    /// Bytes appended to WAL files by writes (the batches plus the log's record headers and
+    /// block padding): every user byte is written here once before any table holds it.
+    pub wal_bytes_written: u64,
+    /// Bytes of level-0 tables written by memtable flushes.
+    pub flush_bytes_written: u64,
+    /// Bytes of tables rewritten on their own level for a new filter (re-filters, under
+    /// `FilterAllocation::Monkey`).
+    pub refilter_bytes_written: u64,
+    /// Tables moved down a level unchanged by a compaction (a trivial move): nothing is read
+    /// or written for them, and they count in no byte figure here.
+    pub trivial_moves: u64,
+    /// Bytes of the tables moved by trivial moves.
+    pub trivial_move_bytes: u64,
     /// Microseconds writers spent waiting for flushes or compactions to catch up: delayed
     /// (`write_delay_micros`) plus stopped (`write_stop_micros`).
     pub stall_micros: u64,
@@ -117,6 +133,14 @@ pub struct LevelStats {
     pub filter_useful: u64,
     /// Checks where the filter said "maybe" and the table did not hold the key.
     pub filter_false_positives: u64,
+    /// Compactions that merged tables into this level since open (not trivial moves, not
+    /// re-filters, not flushes).
+    pub compactions: u64,
+    /// Bytes those compactions read (their inputs, from the level above and this one).
+    pub compaction_bytes_read: u64,
+    /// Bytes of tables those compactions wrote into this level: with the flushes' and the
+    /// re-filters' bytes and the WAL's, where every byte written to disk comes from.
+    pub compaction_bytes_written: u64,
 }
 
 impl LevelStats {
@@ -134,7 +158,8 @@ impl Stats {
         self.levels.iter().map(|l| l.files).sum()
     }
 
-    /// Write amplification: bytes written to tables per user byte written.
+    /// Write amplification: bytes written to tables per user byte written (the WAL not
+    /// counted; add `wal_bytes_written` for what reaches the disk).
     pub fn write_amplification(&self) -> f64 {
         if self.user_bytes_written == 0 {
             0.0

@@ -2,13 +2,16 @@
 //! typed errors, never a panic or a wrong filter.
 
 use bloomkv::Error;
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{
     BloomFilter, BloomPolicy, CountingBloomFilter, FilterPolicy, Layout, hash_key,
 };
 use proptest::prelude::*;
 
 fn sample(layout: Layout, n: u32) -> BloomFilter {
-    let mut f = BloomFilter::with_layout(layout, n.max(1) as usize, 10).unwrap();
+    let mut f =
+        BloomFilter::new(FilterSize::bits_per_key(n.max(1) as usize, 10).with_layout(layout))
+            .unwrap();
     for i in 0..n {
         f.insert(i.to_le_bytes());
     }
@@ -99,26 +102,33 @@ fn round_trips_both_kinds_and_layouts() {
             (f.capacity(), f.error_rate())
         );
         assert!((0..5000u32).all(|i| g.contains(i.to_le_bytes())));
-        let mut c = CountingBloomFilter::with_layout(layout, 100, 8).unwrap();
+        let mut c =
+            CountingBloomFilter::new(FilterSize::bits_per_key(100, 8).with_layout(layout)).unwrap();
         c.insert(b"x");
         assert_eq!(CountingBloomFilter::from_bytes(&c.to_bytes()).unwrap(), c);
-        // Each kind refuses the other's bytes.
-        assert!(
-            BloomFilter::from_bytes(&c.to_bytes())
-                .unwrap_err()
-                .is_corruption()
-        );
-        assert!(
-            CountingBloomFilter::from_bytes(&f.to_bytes())
-                .unwrap_err()
-                .is_corruption()
-        );
+        // Each kind refuses the other's bytes with a typed error, not as damage.
+        assert!(matches!(
+            BloomFilter::from_bytes(&c.to_bytes()).unwrap_err(),
+            Error::WrongFilterKind {
+                found: "counting",
+                expected: "bloom",
+                ..
+            }
+        ));
+        assert!(matches!(
+            CountingBloomFilter::from_bytes(&f.to_bytes()).unwrap_err(),
+            Error::WrongFilterKind {
+                found: "bloom",
+                expected: "counting",
+                ..
+            }
+        ));
     }
 }
 
 #[test]
 fn header_layout_is_as_documented() {
-    let mut f = BloomFilter::with_params(Layout::Standard, 100, 3).unwrap();
+    let mut f = BloomFilter::new(FilterSize::bits(100, 3).with_layout(Layout::Standard)).unwrap();
     f.insert_hash(hash_key(b"a"));
     let b = f.to_bytes();
     assert_eq!(&b[0..4], b"BKVF");
@@ -191,7 +201,7 @@ fn inconsistent_headers_with_valid_checksums_are_rejected_without_allocating() {
         );
     }
     // Non-zero padding after the last bit of a standard filter.
-    let mut f = BloomFilter::with_params(Layout::Standard, 100, 3).unwrap();
+    let mut f = BloomFilter::new(FilterSize::bits(100, 3).with_layout(Layout::Standard)).unwrap();
     f.insert(b"a");
     let mut padded = f.to_bytes();
     padded[40 + 15] |= 0x80; // bit 127, beyond bit 99
@@ -208,25 +218,38 @@ fn inconsistent_headers_with_valid_checksums_are_rejected_without_allocating() {
 #[test]
 fn constructors_reject_bad_arguments() {
     let bad = |r: bloomkv::Result<BloomFilter>| matches!(r, Err(Error::InvalidArgument(_)));
-    assert!(bad(BloomFilter::with_rate(0, 0.01)));
+    assert!(bad(BloomFilter::new(FilterSize::for_items(0, 0.01))));
     for p in [0.0, 1.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
-        assert!(bad(BloomFilter::with_rate(100, p)), "{p}");
-        assert!(bad(BloomFilter::with_rate_blocked(100, p)), "{p}");
+        assert!(bad(BloomFilter::new(FilterSize::for_items(100, p))), "{p}");
+        assert!(
+            bad(BloomFilter::new(FilterSize::for_items(100, p).blocked())),
+            "{p}"
+        );
     }
-    assert!(bad(BloomFilter::with_bits_per_key(0, 10)));
+    assert!(bad(BloomFilter::new(FilterSize::bits_per_key(0, 10))));
     for b in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(bad(BloomFilter::with_bits_per_key(100, b)), "{b}");
+        assert!(
+            bad(BloomFilter::new(FilterSize::bits_per_key(100, b))),
+            "{b}"
+        );
     }
-    assert!(bad(BloomFilter::with_bits_per_key(usize::MAX, 1e300)));
+    assert!(bad(BloomFilter::new(FilterSize::bits_per_key(
+        usize::MAX,
+        1e300
+    ))));
     // Too large to allocate: an error, not an abort.
-    assert!(bad(BloomFilter::with_params(Layout::Standard, u64::MAX, 7)));
-    assert!(bad(BloomFilter::with_params(
-        Layout::Blocked,
-        u64::MAX - 10,
-        7
+    assert!(bad(BloomFilter::new(
+        FilterSize::bits(u64::MAX, 7).with_layout(Layout::Standard)
     )));
-    assert!(bad(BloomFilter::with_params(Layout::Standard, 100, 0)));
-    assert!(bad(BloomFilter::with_params(Layout::Standard, 100, 65)));
-    assert!(CountingBloomFilter::with_rate(0, 0.1).is_err());
-    assert!(CountingBloomFilter::with_rate(10, 1.0).is_err());
+    assert!(bad(BloomFilter::new(
+        FilterSize::bits(u64::MAX - 10, 7).with_layout(Layout::Blocked)
+    )));
+    assert!(bad(BloomFilter::new(
+        FilterSize::bits(100, 0).with_layout(Layout::Standard)
+    )));
+    assert!(bad(BloomFilter::new(
+        FilterSize::bits(100, 65).with_layout(Layout::Standard)
+    )));
+    assert!(CountingBloomFilter::new(FilterSize::for_items(0, 0.1)).is_err());
+    assert!(CountingBloomFilter::new(FilterSize::for_items(10, 1.0)).is_err());
 }

@@ -1,5 +1,6 @@
 //! Measured false-positive rates against the formulas: 1M inserted keys, 1M absent probes.
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{BloomFilter, CountingBloomFilter, Layout, math};
 
 const N: u64 = 1_000_000;
@@ -15,7 +16,9 @@ fn absent(i: u64) -> [u8; 8] {
 
 /// Builds a filter over N keys, checks it has no false negatives, returns the measured rate.
 fn measure(layout: Layout, bits_per_key: f64) -> (BloomFilter, f64) {
-    let mut f = BloomFilter::with_layout(layout, N as usize, bits_per_key).unwrap();
+    let mut f =
+        BloomFilter::new(FilterSize::bits_per_key(N as usize, bits_per_key).with_layout(layout))
+            .unwrap();
     for i in 0..N {
         f.insert(present(i));
     }
@@ -61,7 +64,7 @@ fn standard_layout_matches_the_textbook_formula() {
 
 #[test]
 fn with_bits_per_key_is_standard_and_hits_the_issue_figures() {
-    let mut f = BloomFilter::with_bits_per_key(N as usize, 8.0).unwrap();
+    let mut f = BloomFilter::new(FilterSize::bits_per_key(N as usize, 8.0)).unwrap();
     assert_eq!(f.layout(), Layout::Standard);
     for i in 0..N {
         f.insert(present(i));
@@ -90,7 +93,8 @@ fn blocked_layout_penalty_is_small_at_10_bits_per_key() {
 fn with_rate_delivers_the_requested_rate_in_both_layouts() {
     for layout in [Layout::Standard, Layout::Blocked] {
         let n = 200_000u64;
-        let mut f = BloomFilter::with_layout_rate(layout, n as usize, 0.01).unwrap();
+        let mut f =
+            BloomFilter::new(FilterSize::for_items(n as usize, 0.01).with_layout(layout)).unwrap();
         for i in 0..n {
             f.insert(present(i));
         }
@@ -103,7 +107,7 @@ fn with_rate_delivers_the_requested_rate_in_both_layouts() {
 #[test]
 fn counting_filter_rate_matches_plain_filter() {
     let n = 200_000u64;
-    let mut c = CountingBloomFilter::with_bits_per_key(n as usize, 10.0).unwrap();
+    let mut c = CountingBloomFilter::new(FilterSize::bits_per_key(n as usize, 10.0)).unwrap();
     for i in 0..n {
         c.insert(present(i));
     }

@@ -1,5 +1,6 @@
 //! Filters beyond 2^32 bits: the index math is 64-bit throughout.
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::layout::{BlockProbes, StandardProbes, block_index, reduce};
 use bloomkv::filter::{BloomFilter, Layout, hash_key};
 
@@ -43,7 +44,8 @@ fn blocks_reach_beyond_2_pow_32() {
 #[ignore]
 fn a_filter_larger_than_2_pow_32_bits_works() {
     for layout in [Layout::Standard, Layout::Blocked] {
-        let mut f = BloomFilter::with_params(layout, (1 << 32) + 4096, 7).unwrap();
+        let mut f =
+            BloomFilter::new(FilterSize::bits((1 << 32) + 4096, 7).with_layout(layout)).unwrap();
         assert!(f.bit_len() > 1 << 32);
         for i in 0..100_000u64 {
             f.insert(i.to_le_bytes());

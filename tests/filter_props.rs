@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{BloomFilter, BloomPolicy, CountingBloomFilter, FilterPolicy, Layout};
 use proptest::prelude::*;
 
@@ -19,7 +20,7 @@ proptest! {
         bits_per_key in 0.5f64..24.0,
         layout in layout(),
     ) {
-        let mut f = BloomFilter::with_layout(layout, keys.len(), bits_per_key).unwrap();
+        let mut f = BloomFilter::new(FilterSize::bits_per_key(keys.len(), bits_per_key).with_layout(layout)).unwrap();
         for k in &keys {
             f.insert(k);
         }
@@ -45,7 +46,7 @@ proptest! {
         layout in layout(),
     ) {
         // Far more keys than the filter was sized for: rates degrade, membership must not.
-        let mut f = BloomFilter::with_layout(layout, capacity, 4.0).unwrap();
+        let mut f = BloomFilter::new(FilterSize::bits_per_key(capacity, 4.0).with_layout(layout)).unwrap();
         for i in 0..n {
             f.insert(i.to_le_bytes());
         }
@@ -59,7 +60,7 @@ proptest! {
         layout in layout(),
     ) {
         // Small filters over few keys, so that counters collide and saturate.
-        let mut c = CountingBloomFilter::with_layout(layout, 20, bits_per_key).unwrap();
+        let mut c = CountingBloomFilter::new(FilterSize::bits_per_key(20, bits_per_key).with_layout(layout)).unwrap();
         let mut model: HashMap<u8, u32> = HashMap::new();
         for (insert, key) in ops {
             let k = [key];
@@ -97,7 +98,8 @@ proptest! {
 
 #[test]
 fn saturated_counters_never_come_back_down() {
-    let mut c = CountingBloomFilter::with_params(Layout::Standard, 64, 3).unwrap();
+    let mut c =
+        CountingBloomFilter::new(FilterSize::bits(64, 3).with_layout(Layout::Standard)).unwrap();
     for _ in 0..40 {
         c.insert(b"hot");
     }
@@ -112,7 +114,9 @@ fn saturated_counters_never_come_back_down() {
 #[test]
 fn removing_restores_an_empty_filter() {
     for layout in [Layout::Standard, Layout::Blocked] {
-        let mut c = CountingBloomFilter::with_layout(layout, 1000, 10).unwrap();
+        let mut c =
+            CountingBloomFilter::new(FilterSize::bits_per_key(1000, 10).with_layout(layout))
+                .unwrap();
         let empty = c.to_bytes();
         for i in 0..1000u32 {
             c.insert(i.to_le_bytes());

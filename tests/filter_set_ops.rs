@@ -2,6 +2,7 @@
 //! is present, keys it should not hold are mostly absent, a counting union keeps the removal
 //! counts of both sides, and filters of another shape are an error.
 
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{CountingBloomFilter, ScalableBloomFilter};
 
 fn key(i: u64) -> [u8; 8] {
@@ -10,8 +11,8 @@ fn key(i: u64) -> [u8; 8] {
 
 #[test]
 fn counting_union_adds_counts_and_intersect_keeps_the_common_keys() {
-    let mut a = CountingBloomFilter::with_capacity(20_000, 0.01).unwrap();
-    let mut b = CountingBloomFilter::with_capacity(20_000, 0.01).unwrap();
+    let mut a = CountingBloomFilter::new(FilterSize::for_items(20_000, 0.01)).unwrap();
+    let mut b = CountingBloomFilter::new(FilterSize::for_items(20_000, 0.01)).unwrap();
     // a: 0..6000, b: 4000..10000; 4000..6000 in both.
     for i in 0..6000 {
         a.insert(key(i));
@@ -47,16 +48,17 @@ fn counting_union_adds_counts_and_intersect_keeps_the_common_keys() {
     }
     assert!((4000..6000).filter(|&i| x.contains(key(i))).count() < 100);
 
-    let other = CountingBloomFilter::with_capacity(1000, 0.01).unwrap();
+    let other = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01)).unwrap();
     assert!(a.clone().union(&other).is_err());
     assert!(a.clone().intersect(&other).is_err());
-    let blocked = CountingBloomFilter::with_bits_per_key_blocked(20_000, 10.0).unwrap();
+    let blocked =
+        CountingBloomFilter::new(FilterSize::bits_per_key(20_000, 10.0).blocked()).unwrap();
     assert!(a.clone().union(&blocked).is_err());
 }
 
 #[test]
 fn counting_union_saturates_and_a_saturated_counter_never_drops() {
-    let mut a = CountingBloomFilter::with_capacity(100, 0.01).unwrap();
+    let mut a = CountingBloomFilter::new(FilterSize::for_items(100, 0.01)).unwrap();
     let mut b = a.clone();
     for _ in 0..10 {
         a.insert("hot");
@@ -69,7 +71,7 @@ fn counting_union_saturates_and_a_saturated_counter_never_drops() {
     }
     assert!(a.contains("hot"), "saturated counters stay");
     // Intersect with a non-saturated side takes that side's counts.
-    let mut c = CountingBloomFilter::with_capacity(100, 0.01).unwrap();
+    let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01)).unwrap();
     c.insert("hot");
     a.intersect(&c).unwrap();
     assert_eq!(a.saturated_counters(), 0);

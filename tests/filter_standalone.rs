@@ -3,6 +3,7 @@
 //! files, and damaged files.
 
 use bloomkv::Error;
+use bloomkv::filter::FilterSize;
 use bloomkv::filter::{
     AnyFilter, BloomFilter, CountingBloomFilter, Layout, ScalableBloomFilter, math,
 };
@@ -24,7 +25,7 @@ fn hex(s: &str) -> Vec<u8> {
 
 #[test]
 fn capacity_count_and_new_items() {
-    let mut f = BloomFilter::with_capacity(1000, 0.01).unwrap();
+    let mut f = BloomFilter::new(FilterSize::for_items(1000, 0.01)).unwrap();
     assert_eq!(f.capacity(), 1000);
     assert_eq!(f.error_rate(), 0.01);
     assert_eq!(f.layout(), Layout::Standard);
@@ -43,7 +44,7 @@ fn capacity_count_and_new_items() {
     assert!(f.insert("b"));
     assert_eq!(f.len(), 2);
     // Every insert of a distinct key into a fresh, large filter is new.
-    let mut big = BloomFilter::with_capacity(100_000, 0.001).unwrap();
+    let mut big = BloomFilter::new(FilterSize::for_items(100_000, 0.001)).unwrap();
     let new = (0..1000).filter(|&i| big.insert(key(i))).count();
     assert_eq!(new, 1000);
     assert!((0..1000).all(|i| !big.insert(key(i))));
@@ -52,7 +53,7 @@ fn capacity_count_and_new_items() {
 
 #[test]
 fn try_insert_stops_at_capacity_and_insert_keeps_going() {
-    let mut f = BloomFilter::with_capacity(500, 0.01).unwrap();
+    let mut f = BloomFilter::new(FilterSize::for_items(500, 0.01)).unwrap();
     let mut added = 0;
     let mut i = 0;
     let err = loop {
@@ -101,7 +102,8 @@ fn try_insert_stops_at_capacity_and_insert_keeps_going() {
 #[test]
 fn estimated_len_tracks_distinct_items_in_both_layouts() {
     for layout in [Layout::Standard, Layout::Blocked] {
-        let mut f = BloomFilter::with_layout_rate(layout, 20_000, 0.01).unwrap();
+        let mut f =
+            BloomFilter::new(FilterSize::for_items(20_000, 0.01).with_layout(layout)).unwrap();
         for n in [0u64, 1000, 10_000, 20_000, 40_000] {
             for i in 0..n {
                 f.insert(key(i)); // repeats change nothing
@@ -118,7 +120,7 @@ fn estimated_len_tracks_distinct_items_in_both_layouts() {
 
 #[test]
 fn estimated_fpr_matches_measurement_blocked() {
-    let mut f = BloomFilter::with_bits_per_key_blocked(100_000, 10).unwrap();
+    let mut f = BloomFilter::new(FilterSize::bits_per_key(100_000, 10).blocked()).unwrap();
     for i in 0..100_000 {
         f.insert(key(i));
     }
@@ -134,8 +136,8 @@ fn estimated_fpr_matches_measurement_blocked() {
 
 #[test]
 fn union_intersect_clear() {
-    let mut a = BloomFilter::with_capacity(10_000, 0.01).unwrap();
-    let mut b = BloomFilter::with_capacity(10_000, 0.01).unwrap();
+    let mut a = BloomFilter::new(FilterSize::for_items(10_000, 0.01)).unwrap();
+    let mut b = BloomFilter::new(FilterSize::for_items(10_000, 0.01)).unwrap();
     for i in 0..3000 {
         a.insert(key(i));
     }
@@ -146,7 +148,7 @@ fn union_intersect_clear() {
     u.union(&b).unwrap();
     assert!((0..5000).all(|i| u.contains(key(i))));
     // Same bits as a filter built from both sets.
-    let mut both = BloomFilter::with_capacity(10_000, 0.01).unwrap();
+    let mut both = BloomFilter::new(FilterSize::for_items(10_000, 0.01)).unwrap();
     for i in 0..5000 {
         both.insert(key(i));
     }
@@ -166,9 +168,12 @@ fn union_intersect_clear() {
     // Different shapes are refused, and nothing changes.
     let before = a.clone();
     for other in [
-        BloomFilter::with_capacity(10_001, 0.01).unwrap(),
-        BloomFilter::with_layout_rate(Layout::Blocked, 10_000, 0.01).unwrap(),
-        BloomFilter::with_params(Layout::Standard, a.bit_len(), a.num_hashes() + 1).unwrap(),
+        BloomFilter::new(FilterSize::for_items(10_001, 0.01)).unwrap(),
+        BloomFilter::new(FilterSize::for_items(10_000, 0.01).with_layout(Layout::Blocked)).unwrap(),
+        BloomFilter::new(
+            FilterSize::bits(a.bit_len(), a.num_hashes() + 1).with_layout(Layout::Standard),
+        )
+        .unwrap(),
     ] {
         assert!(matches!(a.union(&other), Err(Error::InvalidArgument(_))));
         assert!(matches!(
@@ -188,8 +193,8 @@ fn union_intersect_clear() {
 #[test]
 fn files_round_trip_every_kind() {
     let dir = tempfile::tempdir().unwrap();
-    let mut b = BloomFilter::with_capacity(1000, 0.01).unwrap();
-    let mut c = CountingBloomFilter::with_capacity(1000, 0.01).unwrap();
+    let mut b = BloomFilter::new(FilterSize::for_items(1000, 0.01)).unwrap();
+    let mut c = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01)).unwrap();
     let mut s = ScalableBloomFilter::with_growth(100, 0.01, 4, 0.5).unwrap();
     for i in 0..700 {
         b.insert(key(i));
@@ -212,13 +217,17 @@ fn files_round_trip_every_kind() {
     b.save(dir.path().join("b")).unwrap();
     assert_eq!(BloomFilter::load(dir.path().join("b")).unwrap(), b);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
-    // A kind mismatch names the file.
+    // A kind mismatch is its own error, naming the file and both kinds.
     let e = BloomFilter::load(dir.path().join("s")).unwrap_err();
     let msg = e.to_string();
     assert!(
-        e.is_corruption() && msg.contains("scalable") && msg.contains("/s"),
+        matches!(&e, Error::WrongFilterKind { file, found: "scalable", expected: "bloom" }
+            if file.ends_with("s"))
+            && msg.contains("AnyFilter")
+            && msg.contains("/s"),
         "{msg}"
     );
+    assert!(!e.is_corruption());
     // A missing file is an I/O error naming it.
     let e = BloomFilter::load(dir.path().join("nope")).unwrap_err();
     assert!(
@@ -258,9 +267,10 @@ fn version_1_filters_still_load() {
 /// `Corruption` (naming the file when loaded from one), never a filter.
 #[test]
 fn every_bit_flip_and_truncation_is_detected() {
-    let mut b = BloomFilter::with_params(Layout::Standard, 100, 3).unwrap();
-    let mut bb = BloomFilter::with_params(Layout::Blocked, 512, 4).unwrap();
-    let mut c = CountingBloomFilter::with_params(Layout::Standard, 30, 2).unwrap();
+    let mut b = BloomFilter::new(FilterSize::bits(100, 3).with_layout(Layout::Standard)).unwrap();
+    let mut bb = BloomFilter::new(FilterSize::bits(512, 4).with_layout(Layout::Blocked)).unwrap();
+    let mut c =
+        CountingBloomFilter::new(FilterSize::bits(30, 2).with_layout(Layout::Standard)).unwrap();
     let mut s = ScalableBloomFilter::new(2, 0.1).unwrap();
     for w in ["a", "b", "c", "d", "e"] {
         b.insert(w);
@@ -306,7 +316,8 @@ fn every_bit_flip_and_truncation_is_detected() {
 
 #[test]
 fn counting_filter_saturation_and_absent_removal() {
-    let mut c = CountingBloomFilter::with_params(Layout::Standard, 64, 3).unwrap();
+    let mut c =
+        CountingBloomFilter::new(FilterSize::bits(64, 3).with_layout(Layout::Standard)).unwrap();
     assert!(c.insert("hot"));
     for _ in 0..19 {
         assert!(!c.insert("hot"));
@@ -324,7 +335,7 @@ fn counting_filter_saturation_and_absent_removal() {
     assert_eq!(c.saturated_counters(), sat);
 
     // Removing an absent key changes nothing and says so.
-    let mut c = CountingBloomFilter::with_capacity(1000, 0.01).unwrap();
+    let mut c = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01)).unwrap();
     c.insert("present");
     let before = c.clone();
     assert!(!c.remove("never inserted"));
@@ -372,7 +383,7 @@ fn scalable_filter_keeps_its_rate_at_100x() {
         assert_eq!(back, f);
     }
     // A plain filter filled to 100x its capacity, for contrast, is useless.
-    let mut plain = BloomFilter::with_capacity(10_000, 0.01).unwrap();
+    let mut plain = BloomFilter::new(FilterSize::for_items(10_000, 0.01)).unwrap();
     for i in 0..1_000_000 {
         plain.insert(key(i));
     }
@@ -454,7 +465,7 @@ fn small_filters_keep_their_rate_and_estimate_it() {
         let rate = mean_rate(
             instances,
             probes,
-            || BloomFilter::with_capacity(n as usize, p).unwrap(),
+            || BloomFilter::new(FilterSize::for_items(n as usize, p)).unwrap(),
             |f, base| {
                 for i in 0..n {
                     f.insert(key(base | i));
@@ -472,8 +483,8 @@ fn small_filters_keep_their_rate_and_estimate_it() {
             "{n} items at {p}: estimated {est} vs measured {rate}"
         );
         // A counting filter probes the same positions, so it is sized the same.
-        let plain = BloomFilter::with_capacity(n as usize, p).unwrap();
-        let counting = CountingBloomFilter::with_capacity(n as usize, p).unwrap();
+        let plain = BloomFilter::new(FilterSize::for_items(n as usize, p)).unwrap();
+        let counting = CountingBloomFilter::new(FilterSize::for_items(n as usize, p)).unwrap();
         assert_eq!(
             (plain.bit_len(), plain.num_hashes()),
             (counting.bit_len(), counting.num_hashes())

@@ -95,8 +95,12 @@ fn decode_at<T: serde::de::DeserializeOwned>(db: &Db, key: &[u8], what: &str) ->
 impl LogStore {
     /// Opens (creating) the log database in `dir`.
     pub(crate) fn open(dir: &Path, options: Options) -> Result<LogStore> {
+        // No compaction filter: the caller's options are the state machine's, whose GC
+        // reads `l`-prefixed keys as list elements without an owner and would drop the
+        // log's entries.
         let options = Options {
             sync_writes: false,
+            compaction_filter: None,
             ..options
         };
         let db = Db::open(dir, options)

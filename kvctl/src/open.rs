@@ -1,6 +1,8 @@
-//! Opening the database: write commands create it, read commands insist it already exists
-//! (and never create a directory as a side effect of a typo in `--db`) and open it read-only,
-//! so they write nothing and several may run at once.
+//! Opening the database. Only `put`, `load` and `dedup` create a missing database (other
+//! write commands with `--create`): a mistyped `--db` must not leave an empty database
+//! behind and report success. Read commands open a secondary (`Db::open_secondary`): it takes
+//! no lock, so they work beside a running writer or server, never keep a writer out (a
+//! paused `kvctl scan | less` included), and write nothing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use bloomkv::{Db, Options};
 use crate::args::GlobalArgs;
 use crate::exit::CliError;
 
-/// The options the global flags ask for: the defaults, with the prefix extractor of
+/// The options the flags ask for: the defaults, with the prefix extractor of
 /// `--prefix-len` or `--prefix-delim`.
 fn options(g: &GlobalArgs) -> Options {
     let extractor: Option<Arc<dyn PrefixExtractor>> = match (g.prefix_len, g.prefix_delim) {
@@ -25,42 +27,74 @@ fn options(g: &GlobalArgs) -> Options {
     }
 }
 
-/// Opens the database at `--db`, creating it if missing. For write commands.
+/// Opens the database at `--db` for writing, creating it if missing (`put`, `load`,
+/// `dedup`, or another write command given `--create`).
 pub fn for_write(g: &GlobalArgs) -> Result<Db, CliError> {
     let dir = g.db.as_path();
     Db::open(dir, options(g)).map_err(|e| opening(dir, e))
 }
 
-/// Opens the existing database at `--db` read-only (`Db::open_read_only`: nothing written,
-/// the WAL replayed into memory, the lock shared with other readers); a missing one is a
-/// database error and nothing is created. For read commands.
+/// Opens the existing database at `--db` for writing; a missing one is a database error and
+/// nothing is created, unless `create`.
+pub fn existing_for_write(g: &GlobalArgs, create: bool) -> Result<Db, CliError> {
+    if !create {
+        must_exist(g.db.as_path(), "--create")?;
+    }
+    for_write(g)
+}
+
+/// Opens the existing database at `--db` for reading, as a secondary: the state its files
+/// hold now, beside any writer. A missing one is a database error and nothing is created.
 pub fn existing(g: &GlobalArgs) -> Result<Db, CliError> {
     let dir = g.db.as_path();
+    must_exist(dir, "")?;
+    Db::open_secondary(dir, options(g)).map_err(|e| opening(dir, e))
+}
+
+/// A database error unless `dir` holds a database; `create_flag` names the flag that would
+/// create one, if the command has it.
+pub fn must_exist(dir: &Path, create_flag: &str) -> Result<(), CliError> {
+    let creators = if create_flag.is_empty() {
+        "put, load or dedup create one".to_string()
+    } else {
+        format!("put, load or dedup create one, as does this command with {create_flag}")
+    };
     if !dir.is_dir() {
         return Err(CliError::Database(format!(
-            "no database at {}: directory does not exist (write commands such as put or load \
-             create it; pass --db or set KVCTL_DB to point elsewhere)",
+            "no database at {}: directory does not exist ({creators}; pass --db or set \
+             KVCTL_DB to point elsewhere)",
             dir.display()
         )));
     }
     if !Db::exists(dir) {
         return Err(CliError::Database(format!(
-            "no database at {}: the directory has no CURRENT file",
+            "no database at {}: the directory has no CURRENT file ({creators}; a database \
+             that lost its CURRENT file: `kvctl repair`)",
             dir.display()
         )));
     }
-    Db::open_read_only(dir, options(g)).map_err(|e| opening(dir, e))
+    Ok(())
 }
 
 fn opening(dir: &Path, e: bloomkv::Error) -> CliError {
-    failure(format_args!("opening database {}", dir.display()), e)
+    let damaged = e.is_corruption();
+    match failure(format_args!("opening database {}", dir.display()), e) {
+        CliError::Database(m) if damaged && !m.contains("kvctl repair") => {
+            CliError::Database(format!(
+                "{m}; `kvctl verify` shows what else is damaged, `kvctl repair` rebuilds the \
+                 database from what is readable (damaged files go to {}/lost/)",
+                dir.display()
+            ))
+        }
+        other => other,
+    }
 }
 
 /// A library error met while opening (or running, for `serve`) a database, with `context`:
 /// options out of range are a usage error, anything else a database error.
 pub fn failure(context: impl std::fmt::Display, e: bloomkv::Error) -> CliError {
     match e {
-        // These name the directory themselves.
+        // These name the directory, the holder and what to do themselves.
         bloomkv::Error::Locked(_) => CliError::Database(e.to_string()),
         // Options out of range are the caller's to fix (the message names the field).
         bloomkv::Error::InvalidArgument(ref m) if m.contains("Options::") => {

@@ -41,6 +41,13 @@ fn stdout_of(args: &[&str], tmp: &std::path::Path) -> String {
     String::from_utf8(out).unwrap()
 }
 
+/// kvctl run in `dir`, where a bench writes its results directory.
+fn kvctl_at(dir: &std::path::Path) -> assert_cmd::Command {
+    let mut c = kvctl();
+    c.current_dir(dir);
+    c
+}
+
 fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -48,29 +55,93 @@ fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// What a run left in its working directory: only the results directory.
+fn only_results_left(tmp: &std::path::Path) {
+    assert_eq!(
+        entries(tmp),
+        vec![tmp.join("bench-out")],
+        "temporary database left behind"
+    );
+    let json = std::fs::read_to_string(tmp.join("bench-out/results.json")).unwrap();
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&json)
+            .unwrap()
+            .is_array()
+    );
+    let svg = std::fs::read_to_string(tmp.join("bench-out/read_amplification.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+}
+
 #[test]
-fn single_run_prints_every_phase_and_deletes_its_temp_dir() {
+fn single_run_prints_the_headline_then_every_phase_and_deletes_its_temp_dir() {
     let tmp = tempfile::tempdir().unwrap();
     let text = stdout_of(&[&TINY[..], &["--single"]].concat(), tmp.path());
-    assert!(text.starts_with("W1: 20000 keys, 10 bits/key"), "{text}");
+    let mut lines = text.lines();
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("headline: an absent get reads"), "{text}");
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("W1: 20000 keys, 10 bits/key"),
+        "{text}"
+    );
     for p in PHASES {
         assert!(
             text.lines().any(|l| l.starts_with(p)),
             "phase {p} missing:\n{text}"
         );
     }
+    // Flush and reopen are one operation each: a duration, not a rate.
+    for p in ["flush", "reopen"] {
+        let row: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with(p))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(row[1], "1", "{row:?}");
+        assert!(["s", "ms", "us"].contains(&row[3]), "{row:?}: no duration");
+        assert_eq!(row[4], "-", "{row:?}: a rate for one operation");
+    }
     assert!(text.contains("absent get:"), "{text}");
-    assert!(
-        entries(tmp.path()).is_empty(),
-        "temporary database left behind: {:?}",
-        entries(tmp.path())
+    assert!(text.contains("wrote "), "{text}");
+    only_results_left(tmp.path());
+}
+
+#[test]
+fn no_files_writes_nothing_and_zero_keys_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    stdout_of(
+        &[&TINY[..], &["--single", "--no-files"]].concat(),
+        tmp.path(),
     );
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+    kvctl_at(tmp.path())
+        .args(["bench", "--keys", "0", "--no-files"])
+        .current_dir(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--keys 0"));
+    assert!(entries(tmp.path()).is_empty());
 }
 
 #[test]
 fn default_trio_compares_filters_off_and_monkey() {
     let tmp = tempfile::tempdir().unwrap();
     let text = stdout_of(&TINY, tmp.path());
+    // The headline first: blocks per absent get with and without filters, and the speed-up.
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("headline: an absent get reads")
+            && first.contains("with filters (")
+            && first.contains(" without: ")
+            && first.contains("x as fast)"),
+        "{first}"
+    );
     assert!(text.contains("filters on vs off:"), "{text}");
     // The saving as one number: "absent get: A vs B data blocks per get (...), Nx fewer".
     let saving = text
@@ -82,7 +153,12 @@ fn default_trio_compares_filters_off_and_monkey() {
         text.contains("uniform vs Monkey at the same memory"),
         "{text}"
     );
-    assert!(entries(tmp.path()).is_empty());
+    only_results_left(tmp.path());
+    let svg = std::fs::read_to_string(tmp.path().join("bench-out/read_amplification.svg")).unwrap();
+    assert!(
+        svg.contains("no filters") && svg.contains("10 bits/key"),
+        "{svg}"
+    );
 }
 
 #[test]
@@ -211,10 +287,11 @@ fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("w1");
     let db = tmp.path().join("db");
-    kvctl()
+    kvctl_at(tmp.path())
         .args(["--db", db.to_str().unwrap(), "bench", "--single"])
         .args(["--keys", "1000", "--gets", "100", "--scan", "10"])
         .args(["--overwrite", "10", "--dir", dir.to_str().unwrap()])
+        .current_dir(tmp.path())
         .assert()
         .code(0);
     assert!(!db.exists(), "bench must not touch --db");
@@ -225,7 +302,7 @@ fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
         "--dir must keep the database"
     );
     // The same --dir again: not fresh, a usage error.
-    kvctl()
+    kvctl_at(tmp.path())
         .args(["bench", "--single", "--keys", "1000", "--dir"])
         .arg(&dir)
         .assert()
@@ -234,33 +311,42 @@ fn dir_is_kept_and_ignores_db_and_errors_have_their_exit_codes() {
     // A directory that cannot be created (its parent is a file): an I/O error, exit 3.
     let file = tmp.path().join("file");
     std::fs::write(&file, b"x").unwrap();
-    kvctl()
+    kvctl_at(tmp.path())
         .args(["bench", "--single", "--keys", "1000", "--dir"])
         .arg(file.join("sub"))
         .assert()
         .code(3);
-    kvctl()
+    kvctl_at(tmp.path())
         .args(["bench", "--sweep", "--keys", "1000", "--out"])
         .arg(file.join("out"))
         .assert()
         .code(3)
         .stderr(predicate::str::contains("out"));
     // Bad flag values are usage errors.
-    kvctl().args(["bench", "--keys", "many"]).assert().code(2);
-    kvctl()
+    kvctl_at(tmp.path())
+        .args(["bench", "--keys", "many"])
+        .assert()
+        .code(2);
+    kvctl_at(tmp.path())
         .args(["bench", "--bits-per-key", "100"])
         .assert()
         .code(2);
-    kvctl()
+    kvctl_at(tmp.path())
         .args(["bench", "--filter", "bloom,cuckoo"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cuckoo"));
-    kvctl()
+    // Its help shows its own flags only, none of the database commands'.
+    kvctl_at(tmp.path())
         .args(["bench", "--help"])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("never touches --db"));
+        .stdout(
+            predicate::str::contains("never touches a database of yours")
+                .and(predicate::str::contains("--db").not())
+                .and(predicate::str::contains("--hex").not())
+                .and(predicate::str::contains("--prefix-len").not()),
+        );
 }
 
 #[test]
@@ -292,8 +378,11 @@ fn workload_w2_runs_once_with_its_compression_and_json_shape() {
             .to_string_lossy()
             .starts_with("kvctl-bench-")
     }));
-    kvctl().args(["bench", "--workload", "w3"]).assert().code(2);
-    kvctl()
+    kvctl_at(tmp.path())
+        .args(["bench", "--workload", "w3"])
+        .assert()
+        .code(2);
+    kvctl_at(tmp.path())
         .args(["bench", "--compression", "gzip"])
         .assert()
         .code(2);

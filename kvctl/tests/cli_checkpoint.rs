@@ -1,5 +1,6 @@
 //! `kvctl checkpoint DIR`: a copy that `kvctl` reads like the original, unaffected by later
-//! writes; an existing DIR is a usage error (exit 2) and a locked database exit 3.
+//! writes; an existing DIR is a usage error (exit 2); a database a writer has open is
+//! checkpointed beside it (read as a secondary), its WAL's writes included.
 
 mod common;
 
@@ -32,7 +33,7 @@ fn a_checkpoint_is_a_database_kvctl_reads() {
 }
 
 #[test]
-fn an_existing_directory_is_exit_2_and_a_locked_database_exit_3() {
+fn an_existing_directory_is_exit_2_and_a_running_writer_is_no_obstacle() {
     let t = TestDb::new();
     t.ok(&["put", "a", "1"]);
     let there = t.dir.path().join("there");
@@ -43,11 +44,22 @@ fn an_existing_directory_is_exit_2_and_a_locked_database_exit_3() {
         .stderr(predicate::str::contains("already exists"));
 
     let writer = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
+    writer.put("w", "in the WAL only").unwrap();
+    writer.flush().unwrap();
+    writer.put("x", "after the flush").unwrap();
     let copy = t.dir.path().join("copy");
     t.kvctl(&["checkpoint", copy.to_str().unwrap()])
         .assert()
-        .code(3)
-        .stderr(predicate::str::contains("locked"));
-    assert!(!copy.exists());
+        .success()
+        .stderr(predicate::str::contains("written to"));
+    writer.put("y", "after the checkpoint").unwrap();
+    let scan = kvctl()
+        .args(["--db", copy.to_str().unwrap(), "scan"])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&scan.get_output().stdout),
+        "a\t1\nw\tin the WAL only\nx\tafter the flush\n"
+    );
     drop(writer);
 }

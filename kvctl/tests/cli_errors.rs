@@ -1,5 +1,5 @@
-//! kvctl exit code 3: a missing database for read commands (not created), a locked database,
-//! a path that is not a database.
+//! kvctl exit code 3: a missing database for read commands (not created), a database a
+//! writer holds for write commands (reads work beside it), a path that is not a database.
 
 mod common;
 
@@ -36,23 +36,29 @@ fn an_empty_directory_is_not_a_database_for_reads() {
 }
 
 #[test]
-fn a_locked_database_is_exit_3_for_reads_and_writes() {
+fn a_locked_database_is_exit_3_for_writes_naming_the_holder_and_reads_go_on() {
     let t = TestDb::new();
     t.ok(&["put", "k", "v"]);
     let held = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
+    held.put("k", "from the writer").unwrap();
+    let pid = format!("process {}", std::process::id());
     for args in [
-        &["get", "k"][..],
-        &["put", "k", "w"],
-        &["scan"],
+        &["put", "k", "w"][..],
+        &["delete", "k"],
         &["compact"],
+        &["repair"],
     ] {
-        t.kvctl(args)
-            .assert()
-            .code(3)
-            .stderr(predicate::str::contains("locked"));
+        t.kvctl(args).assert().code(3).stderr(
+            predicate::str::contains("locked")
+                .and(predicate::str::contains(pid.as_str()))
+                .and(predicate::str::contains("secondary")),
+        );
     }
+    // Reads open a secondary: they see the writer's state, its WAL included.
+    assert_eq!(t.ok(&["get", "k"]), "from the writer\n");
+    assert_eq!(t.ok(&["scan"]), "k\tfrom the writer\n");
     drop(held);
-    assert_eq!(t.ok(&["get", "k"]), "v\n");
+    assert_eq!(t.ok(&["get", "k"]), "from the writer\n");
 }
 
 #[test]

@@ -31,7 +31,10 @@ fn documented() -> BTreeMap<i32, String> {
 #[test]
 fn every_documented_status_is_what_its_causes_exit_with() {
     let rows = documented();
-    assert_eq!(rows.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    assert_eq!(
+        rows.keys().copied().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4]
+    );
     let t = TestDb::new();
     t.ok(&["put", "k", "v"]);
     let there = t.dir.path().join("there");
@@ -45,6 +48,11 @@ fn every_documented_status_is_what_its_causes_exit_with() {
     let big_key = "k".repeat(bloomkv::MAX_KEY_BYTES + 1);
     let serve_dir = t.dir.path().join("served");
     let serve_dir = serve_dir.to_str().unwrap();
+    let three_lines = t.dir.path().join("three.txt");
+    std::fs::write(&three_lines, "a\nb\nc\n").unwrap();
+    let three_lines = three_lines.to_str().unwrap();
+    let state = t.dir.path().join("state.bf");
+    let state = state.to_str().unwrap();
 
     // (status, a phrase its row must contain, the command); `--db` is the test database
     // unless the command names another.
@@ -82,7 +90,22 @@ fn every_documented_status_is_what_its_causes_exit_with() {
             "`checkpoint` into an existing directory",
             vec!["checkpoint", there],
         ),
+        (
+            2,
+            "`dedup --approx` past its state's capacity",
+            vec![
+                "dedup",
+                "--approx",
+                "--state",
+                state,
+                "--capacity",
+                "1",
+                three_lines,
+            ],
+        ),
         (3, "missing database", vec!["--db", missing, "get", "k"]),
+        (3, "missing database", vec!["--db", missing, "compact"]),
+        (3, "missing database", vec!["--db", missing, "delete", "k"]),
     ];
     for (status, phrase, args) in cases {
         let row = rows.get(&status).unwrap();
@@ -111,14 +134,17 @@ fn every_documented_status_is_what_its_causes_exit_with() {
         assert_eq!(out.status.code(), Some(status), "kvctl {shown:?}: {stderr}");
     }
 
-    // Locked: a writer holds the database.
+    // Locked: a writer holds the database (write commands; reads work beside it).
     assert!(rows[&3].contains("locked"));
     let writer = bloomkv::Db::open(&t.db, bloomkv::Options::default()).unwrap();
     assert_eq!(
-        t.kvctl(&["get", "k"]).output().unwrap().status.code(),
+        t.kvctl(&["put", "k", "w"]).output().unwrap().status.code(),
         Some(3)
     );
     drop(writer);
+    // Stdout closed under `dedup`.
+    assert!(rows[&4].contains("stdout closed"));
+    assert_eq!(common::dedup_into_closed_pipe(&t.db).code(), Some(4));
     // Corrupt: a damaged table.
     assert!(rows[&3].contains("corrupt"));
     t.ok(&["compact"]);

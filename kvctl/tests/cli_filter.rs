@@ -38,14 +38,24 @@ fn new_add_check_info_round_trip() {
         .args(["filter", "add", fs, "apple", "pear", "apple"])
         .assert()
         .code(0)
-        .stdout("2 new, 1 already present (or false positives)\n");
-    // Lines on stdin.
+        .stdout("")
+        .stderr(format!(
+            "{fs}: 2 new, 1 already present (or false positives)\n"
+        ));
+    // Lines on stdin; the report as JSON on stdout; no report at all.
+    let (code, out, err) = run(&["filter", "add", fs, "--json"], "plum\napple\nfig\n");
+    assert_eq!((code, err.as_str()), (0, ""));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["new"].as_u64(), v["present"].as_u64()),
+        (Some(2), Some(1))
+    );
     kvctl()
-        .args(["filter", "add", fs])
-        .write_stdin("plum\napple\nfig\n")
+        .args(["filter", "add", fs, "--quiet", "apple"])
         .assert()
         .code(0)
-        .stdout(predicate::str::starts_with("2 new, 1 already"));
+        .stdout("")
+        .stderr("");
     // One item: exit 0 for maybe, 1 for no, like grep.
     kvctl()
         .args(["filter", "check", fs, "apple"])
@@ -71,7 +81,7 @@ fn new_add_check_info_round_trip() {
         .code(0)
         .stdout("no\nmaybe\n");
 
-    // BloomFilter::with_capacity(1000, 0.01): the bits and probes that keep 1% at 1000
+    // BloomFilter::new(FilterSize::for_items(1000, 0.01)): the bits and probes that keep 1% at 1000
     // items (a little over the textbook 9586 bits).
     let (bits, k) = math::standard_sizing(1000, 0.01).unwrap();
     let (code, info, _) = run(&["filter", "info", fs], "");
@@ -147,7 +157,8 @@ fn counting_filter_remove_and_others_refuse() {
         .args(["filter", "remove", cs, "a", "zz"])
         .assert()
         .code(0)
-        .stdout("1 removed, 1 not present\n");
+        .stdout("")
+        .stderr(format!("{cs}: 1 removed, 1 not present\n"));
     kvctl().args(["filter", "check", cs, "a"]).assert().code(1);
     kvctl().args(["filter", "check", cs, "b"]).assert().code(0);
     let (_, info, _) = run(&["filter", "info", cs], "");
@@ -183,8 +194,11 @@ fn counting_filters_warn_on_distinct_load_not_insertions() {
         .success();
     let same = vec!["same"; 11];
     let (code, out, err) = run(&[&["filter", "add", cs][..], &same].concat(), "");
-    assert_eq!(code, 0);
-    assert_eq!(out, "1 new, 10 already present (or false positives)\n");
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert_eq!(
+        err,
+        format!("{cs}: 1 new, 10 already present (or false positives)\n")
+    );
     assert!(!err.contains("warning"), "{err}");
     let v: serde_json::Value =
         serde_json::from_str(&run(&["filter", "info", cs, "--json"], "").1).unwrap();
@@ -193,8 +207,8 @@ fn counting_filters_warn_on_distinct_load_not_insertions() {
         (Some(11), Some(1))
     );
     // Each insertion can be removed: ten removals leave it present, the eleventh not.
-    let (_, out, _) = run(&[&["filter", "remove", cs][..], &same[..10]].concat(), "");
-    assert_eq!(out, "10 removed, 0 not present\n");
+    let (_, _, err) = run(&[&["filter", "remove", cs][..], &same[..10]].concat(), "");
+    assert_eq!(err, format!("{cs}: 10 removed, 0 not present\n"));
     kvctl()
         .args(["filter", "check", cs, "same"])
         .assert()
@@ -269,10 +283,16 @@ fn scalable_filter_grows_and_keeps_its_rate() {
         .assert()
         .success();
     let items: String = (0..10_000).map(|i| format!("item{i}\n")).collect();
-    let (code, out, _) = run(&["filter", "add", ss], &items);
+    let (code, _, err) = run(&["filter", "add", ss], &items);
     assert_eq!(code, 0);
-    let new: u64 = out.split(' ').next().unwrap().parse().unwrap();
-    assert!(new > 9900 && new <= 10_000, "{out}");
+    let new: u64 = err
+        .split(": ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(new > 9900 && new <= 10_000, "{err}");
     let v: serde_json::Value =
         serde_json::from_str(&run(&["filter", "info", ss, "--json"], "").1).unwrap();
     assert_eq!(v["kind"], "scalable");
@@ -449,20 +469,40 @@ fn approximate_dedup_keeps_its_state_across_runs() {
     // No temporary file left behind.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
-    // Past capacity, lines are lost: the stated expectation matches what happened.
+    // At its capacity a plain state stops the run (exit 2), saving what was printed.
     let crowded = dir.path().join("crowded");
+    let cs = crowded.to_str().unwrap();
     let distinct: String = (0..20_000).map(|i| format!("line{i}\n")).collect();
-    let (_, out, err) = run(
+    let sized = ["--capacity", "5000", "--error-rate", "0.01"];
+    let (code, out, err) = run(
+        &[&["dedup", "--approx", "--state", cs][..], &sized].concat(),
+        &distinct,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is full") && err.contains("--force"), "{err}");
+    let printed_before_full = out.lines().count() as u64;
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["filter", "info", cs, "--json"], "").1).unwrap();
+    assert_eq!(v["count"].as_u64(), Some(5000));
+    assert_eq!(printed_before_full, 5000);
+    std::fs::remove_file(&crowded).unwrap();
+    // A scalable state grows instead and loses about its rate's share.
+    let (code, out, err) = run(
         &[
-            "dedup",
-            "--approx",
-            "--state",
-            crowded.to_str().unwrap(),
-            "--capacity",
-            "5000",
-            "--error-rate",
-            "0.01",
-        ],
+            &["dedup", "--approx", "--state", cs, "--scalable"][..],
+            &sized,
+        ]
+        .concat(),
+        &distinct,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().count() > 19_700, "{}", out.lines().count());
+    std::fs::remove_file(&crowded).unwrap();
+
+    // With --force, past capacity, lines are lost: the stated expectation matches what
+    // happened.
+    let (_, out, err) = run(
+        &[&["dedup", "--approx", "--state", cs, "--force"][..], &sized].concat(),
         &distinct,
     );
     let lost = 20_000 - out.lines().count();

@@ -99,6 +99,9 @@ impl Config {
             block_bytes: self.block_bytes.clamp(256, 1 << 20),
             memtable_bytes: (self.memtable_mb << 20).max(64 << 10),
             sync_writes: self.appendfsync == AppendFsync::Always,
+            // Members of deleted, re-created or expired collections, and expired strings'
+            // bytes, are dropped by compaction without a read (store::gc).
+            compaction_filter: Some(crate::store::gc::filter()),
             ..Default::default()
         }
     }

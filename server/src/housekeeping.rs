@@ -23,11 +23,16 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// A second in which writers were stopped longer than this is logged.
 const STALL_LOG: Duration = Duration::from_millis(500);
 
-/// The running thread.
+/// The running threads: the housekeeper's, and the sweeper's (compactions of the ranges of
+/// big dropped collections, which can take seconds and must not hold up the WAL sync).
 pub struct Housekeeper {
     state: Arc<(Mutex<bool>, Condvar)>,
     thread: JoinHandle<()>,
+    sweeper: JoinHandle<()>,
 }
+
+/// How often the sweeper looks for dropped collections.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 struct Work {
     store: Arc<Store>,
@@ -107,6 +112,27 @@ impl Housekeeper {
             last_stall_check: now,
             resume_failures: 0,
         };
+        let sweep_state = Arc::clone(&state);
+        let sweep_store = Arc::clone(&work.store);
+        let sweeper = std::thread::Builder::new()
+            .name("bloomkv-sweeper".into())
+            .spawn(move || {
+                let (lock, cv) = &*sweep_state;
+                let mut stopped = lock.lock();
+                while !*stopped {
+                    cv.wait_for(&mut stopped, SWEEP_EVERY);
+                    if *stopped {
+                        break;
+                    }
+                    drop(stopped);
+                    if let Err(e) = crate::store::gc::sweep(&sweep_store) {
+                        log::warn(&format!(
+                            "compacting a dropped collection's range failed: {e}"
+                        ));
+                    }
+                    stopped = lock.lock();
+                }
+            })?;
         let thread = std::thread::Builder::new()
             .name("bloomkv-housekeeping".into())
             .spawn(move || {
@@ -122,7 +148,11 @@ impl Housekeeper {
                     stopped = lock.lock();
                 }
             })?;
-        Ok(Housekeeper { state, thread })
+        Ok(Housekeeper {
+            state,
+            thread,
+            sweeper,
+        })
     }
 
     /// Stops the thread and waits for it.
@@ -130,5 +160,6 @@ impl Housekeeper {
         *self.state.0.lock() = true;
         self.state.1.notify_all();
         let _ = self.thread.join();
+        let _ = self.sweeper.join();
     }
 }

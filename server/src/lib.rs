@@ -45,7 +45,6 @@ pub mod replica;
 pub mod resp;
 mod server;
 pub mod store;
-pub mod walsync;
 pub mod watch;
 
 pub use config::{AppendFsync, Config};

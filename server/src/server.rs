@@ -10,9 +10,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::config::{AppendFsync, Config};
+use crate::config::Config;
 use crate::store::Store;
-use crate::walsync::WalSyncEnv;
 
 /// Why a server could not start or stopped with an error.
 #[derive(Debug)]
@@ -177,23 +176,11 @@ impl Server {
         let (store, pubsub, replica) = match backend {
             Backend::Local(env) => {
                 let mut opts = config.engine_options();
-                let walsync = match env {
-                    Some(e) => {
-                        opts.env = e;
-                        None
-                    }
-                    None => {
-                        let w = Arc::new(if config.appendfsync == AppendFsync::Everysec {
-                            WalSyncEnv::syncing_on_close()
-                        } else {
-                            WalSyncEnv::new()
-                        });
-                        opts.env = w.clone();
-                        Some(w)
-                    }
-                };
+                if let Some(e) = env {
+                    opts.env = e;
+                }
                 let db = bloomkv::Db::open(&config.dir, opts)?;
-                let store = Arc::new(Store::new(db, walsync)?);
+                let store = Arc::new(Store::new(db)?);
                 (store, Arc::new(crate::pubsub::PubSub::default()), None)
             }
             Backend::Replicated(cluster) => {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::filter_budget::{expected_probes, filter_bits_for_write, filter_fits, level_shape};
 use super::pick::Plan;
-use super::{Context, Outcome};
+use super::{Context, JobKind, Outcome};
+use crate::compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
@@ -96,6 +97,8 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
             return Ok(Outcome {
                 edit,
                 level: plan.level,
+                out_level,
+                kind: JobKind::TrivialMove,
                 bytes_read: 0,
                 bytes_written: 0,
             });
@@ -130,7 +133,14 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
             &mut next_number,
         )
         .with_range_tombstones(kept_range_dels.clone());
+    // The filter's reads, at the snapshot the database holds for this job.
+    let read = |key: &[u8]| ctx.host.get_at(key, ctx.read_seq);
     let mut merger = KeyMerger {
+        filter: ctx
+            .opts
+            .compaction_filter
+            .as_deref()
+            .map(|f| (f, CompactionFilterContext::new(out_level, &read))),
         range_dels,
         kept_range_dels,
         zeroed: Vec::new(),
@@ -162,6 +172,8 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
     Ok(Outcome {
         edit,
         level: plan.level,
+        out_level,
+        kind: JobKind::Merge,
         bytes_read,
         bytes_written,
     })
@@ -221,7 +233,16 @@ fn range_tombstones(
 /// nothing, and eight bytes that repeat from entry to entry compress to almost nothing (W2's
 /// tables are ~5% smaller for it). Newer versions and tombstones of the key, if any, keep
 /// their numbers, which are higher, so the key's versions stay in order.
+///
+/// With a compaction filter, the newest version of a user key that is a put, older than every
+/// live snapshot and not under a newer range tombstone — the one version every reader sees
+/// alike — is shown to the filter, which may keep it, change its value, or remove it:
+/// dropped where no deeper level can hold the key, replaced by a tombstone of the same
+/// sequence number otherwise (so no older version below reappears). Either way every older
+/// version of the key in the inputs is dropped as before: no snapshot reads them.
 struct KeyMerger<'a> {
+    /// `Options::compaction_filter` and its context for this compaction.
+    filter: Option<(&'a dyn CompactionFilter, CompactionFilterContext<'a>)>,
     /// The inputs' range tombstones: a version is hidden from readers at or above the first
     /// newer tombstone covering it, like by a newer version of its key.
     range_dels: Option<Arc<Fragments>>,
@@ -269,6 +290,7 @@ impl KeyMerger<'_> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let newest = hidden_at.is_none();
         let keep = match hidden_at {
             None => true,
             Some(newer) => {
@@ -283,6 +305,29 @@ impl KeyMerger<'_> {
         if !keep {
             return Ok(());
         }
+        let mut changed = None;
+        if newest
+            && parsed.kind == Kind::Put
+            && self.snapshots.first().is_none_or(|&s| parsed.seq <= s)
+            && let Some((filter, fctx)) = self.filter.as_mut()
+        {
+            match filter.filter(fctx, parsed.user_key, value) {
+                CompactionDecision::Keep => {}
+                CompactionDecision::ChangeValue(v) => changed = Some(v),
+                CompactionDecision::Remove if self.base_level => return Ok(()),
+                CompactionDecision::Remove => {
+                    // An older version may lie below: a tombstone in the entry's place
+                    // hides it until both meet at the bottom.
+                    self.zeroed.clear();
+                    self.zeroed.extend_from_slice(parsed.user_key);
+                    self.zeroed.extend_from_slice(
+                        &key::pack_trailer(parsed.seq, Kind::Delete).to_le_bytes(),
+                    );
+                    return out.add(&self.zeroed, &[]);
+                }
+            }
+        }
+        let value = changed.as_deref().unwrap_or(value);
         if parsed.kind == Kind::Delete && self.base_level {
             self.held_tombstones.push((ikey.to_vec(), value.to_vec()));
             return Ok(());

@@ -33,6 +33,9 @@ use crate::version::Version;
 pub(crate) trait Host {
     /// A fresh file number for an output table.
     fn new_file_number(&self) -> u64;
+    /// The value of `key` as of sequence number `seq` (for the compaction filter's reads;
+    /// `seq` is a snapshot the database holds for the job).
+    fn get_at(&self, key: &[u8], seq: SeqNo) -> crate::Result<Option<Vec<u8>>>;
 }
 
 /// Everything a job reads.
@@ -44,6 +47,9 @@ pub(crate) struct Context<'a> {
     pub cache: &'a TableCache,
     /// Sequence numbers of live snapshots, ascending.
     pub snapshots: &'a [SeqNo],
+    /// Where the compaction filter's reads look (`Options::compaction_filter`): a snapshot
+    /// held for the job, at or below every other live snapshot.
+    pub read_seq: SeqNo,
     pub host: &'a dyn Host,
     /// `Options::compaction_bytes_per_sec`, shared by the compaction threads.
     pub limiter: Option<&'a RateLimiter>,
@@ -81,8 +87,22 @@ pub(crate) struct Outcome {
     pub edit: VersionEdit,
     /// The level compacted (or re-filtered).
     pub level: usize,
+    /// The level its tables go to.
+    pub out_level: usize,
+    pub kind: JobKind,
     pub bytes_read: u64,
     pub bytes_written: u64,
+}
+
+/// What a job did to its inputs (for the accounting of bytes written per cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobKind {
+    /// Merged them into new tables of the output level.
+    Merge,
+    /// Moved a table down unchanged: nothing read or written.
+    TrivialMove,
+    /// Rewrote a table on its own level for a new filter.
+    Refilter,
 }
 
 /// The next job for `version`, if one is due: the level with the highest score, else (under

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use super::filter_budget::{level_shape, monkey_bits_per_level};
-use super::{Context, Outcome};
+use super::{Context, JobKind, Outcome};
 use crate::error::Result;
 use crate::filename;
 use crate::manifest::VersionEdit;
@@ -121,6 +121,8 @@ pub(crate) fn run(ctx: &Context<'_>, r: Refilter) -> Result<Refiltered> {
     Ok(Refiltered::Done(Outcome {
         edit,
         level: r.level,
+        out_level: r.level,
+        kind: JobKind::Refilter,
         bytes_read: f.meta.size,
         bytes_written,
     }))

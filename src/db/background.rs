@@ -13,9 +13,10 @@ use super::core::{DbInner, State};
 use crate::compaction::filter_budget;
 use crate::compaction::pick::UserRange;
 use crate::compaction::refilter::Refiltered;
-use crate::compaction::{self, Context, Host, Job, Outcome, pick};
+use crate::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
 use crate::error::Result;
 use crate::filename;
+use crate::key::SeqNo;
 use crate::manifest::VersionEdit;
 use crate::memtable::MemTable;
 use crate::metrics::bump;
@@ -156,6 +157,7 @@ impl DbInner {
             let written = out.finish()?;
             for meta in written {
                 bump(&self.work.compaction_bytes_written, meta.size);
+                bump(&self.work.flush_bytes_written, meta.size);
                 edit.new_files.push((0, meta));
             }
         }
@@ -338,8 +340,9 @@ impl DbInner {
 
     /// Runs a compaction or re-filter picked on `version` and installs its result.
     fn run_job(&self, job: Job, version: &Version) -> Result<()> {
+        let held = self.hold_job_snapshot();
         let snapshots = self.snapshot_list();
-        let ctx = self.job_context(&snapshots);
+        let ctx = self.job_context(&snapshots, held.seq);
         match job {
             Job::Compact(plan) => {
                 let outcome = compaction::merge::run(&ctx, version, plan)?;
@@ -367,10 +370,11 @@ impl DbInner {
         let mut level = 0;
         while level < target {
             let version = self.current_version();
+            let held = self.hold_job_snapshot();
             let snapshots = self.snapshot_list();
             let out_level = pick::manual_output(&version, level, target);
             if let Some(plan) = pick::manual_step(&version, level, out_level, target, range) {
-                let ctx = self.job_context(&snapshots);
+                let ctx = self.job_context(&snapshots, held.seq);
                 let outcome = compaction::merge::run(&ctx, &version, plan)?;
                 self.install_compaction(outcome)?;
             }
@@ -380,15 +384,43 @@ impl DbInner {
         Ok(())
     }
 
-    fn job_context<'a>(&'a self, snapshots: &'a [u64]) -> Context<'a> {
+    fn job_context<'a>(&'a self, snapshots: &'a [u64], read_seq: SeqNo) -> Context<'a> {
         Context {
             env: &self.env,
             dir: &self.dir,
             opts: &self.opts,
             cache: &self.table_cache,
             snapshots,
+            read_seq,
             host: self,
             limiter: self.compaction_limiter.as_ref(),
+        }
+    }
+
+    /// With a compaction filter, a snapshot for one compaction to run its filter's reads at:
+    /// the oldest live snapshot, or the latest sequence number if there is none. Held as a
+    /// live snapshot until the job ends, so no other compaction drops what those reads see,
+    /// and no reader ever reads an older state than the filter decided on (later snapshots
+    /// are newer). Without a filter nothing is held.
+    fn hold_job_snapshot(&self) -> JobSnapshot<'_> {
+        if self.opts.compaction_filter.is_none() {
+            return JobSnapshot {
+                db: self,
+                seq: self.visible_seq(),
+                held: false,
+            };
+        }
+        let mut snaps = self.snapshots.lock();
+        let seq = snaps
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or_else(|| self.visible_seq());
+        *snaps.entry(seq).or_insert(0) += 1;
+        JobSnapshot {
+            db: self,
+            seq,
+            held: true,
         }
     }
 
@@ -401,9 +433,12 @@ impl DbInner {
         let Outcome {
             edit,
             level,
+            out_level,
+            kind,
             bytes_read,
             bytes_written,
         } = outcome;
+        let moved: u64 = edit.new_files.iter().map(|(_, m)| m.size).sum();
         let pointer = edit
             .compact_pointers
             .iter()
@@ -414,9 +449,22 @@ impl DbInner {
                 st.compact_pointers[level] = Some(p);
             }
         })?;
-        bump(&self.work.compactions, 1);
-        bump(&self.work.compaction_bytes_read, bytes_read);
-        bump(&self.work.compaction_bytes_written, bytes_written);
+        let w = &self.work;
+        bump(&w.compactions, 1);
+        bump(&w.compaction_bytes_read, bytes_read);
+        bump(&w.compaction_bytes_written, bytes_written);
+        match kind {
+            JobKind::Merge => {
+                bump(&w.level_compactions[out_level], 1);
+                bump(&w.level_compaction_bytes_read[out_level], bytes_read);
+                bump(&w.level_compaction_bytes_written[out_level], bytes_written);
+            }
+            JobKind::TrivialMove => {
+                bump(&w.trivial_moves, 1);
+                bump(&w.trivial_move_bytes, moved);
+            }
+            JobKind::Refilter => bump(&w.refilter_bytes_written, bytes_written),
+        }
         Ok(())
     }
 
@@ -500,5 +548,33 @@ fn hull(a: UserRange, b: UserRange) -> UserRange {
 impl Host for DbInner {
     fn new_file_number(&self) -> u64 {
         DbInner::new_file_number(self)
+    }
+
+    fn get_at(&self, key: &[u8], seq: SeqNo) -> Result<Option<Vec<u8>>> {
+        self.read_at(key, seq, None)
+    }
+}
+
+/// The snapshot a compaction's filter reads at ([`DbInner::hold_job_snapshot`]), released
+/// when the job ends.
+struct JobSnapshot<'a> {
+    db: &'a DbInner,
+    seq: SeqNo,
+    /// Registered among the live snapshots (only with a compaction filter).
+    held: bool,
+}
+
+impl Drop for JobSnapshot<'_> {
+    fn drop(&mut self) {
+        if !self.held {
+            return;
+        }
+        let mut snaps = self.db.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
     }
 }

@@ -93,8 +93,8 @@ impl DbInner {
         // Writers hold the writer lock until their batch is in the memtable and published,
         // so no write is half done now: the view holds exactly the writes up to `seq` (and
         // the memtables take no more entries until the lock is released).
-        let seq = self.visible_seq();
         let view = self.read_view();
+        let seq = view.read_seq(self.visible_seq());
         let mut st = self.state.lock();
         let log_number = st.new_file_number();
         let manifest_number = st.new_file_number();
@@ -167,14 +167,18 @@ fn write_memtable(log: &mut LogWriter, mem: &Arc<MemTable>, seq: SeqNo) -> Resul
 }
 
 /// Makes `to` a hard link of `from`, or a synced copy where the env or the file system
-/// cannot link (`Unsupported`, or `EXDEV` across file systems).
+/// cannot link (`Unsupported`, or `EXDEV` across file systems) or the name is gone: a
+/// secondary's table the writer deleted meanwhile, which the secondary's env still reads
+/// through the descriptor it holds.
 fn link_or_copy(env: &dyn Env, from: &Path, to: &Path) -> Result<()> {
     match env.hard_link(from, to) {
         Ok(()) => Ok(()),
         Err(Error::Io { source, .. })
             if matches!(
                 source.kind(),
-                std::io::ErrorKind::Unsupported | std::io::ErrorKind::CrossesDevices
+                std::io::ErrorKind::Unsupported
+                    | std::io::ErrorKind::CrossesDevices
+                    | std::io::ErrorKind::NotFound
             ) =>
         {
             copy_file(env, from, to)

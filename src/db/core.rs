@@ -1,14 +1,15 @@
 //! The shared state behind every `Db` handle, and the locks that guard it.
 //!
-//! Locks, always taken in this order when nested: `writer` (serializes writers, owns the WAL
-//! and the active memtable), then `state` (background-work bookkeeping). `view` (what readers
-//! see) is no lock: an `ArcSwap` that readers load without locking, replaced only under
-//! `state`.
+//! Locks, always taken in this order when nested: `writer` (held by the leader of a commit
+//! group, see [`super::write_queue`]; owns the WAL and the active memtable), then `state`
+//! (background-work bookkeeping); `wal_tip` (what `sync_wal` needs) is a leaf. `view` (what
+//! readers see) is no lock: an `ArcSwap` that readers load without locking, replaced only
+//! under `state`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -29,6 +30,20 @@ pub(crate) struct ReadView {
     pub mem: Arc<MemTable>,
     pub imm: Option<Arc<MemTable>>,
     pub version: Arc<Version>,
+    /// A secondary's view (see `secondary.rs`) holds exactly the writes up to this number
+    /// and is read at it, whatever sequence number the caller loaded: catching up replaces
+    /// the view and the published number in two steps, and a sequence number older than the
+    /// view it meets could miss versions the writer's compactions dropped since. `None` for
+    /// a database that writes: its readers pass the published number, which never runs
+    /// ahead of the view.
+    pub seq: Option<SeqNo>,
+}
+
+impl ReadView {
+    /// The sequence number a read that asked for `asked` reads this view at.
+    pub fn read_seq(&self, asked: SeqNo) -> SeqNo {
+        self.seq.unwrap_or(asked)
+    }
 }
 
 /// The writer's exclusive state.
@@ -40,9 +55,21 @@ pub(crate) struct Writer {
     pub pacing: crate::rate::TokenBucket,
     /// Syncs the WAL in the background as it grows (see [`super::wal_sync`]).
     pub wal_sync: super::wal_sync::WalSyncer,
-    /// The current WAL's directory entry is durable: `sync_wal` need not sync the
-    /// directory again until the next WAL.
-    pub log_entry_synced: bool,
+}
+
+/// What `sync_wal` needs to make the acknowledged writes durable without the writer lock:
+/// which WAL, and a handle that fsyncs it while writers keep appending and knows how much of
+/// it the writes acknowledged so far fill (each commit group's leader records that in the
+/// log). Replaced at every WAL switch.
+#[derive(Debug)]
+pub(crate) struct WalTip {
+    pub log_number: u64,
+    /// `None` when the env cannot sync a file from another thread: `sync_wal` then syncs
+    /// under the writer lock.
+    pub sync: Option<crate::wal::LogSyncHandle>,
+    /// The WAL's directory entry is durable: `sync_wal` need not sync the directory again
+    /// until the next WAL.
+    pub entry_synced: bool,
 }
 
 /// Bookkeeping shared between writers, the background threads and `flush()`.
@@ -114,8 +141,13 @@ pub(crate) struct DbInner {
     pub work: WorkCounters,
     /// The newest sequence number whose write is complete and visible.
     pub last_seq: AtomicU64,
+    /// Writers line up here; the leader of each group takes `writer`.
+    pub write_queue: super::write_queue::WriteQueue,
     pub writer: Mutex<Writer>,
+    pub wal_tip: Mutex<WalTip>,
     pub state: Mutex<State>,
+    /// `state.bg_error.is_some()`, readable without the lock (for `write_pressure`).
+    pub writes_stopped: AtomicBool,
     /// Wakes the background threads (always with `notify_all`: flush and compaction threads
     /// wait on it for different things).
     pub work_cv: Condvar,
@@ -169,7 +201,8 @@ impl DbInner {
     pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
         if self.read_only {
             return Err(crate::Error::ReadOnly(format!(
-                "{operation} refused: database {} was opened read-only (Db::open_read_only)",
+                "{operation} refused: database {} was opened read-only (Db::open_read_only \
+                 or Db::open_secondary)",
                 self.dir.display()
             )));
         }
@@ -181,6 +214,7 @@ impl DbInner {
         if st.bg_error.is_none() {
             st.bg_error = Some(err.to_string());
         }
+        self.writes_stopped.store(true, Ordering::Release);
         self.done_cv.notify_all();
     }
 }

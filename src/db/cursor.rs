@@ -112,6 +112,7 @@ impl Db {
             None => self.inner().internal_iter(),
         };
         let range_dels = super::read::range_del_view(&view);
+        let seq = view.read_seq(seq);
         Cursor::new(Box::new(merged), seq, lower, upper)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))

@@ -5,15 +5,23 @@ mod checkpoint;
 mod core;
 mod cursor;
 mod multi_get;
+mod open_handles;
 mod prefix;
 mod read;
 mod recover;
+mod secondary;
+mod secondary_files;
+mod secondary_tail;
 mod verify;
 
 pub use verify::VerifyReport;
 mod wal_sync;
 mod write;
 mod write_delay;
+mod write_pressure;
+mod write_queue;
+
+pub use write_pressure::{StallCause, WritePressure};
 
 use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 use std::path::Path;
@@ -30,7 +38,7 @@ use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
 use crate::key::SeqNo;
-use crate::options::{MAX_KEY_BYTES, NUM_LEVELS, Options};
+use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
 
 /// What `open` found and did while recovering.
@@ -76,6 +84,8 @@ struct Handle {
     inner: Arc<DbInner>,
     /// The flush thread and the compaction threads.
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// A secondary's reading position ([`Db::open_secondary`]); `None` for other handles.
+    secondary: Option<Mutex<secondary_tail::Tail>>,
 }
 
 impl Drop for Handle {
@@ -191,12 +201,16 @@ impl Db {
     /// # }
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(recover::open(path.as_ref(), options)?);
+        let inner = Arc::new(
+            recover::open(path.as_ref(), options)
+                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
+        );
         // The handle exists before the threads do, so that if starting one fails, dropping
         // it stops those already running.
         let handle = Arc::new(Handle {
             inner: Arc::clone(&inner),
             background: Mutex::new(Vec::new()),
+            secondary: None,
         });
         for i in 0..=inner.opts.background_threads {
             let bg_inner = Arc::clone(&inner);
@@ -213,6 +227,7 @@ impl Db {
             let thread = spawned.map_err(|e| Error::io(path.as_ref(), e))?;
             handle.background.lock().push(thread);
         }
+        open_handles::register(path.as_ref(), &handle);
         Ok(Db { handle })
     }
 
@@ -231,7 +246,8 @@ impl Db {
     /// Locking: any number of read-only handles, in any processes, may have a database open
     /// together; they share the `LOCK` file's advisory lock, and a writer ([`Db::open`])
     /// needs it exclusively, so the two exclude each other, and [`Error::Locked`] says which
-    /// kind holds it. A directory with no `LOCK` file (never opened for writing, or a copy)
+    /// kind holds it and, where it can tell, their process ids. To read while a writer has
+    /// the database open, use [`Db::open_secondary`], which takes no lock. A directory with no `LOCK` file (never opened for writing, or a copy)
     /// is opened without a lock, since creating one would be a write: a writer opening it
     /// later cannot see this reader, and may then delete tables the reader has not opened
     /// yet (the reader gets I/O errors, never wrong answers).
@@ -265,13 +281,17 @@ impl Db {
     /// # }
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(recover::open_read_only(path.as_ref(), options)?);
-        Ok(Db {
-            handle: Arc::new(Handle {
-                inner,
-                background: Mutex::new(Vec::new()),
-            }),
-        })
+        let inner = Arc::new(
+            recover::open_read_only(path.as_ref(), options)
+                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
+        );
+        let handle = Arc::new(Handle {
+            inner,
+            background: Mutex::new(Vec::new()),
+            secondary: None,
+        });
+        open_handles::register(path.as_ref(), &handle);
+        Ok(Db { handle })
     }
 
     /// Whether this handle was opened with [`Db::open_read_only`].
@@ -386,9 +406,14 @@ impl Db {
     /// # }
     /// ```
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let (key, value) = (key.as_ref(), value.as_ref());
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, Some(value)));
         b.put(key, value);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES || value.len() > MAX_VALUE_BYTES {
+            // Refused, naming the limit; a put within them needs no check of the batch.
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes `key` (a no-op if absent).
@@ -409,9 +434,13 @@ impl Db {
     /// # }
     /// ```
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let key = key.as_ref();
+        let mut b = WriteBatch::with_capacity(WriteBatch::op_bytes(key, None));
         b.delete(key);
-        self.write(b)
+        if key.len() > MAX_KEY_BYTES {
+            return self.inner().write(b);
+        }
+        self.inner().write_valid(b)
     }
 
     /// Deletes every key `k` with `start <= k < end` (half-open, bytewise), like RocksDB's
@@ -564,6 +593,9 @@ impl Db {
     /// # }
     /// ```
     pub fn snapshot(&self) -> Snapshot {
+        if self.is_secondary() {
+            return secondary::frozen_snapshot(self);
+        }
         let seq = {
             // Register under the lock so a compaction never misses a snapshot being taken.
             let mut snaps = self.inner().snapshots.lock();
@@ -693,6 +725,35 @@ impl Db {
     /// [`Error::WritesStopped`] if they already had.
     pub fn sync_wal(&self) -> Result<()> {
         self.inner().sync_wal()
+    }
+
+    /// Whether writes are being held back now, and why: delayed or stopped by level 0 or by
+    /// a memtable flush that is behind, or refused after a failure until [`Db::resume`]. Cheap
+    /// (a few atomic loads, no lock), so it can be asked before every write: a server can
+    /// run a write that [may wait](WritePressure::may_wait) on a thread of its own rather
+    /// than one shared with other clients' reads, and answer writes with an error while it is
+    /// [`WritePressure::Failed`] without trying them.
+    ///
+    /// It is a forecast, not a promise: the pressure can start or end right after the call.
+    /// A read-only database reports [`WritePressure::None`] (its writes fail at once with
+    /// [`Error::ReadOnly`]).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use bloomkv::{Db, Options, WritePressure};
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.write_pressure(), WritePressure::None);
+    /// if !db.write_pressure().may_wait() {
+    ///     db.put("k", "v")?; // returns without waiting for background work
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn write_pressure(&self) -> WritePressure {
+        self.inner().write_pressure()
     }
 
     /// Writes a checkpoint: a new directory `dir` holding an openable copy of the database as
@@ -833,6 +894,10 @@ impl Db {
             l.filter_checks = checks;
             l.filter_useful = useful;
             l.filter_false_positives = fps;
+            l.compactions = w.level_compactions[level].load(Ordering::Relaxed);
+            l.compaction_bytes_read = w.level_compaction_bytes_read[level].load(Ordering::Relaxed);
+            l.compaction_bytes_written =
+                w.level_compaction_bytes_written[level].load(Ordering::Relaxed);
             filter_checks += checks;
             filter_useful += useful;
             filter_false_positives += fps;
@@ -851,6 +916,11 @@ impl Db {
             compaction_bytes_read: w.compaction_bytes_read.load(Ordering::Relaxed),
             compaction_bytes_written: w.compaction_bytes_written.load(Ordering::Relaxed),
             user_bytes_written: w.user_bytes_written.load(Ordering::Relaxed),
+            wal_bytes_written: w.wal_bytes_written.load(Ordering::Relaxed),
+            flush_bytes_written: w.flush_bytes_written.load(Ordering::Relaxed),
+            refilter_bytes_written: w.refilter_bytes_written.load(Ordering::Relaxed),
+            trivial_moves: w.trivial_moves.load(Ordering::Relaxed),
+            trivial_move_bytes: w.trivial_move_bytes.load(Ordering::Relaxed),
             stall_micros: w.stall_micros.load(Ordering::Relaxed),
             write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
             write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
@@ -912,7 +982,30 @@ fn table_stats(version: &crate::version::Version) -> Vec<TableStats> {
 
 /// A consistent, read-only view of a database at one moment.
 ///
-/// It keeps the database open (and the table versions it needs alive) until dropped.
+/// A snapshot keeps its database open until it is dropped, also after every [`Db`] handle
+/// of it is gone: the tables it reads stay alive, and so does the lock. Opening the
+/// directory again meanwhile fails with [`Error::Locked`], whose message says that this
+/// process holds it through a snapshot. A snapshot of a secondary ([`Db::open_secondary`])
+/// reads the state the secondary had when it was taken, whatever catch-ups come after.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::{Db, Error, Options};
+///
+/// let dir = tempfile::tempdir()?;
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put("k", "v")?;
+/// let snap = db.snapshot();
+/// drop(db);
+/// assert_eq!(snap.get("k")?, Some(b"v".to_vec())); // still open...
+/// let err = Db::open(dir.path(), Options::default()).unwrap_err();
+/// assert!(matches!(err, Error::Locked(_)) && err.to_string().contains("Snapshot"));
+/// drop(snap); // ...until the snapshot goes
+/// let db = Db::open(dir.path(), Options::default())?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct Snapshot {
     db: Db,
     seq: SeqNo,

@@ -79,6 +79,7 @@ impl Db {
         }
 
         let view = inner.view_guard();
+        let seq = view.read_seq(seq);
         for p in &mut pending {
             let found = view
                 .mem
@@ -223,8 +224,8 @@ impl Db {
             return false;
         }
         let inner = self.inner();
-        let seq = inner.visible_seq();
         let view = inner.view_guard();
+        let seq = view.read_seq(inner.visible_seq());
         let in_memory = view
             .mem
             .get(key, seq)

@@ -22,6 +22,7 @@ impl DbInner {
         }
         let (merged, view) = self.prefix_iter(prefix);
         let range_dels = range_del_view(&view);
+        let seq = view.read_seq(seq);
         DbIter::new(Box::new(merged), seq, start, end)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))

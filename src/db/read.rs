@@ -65,14 +65,27 @@ fn visible(kind: Kind, value: Vec<u8>) -> Option<Vec<u8>> {
 }
 
 impl DbInner {
+    /// A user's lookup of `user_key` as of `seq` (counted in `Stats::gets`).
     pub(crate) fn get_at(
+        &self,
+        user_key: &[u8],
+        seq: SeqNo,
+        trace: Option<&mut GetExplain>,
+    ) -> Result<Option<Vec<u8>>> {
+        bump(&self.work.gets, 1);
+        self.read_at(user_key, seq, trace)
+    }
+
+    /// The lookup itself, also made by the engine for its own needs (a compaction filter's
+    /// reads), which do not count as users' gets.
+    pub(crate) fn read_at(
         &self,
         user_key: &[u8],
         seq: SeqNo,
         mut trace: Option<&mut GetExplain>,
     ) -> Result<Option<Vec<u8>>> {
-        bump(&self.work.gets, 1);
         let view = self.view_guard();
+        let seq = view.read_seq(seq);
         if let Some(t) = trace.as_deref_mut() {
             t.snapshot = seq;
             t.checked_immutable = view.imm.is_some();
@@ -153,6 +166,7 @@ impl DbInner {
     pub(crate) fn scan_at(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, seq: SeqNo) -> DbIter {
         let (merged, view) = self.internal_iter();
         let range_dels = range_del_view(&view);
+        let seq = view.read_seq(seq);
         DbIter::new(Box::new(merged), seq, start, end)
             .with_range_dels(range_dels)
             .with_keep_alive(Box::new(view))

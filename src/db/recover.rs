@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicU64;
 use parking_lot::{Condvar, Mutex};
 
 use super::RecoveryReport;
-use super::core::{DbInner, ReadView, State, Writer};
+use super::core::{DbInner, ReadView, State, WalTip, Writer};
 use crate::batch::WriteBatch;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
@@ -106,6 +106,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         log_number: fresh.log_number,
         manifest: Some(fresh.manifest),
         report,
+        view_seq: None,
     }))
 }
 
@@ -165,10 +166,11 @@ pub(crate) fn open_read_only(dir: &Path, opts: Options) -> Result<DbInner> {
         log_number: 0,
         manifest: None,
         report: replayed.report,
+        view_seq: None,
     }))
 }
 
-fn parse_names(names: &[String]) -> Vec<(FileType, u64)> {
+pub(super) fn parse_names(names: &[String]) -> Vec<(FileType, u64)> {
     names
         .iter()
         .filter_map(|n| filename::parse_file_name(n))
@@ -176,7 +178,7 @@ fn parse_names(names: &[String]) -> Vec<(FileType, u64)> {
 }
 
 /// The table cache (and the read counters it feeds) for a database in `dir`.
-fn table_cache(
+pub(super) fn table_cache(
     env: &Arc<dyn Env>,
     dir: &Path,
     opts: &Options,
@@ -219,22 +221,24 @@ fn wrapper<'a>(
 }
 
 /// Everything an opened database is made of.
-struct Parts<'a> {
-    dir: &'a Path,
-    opts: Options,
-    env: Arc<dyn Env>,
-    lock: Option<FileLock>,
-    table_cache: Arc<TableCache>,
-    counters: Arc<ReadCounters>,
-    durable: Durable,
-    mem: Arc<MemTable>,
-    log: LogWriter,
-    log_number: u64,
-    manifest: Option<ManifestWriter>,
-    report: RecoveryReport,
+pub(super) struct Parts<'a> {
+    pub dir: &'a Path,
+    pub opts: Options,
+    pub env: Arc<dyn Env>,
+    pub lock: Option<FileLock>,
+    pub table_cache: Arc<TableCache>,
+    pub counters: Arc<ReadCounters>,
+    pub durable: Durable,
+    pub mem: Arc<MemTable>,
+    pub log: LogWriter,
+    pub log_number: u64,
+    pub manifest: Option<ManifestWriter>,
+    pub report: RecoveryReport,
+    /// For a secondary: the sequence number its view is read at (see [`ReadView::seq`]).
+    pub view_seq: Option<SeqNo>,
 }
 
-fn assemble(parts: Parts<'_>) -> DbInner {
+pub(super) fn assemble(parts: Parts<'_>) -> DbInner {
     let Parts {
         dir,
         opts,
@@ -244,11 +248,18 @@ fn assemble(parts: Parts<'_>) -> DbInner {
         counters,
         durable,
         mem,
-        log,
+        mut log,
         log_number,
         manifest,
         report,
+        view_seq,
     } = parts;
+    let wal_tip = WalTip {
+        log_number,
+        sync: log.sync_handle(),
+        // Open synced the directory after creating the new WAL.
+        entry_synced: true,
+    };
     let Durable {
         version,
         next_file_number,
@@ -277,9 +288,10 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             } else {
                 super::wal_sync::WalSyncer::start()
             },
-            // Open synced the directory after creating the new WAL.
-            log_entry_synced: true,
         }),
+        wal_tip: Mutex::new(wal_tip),
+        writes_stopped: Default::default(),
+        write_queue: Default::default(),
         state: Mutex::new(State {
             imm: None,
             next_file_number,
@@ -305,6 +317,7 @@ fn assemble(parts: Parts<'_>) -> DbInner {
             mem,
             imm: None,
             version: Arc::new(version),
+            seq: view_seq,
         }),
         manifest: Mutex::new(manifest),
         snapshots: Mutex::new(Default::default()),
@@ -323,7 +336,7 @@ const SPARE_FILE_HANDLES: u64 = 64;
 /// is lower, and if even the hard limit is too low, open fails with a clear error rather than
 /// lookups and compactions failing with EMFILE once the database has grown.
 #[cfg(unix)]
-fn check_open_file_limit(max_open_files: usize) -> Result<()> {
+pub(super) fn check_open_file_limit(max_open_files: usize) -> Result<()> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let wanted = (max_open_files as u64).saturating_add(SPARE_FILE_HANDLES);
     let Rlimit { current, maximum } = getrlimit(Resource::Nofile);
@@ -349,7 +362,7 @@ fn check_open_file_limit(max_open_files: usize) -> Result<()> {
 }
 
 #[cfg(not(unix))]
-fn check_open_file_limit(_max_open_files: usize) -> Result<()> {
+pub(super) fn check_open_file_limit(_max_open_files: usize) -> Result<()> {
     Ok(())
 }
 
@@ -398,14 +411,45 @@ fn lock_dir(env: &dyn Env, dir: &Path, opts: &Options) -> Result<(FileLock, bool
 }
 
 /// What the MANIFEST (and then the WALs) say the database holds.
-struct Durable {
-    version: Version,
-    next_file_number: u64,
-    last_seq: SeqNo,
+#[derive(Clone)]
+pub(super) struct Durable {
+    pub version: Version,
+    pub next_file_number: u64,
+    pub last_seq: SeqNo,
     /// The oldest WAL still needed.
-    log_number: u64,
+    pub log_number: u64,
     /// Where each level's next compaction starts, so round-robin survives a reopen.
-    compact_pointers: [Option<Vec<u8>>; NUM_LEVELS],
+    pub compact_pointers: [Option<Vec<u8>>; NUM_LEVELS],
+}
+
+impl Durable {
+    /// Applies one edit read from the MANIFEST at `path` (named in errors).
+    pub(super) fn apply(
+        &mut self,
+        edit: &VersionEdit,
+        path: &Path,
+        wrap: impl FnMut(FileMeta) -> Arc<TableFile>,
+    ) -> Result<()> {
+        self.version = self
+            .version
+            .apply(edit, wrap)
+            .map_err(|e| e.located(path, 0))?;
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.next_file_number {
+            self.next_file_number = self.next_file_number.max(n);
+        }
+        if let Some(s) = edit.last_sequence {
+            self.last_seq = self.last_seq.max(s);
+        }
+        for (level, key) in &edit.compact_pointers {
+            if let Some(p) = self.compact_pointers.get_mut(*level) {
+                *p = Some(key.clone());
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Durable {
@@ -449,24 +493,7 @@ fn read_durable_state(
         ));
     }
     for edit in edits {
-        d.version = d
-            .version
-            .apply(&edit, wrap)
-            .map_err(|e| e.located(&path, 0))?;
-        if let Some(n) = edit.log_number {
-            d.log_number = n;
-        }
-        if let Some(n) = edit.next_file_number {
-            d.next_file_number = d.next_file_number.max(n);
-        }
-        if let Some(s) = edit.last_sequence {
-            d.last_seq = d.last_seq.max(s);
-        }
-        for (level, key) in &edit.compact_pointers {
-            if let Some(p) = d.compact_pointers.get_mut(*level) {
-                *p = Some(key.clone());
-            }
-        }
+        d.apply(&edit, &path, wrap)?;
     }
     for f in d.version.all_files() {
         let path = filename::table_path(dir, f.meta.number);

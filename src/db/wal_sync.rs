@@ -5,12 +5,14 @@
 //! default, to reach the disk, while every other writer waits for the writer lock. Syncing the
 //! log every [`WAL_BYTES_PER_SYNC`] on a thread of its own leaves that switch only the last
 //! stretch to sync. It changes no guarantee: the sync at the switch and `Db::sync_wal` still
-//! do the syncing that acknowledged writes rely on, and report its failures; a failed
-//! background sync only means the switch has more left to do.
+//! do the syncing that acknowledged writes rely on, and report its failures. A failed
+//! background sync is remembered by the log's sync record (`wal::SyncTracker`): the kernel
+//! may have dropped the pages it failed to write, so the log's next sync fails too instead
+//! of succeeding over the loss.
 
 use std::sync::mpsc::{Sender, channel};
 
-use crate::env::SyncHandle;
+use crate::wal::LogSyncHandle;
 
 /// Bytes appended to the WAL between background syncs.
 pub(crate) const WAL_BYTES_PER_SYNC: u64 = 1 << 20;
@@ -18,7 +20,7 @@ pub(crate) const WAL_BYTES_PER_SYNC: u64 = 1 << 20;
 /// Hands sync requests to the syncing thread; the thread ends when this is dropped.
 #[derive(Debug)]
 pub(crate) struct WalSyncer {
-    requests: Option<Sender<SyncHandle>>,
+    requests: Option<Sender<(LogSyncHandle, u64)>>,
     /// The log length at the last request (reset when a new log starts).
     requested_at: u64,
 }
@@ -27,18 +29,19 @@ impl WalSyncer {
     /// Starts the syncing thread (without one, e.g. if the thread cannot be spawned, the log
     /// is synced only at switches and by `sync_wal`, as before).
     pub(crate) fn start() -> WalSyncer {
-        let (tx, rx) = channel::<SyncHandle>();
+        let (tx, rx) = channel::<(LogSyncHandle, u64)>();
         let spawned = std::thread::Builder::new()
             .name("bloomkv-wal-sync".into())
             .spawn(move || {
-                while let Ok(mut handle) = rx.recv() {
+                while let Ok(mut request) = rx.recv() {
                     // Requests that queued up while a sync ran: the newest covers them all
                     // (older ones name the same log or one already retired and synced).
                     while let Ok(newer) = rx.try_recv() {
-                        handle = newer;
+                        request = newer;
                     }
-                    // Failures are left to the switch's own sync, which reports them.
-                    let _ = handle();
+                    // A failure is reported by the log's next foreground sync (see above).
+                    let (handle, len) = request;
+                    let _ = handle.sync_to(len);
                 }
             });
         WalSyncer {
@@ -60,15 +63,16 @@ impl WalSyncer {
         self.requested_at = 0;
     }
 
-    /// Called after appending to a log of `len` bytes: asks for a background sync once
-    /// [`WAL_BYTES_PER_SYNC`] have accumulated since the last request.
-    pub(crate) fn appended(&mut self, len: u64, handle: impl FnOnce() -> Option<SyncHandle>) {
+    /// Called after appending to a log of `len` bytes, all of them flushed to the OS: asks
+    /// for a background sync once [`WAL_BYTES_PER_SYNC`] have accumulated since the last
+    /// request.
+    pub(crate) fn appended(&mut self, len: u64, handle: impl FnOnce() -> Option<LogSyncHandle>) {
         if len < self.requested_at + WAL_BYTES_PER_SYNC {
             return;
         }
         self.requested_at = len;
         if let (Some(tx), Some(h)) = (&self.requests, handle()) {
-            let _ = tx.send(h);
+            let _ = tx.send((h, len));
         }
     }
 }
@@ -80,16 +84,39 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, Instant};
 
-    #[test]
-    fn a_sync_is_requested_once_per_megabyte_appended_and_runs_in_the_background() {
-        let synced = Arc::new(AtomicU64::new(0));
-        let handle = || {
-            let s = Arc::clone(&synced);
+    use crate::env::{SyncHandle, WritableFile};
+    use crate::wal::LogWriter;
+
+    /// A file whose sync handle counts its calls.
+    struct Counted(Arc<AtomicU64>);
+
+    impl WritableFile for Counted {
+        fn append(&mut self, _: &[u8]) -> crate::Result<()> {
+            Ok(())
+        }
+        fn flush(&mut self) -> crate::Result<()> {
+            Ok(())
+        }
+        fn sync(&mut self) -> crate::Result<()> {
+            Ok(())
+        }
+        fn len(&self) -> u64 {
+            0
+        }
+        fn sync_handle(&self) -> Option<SyncHandle> {
+            let s = Arc::clone(&self.0);
             Some(Arc::new(move || {
                 s.fetch_add(1, Ordering::SeqCst);
                 Ok(())
-            }) as SyncHandle)
-        };
+            }))
+        }
+    }
+
+    #[test]
+    fn a_sync_is_requested_once_per_megabyte_appended_and_runs_in_the_background() {
+        let synced = Arc::new(AtomicU64::new(0));
+        let mut log = LogWriter::new(Box::new(Counted(Arc::clone(&synced))));
+        let mut handle = || log.sync_handle();
         let mut w = WalSyncer::start();
         let mut asked = 0;
         for len in (0..=4 * WAL_BYTES_PER_SYNC).step_by(4096) {

@@ -4,10 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot::MutexGuard;
-
-use super::core::{DbInner, Writer};
-use super::write_delay::delayed_write_rate;
+use super::core::{DbInner, WalTip, Writer};
+use super::write_delay::{DELAY_SLICE, delayed_write_rate};
+use super::write_queue::{Group, Turn};
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -17,50 +16,86 @@ use crate::wal::LogWriter;
 
 impl DbInner {
     /// Applies `batch` atomically: one WAL record, so a crash keeps all of it or none.
-    pub(crate) fn write(&self, mut batch: WriteBatch) -> Result<()> {
+    /// Concurrent writers are committed in groups (see [`super::write_queue`]).
+    pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
         self.refuse_if_read_only("write")?;
         batch.validate()?;
+        self.write_valid(batch)
+    }
+
+    /// [`DbInner::write`] for a batch known to be within the limits `validate` checks.
+    pub(crate) fn write_valid(&self, batch: WriteBatch) -> Result<()> {
+        self.refuse_if_read_only("write")?;
         if batch.is_empty() {
             return Ok(());
         }
+        let mut leader = match self.write_queue.join(batch) {
+            Turn::Done(outcome) => return outcome,
+            Turn::Lead(leader) => leader,
+        };
         let mut w = self.writer.lock();
-        self.make_room(&mut w, false, batch.approximate_size() as u64)?;
+        // Gathered with the writer lock held: writers that queued while this one waited
+        // for it join the group.
+        let outcome = self.commit_group(&mut w, leader.gather());
+        drop(w);
+        leader.finish(outcome)
+    }
+
+    /// Commits a group of batches: room in the memtable for all of them, one WAL record per
+    /// batch (consecutive, with consecutive sequence numbers), one flush and (with
+    /// `sync_writes`) one fsync, then every batch into the memtable, and only then the
+    /// group's last sequence number published, so readers never see part of a batch, nor a
+    /// write before it is durable under `sync_writes`. Any failure fails the whole group.
+    fn commit_group(&self, w: &mut Writer, batches: &mut Group) -> Result<()> {
+        let bytes: u64 = batches.iter().map(|b| b.approximate_size() as u64).sum();
+        self.make_room(w, false, bytes)?;
         let first = self.last_seq.load(Ordering::Relaxed) + 1;
-        batch.set_sequence(first);
+        let mut next = first;
+        for b in batches.iter_mut() {
+            b.set_sequence(next);
+            next += b.len() as u64;
+        }
+        let last = next - 1;
         let acked_len = w.log.len();
-        let mut reached_os = false;
-        let logged = w.log.add_record(batch.payload()).and_then(|()| {
-            if self.opts.sync_writes {
-                w.log.flush()?;
-                reached_os = true;
-                w.log.sync()
-            } else {
-                w.log.flush()
+        let mut appended = 0;
+        let mut flushed = false;
+        let logged = (|| {
+            for b in batches.iter() {
+                w.log.add_record(b.payload())?;
+                appended += 1;
             }
-        });
+            w.log.flush()?;
+            flushed = true;
+            if self.opts.sync_writes {
+                w.log.sync()?;
+            }
+            Ok(())
+        })();
         if let Err(e) = logged {
-            let e = self.abandon_log(&mut w, acked_len, reached_os, e);
-            // The failed batch keeps its sequence numbers: where its outcome is unknown, its
-            // record may still be replayed at the next open, and a write acknowledged after
-            // `resume` must then be newer than each of its entries. No entry carries them in
-            // memory, so publishing them shows readers nothing.
-            self.last_seq
-                .store(first + batch.len() as u64 - 1, Ordering::Release);
+            // A flushed record may be in the file, and so may a whole record of the group
+            // that came before the failure (a full buffer goes to the OS on its own).
+            let reached_os = flushed || (appended > 0 && batches.len() > 1);
+            let e = self.abandon_log(w, acked_len, reached_os, e);
+            // The failed batches keep their sequence numbers: where their outcome is
+            // unknown, their records may still be replayed at the next open, and a write
+            // acknowledged after `resume` must then be newer than each of their entries. No
+            // entry carries them in memory, so publishing them shows readers nothing.
+            self.last_seq.store(last, Ordering::Release);
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
+        let len = w.log.len();
+        bump(&self.work.wal_bytes_written, len - acked_len);
         if !self.opts.sync_writes {
-            let w = &mut *w;
-            w.wal_sync.appended(w.log.len(), || w.log.sync_handle());
+            w.wal_sync.appended(len, || w.log.sync_handle());
         }
-        batch.insert_into(&w.mem);
-        bump(
-            &self.work.user_bytes_written,
-            batch.approximate_size() as u64,
-        );
-        // Publish only after the memtable holds every entry, so readers never see half a batch.
-        self.last_seq
-            .store(first + batch.len() as u64 - 1, Ordering::Release);
+        w.log.acknowledged(len);
+        for b in batches.iter() {
+            b.insert_into(&w.mem);
+            bump(&self.work.user_bytes_written, b.approximate_size() as u64);
+        }
+        // Published only after the memtable holds every entry of the group.
+        self.last_seq.store(last, Ordering::Release);
         Ok(())
     }
 
@@ -125,8 +160,8 @@ impl DbInner {
         }
         w.log = log;
         w.log_number = number;
-        w.log_entry_synced = true;
         w.wal_sync.new_log();
+        self.new_wal_tip(&mut w, true);
         // The state lock was let go while the logs and the MANIFEST were dealt with: a job
         // that failed meanwhile must not have its failure cleared unseen. The fresh WAL
         // stays; a later resume clears the error once that cause is gone too.
@@ -137,6 +172,7 @@ impl DbInner {
             )));
         }
         st.bg_error = None;
+        self.writes_stopped.store(false, Ordering::Release);
         self.work_cv.notify_all();
         self.done_cv.notify_all();
         Ok(())
@@ -191,11 +227,54 @@ impl DbInner {
         Ok(())
     }
 
-    /// Makes every write so far durable: syncs the WAL.
+    /// Makes every write acknowledged so far durable: fsyncs the WAL up to the last
+    /// acknowledged record, without the writer lock, so writers keep appending meanwhile;
+    /// concurrent calls share one fsync. A failed fsync stops writes, as a failed WAL write
+    /// does.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.refuse_if_read_only("sync_wal")?;
+        if let Some(why) = &self.state.lock().bg_error {
+            return Err(Error::WritesStopped(why.clone()));
+        }
+        let (number, handle, entry_synced) = {
+            let t = self.wal_tip.lock();
+            (t.log_number, t.sync.clone(), t.entry_synced)
+        };
+        let Some(handle) = handle else {
+            // The env cannot sync a file another thread appends to.
+            let mut w = self.writer.lock();
+            return self.sync_wal_locked(&mut w);
+        };
+        if let Err(e) = handle.sync_to(handle.acknowledged_len()) {
+            return Err(self.stop_after_failed_sync(number, e));
+        }
+        // Without `sync_writes` a new WAL's directory entry is not synced when it is created:
+        // a synced log a power cut could unlink would lose what this call promised. Once per
+        // WAL is enough.
+        if !entry_synced {
+            self.env.sync_dir(&self.dir)?;
+            let mut t = self.wal_tip.lock();
+            if t.log_number == number {
+                t.entry_synced = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// After a failed fsync of WAL `number` made outside the writer lock: the log is
+    /// abandoned as after a failed write (cut back to its last acknowledged record, which,
+    /// with the writer lock held, is its end) unless a failed write already abandoned it,
+    /// and writes stop. The log's sync record already refuses every later sync of it.
+    fn stop_after_failed_sync(&self, number: u64, e: Error) -> Error {
         let mut w = self.writer.lock();
-        self.sync_wal_locked(&mut w)
+        let e = if w.log_number == number && !w.log.is_closed() {
+            let acked_len = w.log.len();
+            self.abandon_log(&mut w, acked_len, true, e)
+        } else {
+            e
+        };
+        self.set_bg_error(&mut self.state.lock(), &e);
+        e
     }
 
     /// [`DbInner::sync_wal`] for a caller holding the writer lock.
@@ -209,14 +288,26 @@ impl DbInner {
             self.set_bg_error(&mut self.state.lock(), &e);
             return Err(e);
         }
-        // Without `sync_writes` a new WAL's directory entry is not synced when it is created:
-        // a synced log a power cut could unlink would lose what this call promised. Once per
-        // WAL is enough.
-        if !w.log_entry_synced {
+        let number = w.log_number;
+        let entry_synced = self.wal_tip.lock().entry_synced;
+        if !entry_synced {
             self.env.sync_dir(&self.dir)?;
-            w.log_entry_synced = true;
+            let mut t = self.wal_tip.lock();
+            if t.log_number == number {
+                t.entry_synced = true;
+            }
         }
         Ok(())
+    }
+
+    /// Points `sync_wal` at the writer's new WAL (`entry_synced`: its directory entry is
+    /// already durable).
+    fn new_wal_tip(&self, w: &mut Writer, entry_synced: bool) {
+        *self.wal_tip.lock() = WalTip {
+            log_number: w.log_number,
+            sync: w.log.sync_handle(),
+            entry_synced,
+        };
     }
 
     /// Makes sure the active memtable has room for a write of `bytes`, freezing it (and
@@ -227,16 +318,32 @@ impl DbInner {
         let mut st = self.state.lock();
         let mut delayed = Duration::ZERO;
         if !force && st.bg_error.is_none() && !st.shutting_down {
-            let l0_files = self.view.load().version.levels()[0].len();
-            let fill = w.mem.approximate_bytes() as f64 / self.opts.memtable_bytes as f64;
-            match delayed_write_rate(&self.opts, l0_files, st.imm.is_some(), fill) {
+            match self.write_delay_rate(w, &st) {
                 Some(rate) => {
                     let now = Instant::now();
                     let pause = w.pacing.charge(now, bytes, rate);
                     if !pause.is_zero() {
-                        // Other writers queue behind this one (it holds the writer lock), so
-                        // the pace applies to all of them; background jobs go on.
-                        MutexGuard::unlocked(&mut st, || std::thread::sleep(pause));
+                        // Other writers queue behind this one (it leads the write group and
+                        // holds the writer lock), so the pace applies to all of them;
+                        // background jobs go on. The pause is slept in slices, re-checking
+                        // the pressure after each one and whenever a job finishes: the
+                        // flush or compaction it was computed for may end long before the
+                        // pause would (RocksDB's delayed-write loop).
+                        let until = now + pause;
+                        loop {
+                            let left = until.saturating_duration_since(Instant::now());
+                            if left.is_zero() {
+                                break;
+                            }
+                            self.done_cv.wait_for(&mut st, left.min(DELAY_SLICE));
+                            if st.bg_error.is_some()
+                                || st.shutting_down
+                                || self.write_delay_rate(w, &st).is_none()
+                            {
+                                w.pacing.reset();
+                                break;
+                            }
+                        }
                         delayed = now.elapsed();
                     }
                 }
@@ -285,14 +392,24 @@ impl DbInner {
                     Ok(())
                 }
             };
-            if let Err(e) = w.log.sync().and_then(|()| synced_entry()) {
+            let acked_len = w.log.len();
+            if let Err(e) = w.log.sync() {
+                // As after a failed write: cut back to the last acknowledged record (all
+                // of it, here) and synced by the cut, or the outcome is unknown.
+                drop(file);
+                let _ = self.env.remove_file(&path);
+                let e = self.abandon_log(w, acked_len, true, e);
+                self.set_bg_error(&mut st, &e);
+                break Err(e);
+            }
+            if let Err(e) = synced_entry() {
                 self.set_bg_error(&mut st, &e);
                 break Err(e);
             }
             w.log = LogWriter::new(file);
             w.log_number = number;
-            w.log_entry_synced = self.opts.sync_writes;
             w.wal_sync.new_log();
+            self.new_wal_tip(w, self.opts.sync_writes);
             let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::new()));
             st.imm = Some((Arc::clone(&frozen), number));
             let mem = Arc::clone(&w.mem);
@@ -306,6 +423,14 @@ impl DbInner {
         let stopped = stalled.map_or(Duration::ZERO, |t| t.elapsed());
         self.work.count_stall(delayed, stopped);
         result
+    }
+
+    /// The rate writes are paced to now (see [`super::write_delay`]), `None` when they run
+    /// free.
+    fn write_delay_rate(&self, w: &Writer, st: &super::core::State) -> Option<u64> {
+        let l0_files = self.view.load().version.levels()[0].len();
+        let fill = w.mem.approximate_bytes() as f64 / self.opts.memtable_bytes as f64;
+        delayed_write_rate(&self.opts, l0_files, st.imm.is_some(), fill)
     }
 
     /// Freezes the active memtable (if it holds anything) and waits until it is a durable

@@ -32,18 +32,34 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::env::{Env, FileLock, RandomAccessFile, WritableFile};
+use crate::env::{Env, FileLock, RandomAccessFile, SyncHandle, WritableFile};
 use crate::error::{Error, Result};
 
 /// A kind of file-system call that can be made to fail.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// ctl.fail_nth(FaultOp::Write, 1, FaultKind::Eio);
+/// assert!(db.put("k", "v").is_err()); // the WAL append failed
+/// assert_eq!(ctl.injected(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultOp {
     /// [`WritableFile::append`].
     Write,
-    /// [`WritableFile::sync`].
+    /// [`WritableFile::sync`], and a call of a [`WritableFile::sync_handle`].
     Sync,
     /// [`Env::sync_dir`].
     SyncDir,
@@ -62,6 +78,21 @@ impl FaultOp {
 }
 
 /// How an injected failure looks to the caller.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// ctl.fail_nth(FaultOp::Write, 1, FaultKind::NoSpace);
+/// let err = db.put("k", "v").unwrap_err();
+/// assert!(err.to_string().contains("No space left"), "{err}");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultKind {
     /// `EIO` (errno 5).
@@ -117,10 +148,28 @@ struct CtlState {
     unsynced_renames: Vec<PendingRename>,
     /// Model fsyncs without making them (see [`FaultController::set_simulated_sync`]).
     simulated_sync: bool,
+    /// How long each file fsync takes on top of its own time (see
+    /// [`FaultController::set_sync_delay`]).
+    sync_delay: std::time::Duration,
 }
 
 /// Decides which calls fail, counts them, and models what a crash loses. Shared by a
 /// [`FaultEnv`] and the test driving it.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+/// let before = ctl.calls(FaultOp::Write);
+/// db.put("k", "v")?;
+/// assert!(ctl.calls(FaultOp::Write) > before);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default)]
 pub struct FaultController {
     state: Mutex<CtlState>,
@@ -129,11 +178,45 @@ pub struct FaultController {
 impl FaultController {
     /// Makes the `n`th call of `op` from now (1 = the next one) fail with `kind`.
     /// Replaces any earlier plan.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+    /// ctl.fail_nth(FaultOp::Write, 2, FaultKind::Eio); // the second append from now
+    /// db.put("a", "1")?;
+    /// assert!(db.put("b", "2").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, false, true);
     }
 
     /// Like [`FaultController::fail_nth`], but every later call of `op` fails too.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let db = bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() })?;
+    /// ctl.fail_from_nth(FaultOp::Write, 1, FaultKind::NoSpace); // a full disk
+    /// assert!(db.put("a", "1").is_err());
+    /// db.resume()?; // a fresh WAL (nothing written into it yet)
+    /// assert!(db.put("a", "1").is_err()); // still full
+    /// ctl.clear(); // space freed
+    /// db.resume()?;
+    /// db.put("a", "1")?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fail_from_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, true, true);
     }
@@ -141,6 +224,15 @@ impl FaultController {
     /// Like [`FaultController::fail_nth`], but keeps the plans already made, so that calls of
     /// several operations fail (a WAL sync, then the truncate that would take its record
     /// back).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.fail_nth(FaultOp::Sync, 1, FaultKind::Eio);
+    /// ctl.also_fail_nth(FaultOp::Truncate, 1, FaultKind::Eio); // both plans stand
+    /// ```
     pub fn also_fail_nth(&self, op: FaultOp, n: u64, kind: FaultKind) {
         self.arm(op, n, kind, false, false);
     }
@@ -162,6 +254,24 @@ impl FaultController {
     /// With `true`, file and directory fsyncs are recorded for [`FaultController::crash`]
     /// but not made for real (a file sync only hands the data to the OS). The crash model
     /// does not need real fsyncs, and tests run far faster without them.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.set_simulated_sync(true); // fast, and the crash model still knows what was synced
+    /// let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { env: env.clone(), sync_writes: true, ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts.clone())?;
+    /// db.put("k", "v")?;
+    /// drop(db);
+    /// ctl.crash(&StdEnv)?;
+    /// assert_eq!(bloomkv::Db::open(dir.path(), opts)?.get("k")?, Some(b"v".to_vec()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set_simulated_sync(&self, on: bool) {
         self.state.lock().simulated_sync = on;
     }
@@ -170,17 +280,58 @@ impl FaultController {
         self.state.lock().simulated_sync
     }
 
+    /// Makes every file fsync (of a file or through a sync handle) take `delay` longer, as
+    /// on a slow disk: with simulated syncs, concurrent writers then meet the same fsync the
+    /// way they do on real hardware. Zero (the default) adds nothing.
+    pub fn set_sync_delay(&self, delay: std::time::Duration) {
+        self.state.lock().sync_delay = delay;
+    }
+
+    /// Sleeps for the sync delay, if one is set.
+    fn delay_sync(&self) {
+        let delay = self.state.lock().sync_delay;
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+    }
+
     /// Stops injecting failures.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// ctl.fail_nth(FaultOp::Rename, 1, FaultKind::Eio);
+    /// ctl.clear();
+    /// assert_eq!(ctl.injected(), 0);
+    /// ```
     pub fn clear(&self) {
         self.state.lock().plans.clear();
     }
 
     /// Calls of `op` made so far.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::{FaultEnv, FaultOp};
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// assert_eq!(ctl.calls(FaultOp::Create), 0);
+    /// ```
     pub fn calls(&self, op: FaultOp) -> u64 {
         self.state.lock().calls[op.index()]
     }
 
     /// Failures injected so far.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (_env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// assert_eq!(ctl.injected(), 0);
+    /// ```
     pub fn injected(&self) -> u64 {
         self.state.lock().injected
     }
@@ -209,13 +360,45 @@ impl FaultController {
         self.state.lock().synced_len.insert(path.to_path_buf(), len);
     }
 
+    /// An fsync made the first `len` bytes of `path` durable; another running beside it may
+    /// have recorded more already.
+    fn synced_at_least(&self, path: &Path, len: u64) {
+        let mut st = self.state.lock();
+        if let Some(synced) = st.synced_len.get_mut(path) {
+            *synced = (*synced).max(len);
+        }
+    }
+
     /// Turns the directory into what a power cut at this moment would leave: un-synced
     /// renames are undone (newest first), files created since their directory's last fsync
     /// are deleted, and every other tracked file is cut to its last synced length.
-    /// Close every database using the env first.
+    /// Close every database using the env first. `env` is the env the [`FaultEnv`] wraps
+    /// (the real files), not the [`FaultEnv`] itself, whose calls take the controller's lock
+    /// that this holds.
     ///
     /// # Errors
     /// I/O errors from the underlying env while rewinding.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let dir = tempfile::tempdir()?;
+    /// let opts = bloomkv::Options { env: env.clone(), ..Default::default() };
+    /// let db = bloomkv::Db::open(dir.path(), opts.clone())?;
+    /// db.put("synced", "1")?;
+    /// db.sync_wal()?;
+    /// db.put("unsynced", "2")?;
+    /// drop(db);
+    /// ctl.crash(&StdEnv)?; // a power cut now
+    /// let db = bloomkv::Db::open(dir.path(), opts)?;
+    /// assert_eq!(db.get("synced")?, Some(b"1".to_vec()));
+    /// assert_eq!(db.get("unsynced")?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn crash(&self, env: &dyn Env) -> Result<()> {
         let mut st = self.state.lock();
         for r in std::mem::take(&mut st.unsynced_renames).into_iter().rev() {
@@ -247,6 +430,19 @@ impl FaultController {
 
 /// An [`Env`] that forwards to another and injects the failures its [`FaultController`]
 /// plans.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::StdEnv;
+/// use bloomkv::env::fault::{FaultEnv, FaultKind, FaultOp};
+/// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+/// let dir = tempfile::tempdir()?;
+/// ctl.fail_nth(FaultOp::Create, 1, FaultKind::Eio);
+/// assert!(bloomkv::Db::open(dir.path(), bloomkv::Options { env, ..Default::default() }).is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct FaultEnv {
     inner: Arc<dyn Env>,
@@ -255,6 +451,16 @@ pub struct FaultEnv {
 
 impl FaultEnv {
     /// Wraps `inner`; returns the env to put in `Options::env` and its controller.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::env::StdEnv;
+    /// use bloomkv::env::fault::FaultEnv;
+    /// let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
+    /// let opts = bloomkv::Options { env, ..Default::default() };
+    /// assert_eq!(ctl.injected(), 0);
+    /// # let _ = opts;
+    /// ```
     pub fn wrap(inner: Arc<dyn Env>) -> (Arc<dyn Env>, Arc<FaultController>) {
         let ctl = Arc::new(FaultController::default());
         let env = Arc::new(FaultEnv {
@@ -269,6 +475,8 @@ struct FaultWritable {
     inner: Box<dyn WritableFile>,
     path: PathBuf,
     ctl: Arc<FaultController>,
+    /// Bytes handed to the OS: what an fsync through a sync handle makes durable.
+    flushed: Arc<AtomicU64>,
 }
 
 impl WritableFile for FaultWritable {
@@ -285,7 +493,9 @@ impl WritableFile for FaultWritable {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.inner.flush()
+        self.inner.flush()?;
+        self.flushed.store(self.inner.len(), Ordering::Release);
+        Ok(())
     }
 
     fn sync(&mut self) -> Result<()> {
@@ -295,17 +505,47 @@ impl WritableFile for FaultWritable {
             let _ = self.inner.flush();
             return Err(kind.error(&self.path));
         }
+        self.ctl.delay_sync();
         if self.ctl.simulated_sync() {
             self.inner.flush()?;
         } else {
             self.inner.sync()?;
         }
-        self.ctl.synced(&self.path, self.inner.len());
+        self.flushed.store(self.inner.len(), Ordering::Release);
+        // An fsync through a sync handle may have run beside this one and recorded more.
+        self.ctl.synced_at_least(&self.path, self.inner.len());
         Ok(())
     }
 
     fn len(&self) -> u64 {
         self.inner.len()
+    }
+
+    /// Counted and failed like [`WritableFile::sync`] (as [`FaultOp::Sync`]); it makes
+    /// durable what had been flushed when it started.
+    fn sync_handle(&self) -> Option<SyncHandle> {
+        let inner = if self.ctl.simulated_sync() {
+            None
+        } else {
+            Some(self.inner.sync_handle()?)
+        };
+        let (ctl, path, flushed) = (
+            Arc::clone(&self.ctl),
+            self.path.clone(),
+            Arc::clone(&self.flushed),
+        );
+        Some(Arc::new(move || {
+            if let Some(kind) = ctl.check(FaultOp::Sync) {
+                return Err(kind.error(&path));
+            }
+            let len = flushed.load(Ordering::Acquire);
+            ctl.delay_sync();
+            if let Some(sync) = &inner {
+                sync()?;
+            }
+            ctl.synced_at_least(&path, len);
+            Ok(())
+        }))
     }
 }
 
@@ -320,16 +560,19 @@ impl Env for FaultEnv {
             inner,
             path: path.to_path_buf(),
             ctl: Arc::clone(&self.ctl),
+            flushed: Arc::default(),
         }))
     }
 
     fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let inner = self.inner.open_appendable(path)?;
         self.ctl.synced(path, inner.len());
+        let flushed = Arc::new(AtomicU64::new(inner.len()));
         Ok(Box::new(FaultWritable {
             inner,
             path: path.to_path_buf(),
             ctl: Arc::clone(&self.ctl),
+            flushed,
         }))
     }
 

@@ -16,6 +16,20 @@ use crate::error::{Error, Result};
 
 /// The bytes of a file mapped into memory ([`super::RandomAccessFile::mapping`]); the
 /// mapping lasts as long as the last reference to it.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::env::{Env, RandomAccessFile, StdEnv};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("table");
+/// std::fs::write(&path, b"mapped bytes")?;
+/// let f = StdEnv.open_mapped(&path)?;
+/// let map = f.mapping().expect("StdEnv maps files");
+/// assert_eq!(&map[..6], b"mapped"); // the file's bytes, in place
+/// # Ok(())
+/// # }
+/// ```
 pub struct Mapping(Mmap);
 
 impl std::ops::Deref for Mapping {

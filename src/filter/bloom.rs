@@ -8,6 +8,7 @@ use super::encoding::{self, Kind, Sizing};
 use super::file;
 use super::layout::{BlockProbes, Layout, StandardProbes, block_index};
 use super::math::{self, BLOCK_BITS};
+use super::size::{FilterSize, Spec};
 use super::{MAX_HASHES, hash_key};
 
 /// 64-bit words per 512-bit block.
@@ -19,10 +20,10 @@ const BLOCK_WORDS: u64 = BLOCK_BITS / 64;
 /// hash. [`BloomFilter::contains`] never answers `false` for an inserted key, and answers
 /// `true` for an absent key with probability about [`BloomFilter::expected_fp_rate`].
 ///
-/// [`BloomFilter::with_rate`] and [`BloomFilter::with_bits_per_key`] build the
-/// [`Layout::Standard`] (textbook) layout; [`BloomFilter::with_rate_blocked`],
-/// [`BloomFilter::with_bits_per_key_blocked`] and [`BloomFilter::with_layout`] give the
-/// cache-friendlier [`Layout::Blocked`] one, which SSTables use.
+/// [`BloomFilter::new`] builds one of a [`FilterSize`]: for a capacity at an error rate, by
+/// bits per key, or by exact bits and probes; in the [`Layout::Standard`] (textbook) layout,
+/// or with [`FilterSize::blocked`] the cache-friendlier [`Layout::Blocked`] one, which
+/// SSTables use.
 ///
 /// Every filter knows what it was built for: a [`BloomFilter::capacity`] and the
 /// [`BloomFilter::error_rate`] it keeps up to that many items. [`BloomFilter::insert`] says
@@ -33,8 +34,8 @@ const BLOCK_WORDS: u64 = BLOCK_BITS / 64;
 ///
 /// ```
 /// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::filter::BloomFilter;
-/// let mut seen = BloomFilter::with_rate(10_000, 0.01)?;
+/// use bloomkv::filter::{BloomFilter, FilterSize};
+/// let mut seen = BloomFilter::new(FilterSize::for_items(10_000, 0.01))?;
 /// assert!(seen.insert("https://example.com/"));
 /// assert!(!seen.insert("https://example.com/")); // already there: nothing changed
 /// assert!(seen.contains("https://example.com/"));
@@ -57,109 +58,261 @@ pub struct BloomFilter {
 }
 
 impl BloomFilter {
-    /// A standard-layout filter that keeps false-positive rate `fp_rate` at `expected_items`
-    /// keys: the bits and probes of [`math::standard_sizing`], which for large filters are
-    /// the textbook `m = -n ln p / (ln 2)^2` (a fraction of a percent more, `k` being a
-    /// whole number) and for small filters or very low rates more bits, since the standard
-    /// layout's repeated probes (keys that probe fewer than `k` distinct bits) add a rate
-    /// the textbook formula does not see.
+    /// A filter of `size`: `capacity` items at an error rate, bits per key, or exact bits and
+    /// probes ([`FilterSize`]), in the standard layout unless the size says blocked.
     ///
+    /// Sized for items at a rate, the standard layout gets the bits and probes of
+    /// [`math::standard_sizing`], which for large filters are the textbook
+    /// `m = -n ln p / (ln 2)^2` (a fraction of a percent more, `k` being a whole number) and
+    /// for small filters or very low rates more bits, since the standard layout's repeated
+    /// probes (keys that probe fewer than `k` distinct bits) add a rate the textbook formula
+    /// does not see; the blocked layout gets the bits per key the blocked model
+    /// ([`math::blocked_false_positive_rate`]) needs, a few percent more.
+    ///
+    /// # Examples
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::{BloomFilter, math};
-    /// let big = BloomFilter::with_rate(1_000_000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize, math};
+    /// let big = BloomFilter::new(FilterSize::for_items(1_000_000, 0.01))?;
     /// assert!(big.bit_len() < math::optimal_bits(1_000_000, 0.01) * 1001 / 1000);
-    /// let small = BloomFilter::with_rate(10, 0.01)?;
+    /// let small = BloomFilter::new(FilterSize::for_items(10, 0.01))?;
     /// assert_eq!((small.bit_len(), small.num_hashes()), (107, 6)); // textbook: 96 and 7
+    /// let err = BloomFilter::new(FilterSize::bits_per_key(100, -1.0)).unwrap_err();
+    /// assert!(err.to_string().contains("bits_per_key"));
     /// # Ok(())
     /// # }
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `expected_items` is 0, `fp_rate` is not strictly
-    /// between 0 and 1, or the filter would not fit in memory.
-    pub fn with_rate(expected_items: usize, fp_rate: f64) -> Result<BloomFilter> {
-        Self::with_layout_rate(Layout::Standard, expected_items, fp_rate)
+    /// [`Error::InvalidArgument`] naming the argument of the [`FilterSize`] constructor that
+    /// is out of range (a capacity or bit count of 0, a rate not strictly between 0 and 1,
+    /// bits per key that are not a positive number, `k` outside `1..=64`), or when the
+    /// filter would not fit in memory.
+    pub fn new(size: FilterSize) -> Result<BloomFilter> {
+        size.check()?;
+        let layout = size.layout();
+        match size.spec() {
+            Spec::Items {
+                capacity,
+                error_rate,
+            } => Self::for_rate(layout, capacity, error_rate),
+            Spec::BitsPerKey {
+                capacity,
+                bits_per_key,
+            } => Self::for_bits_per_key(layout, capacity, bits_per_key),
+            Spec::Bits { bits, k } => Self::exactly(layout, bits, k),
+        }
     }
 
-    /// A standard-layout filter for `capacity` items at false-positive rate `error_rate`
-    /// (pybloom's `BloomFilter(capacity, error_rate)`; the same filter as
-    /// [`BloomFilter::with_rate`]). [`BloomFilter::try_insert`] refuses new items beyond
-    /// `capacity`.
+    /// A standard-layout filter for `expected_items` keys at `fp_rate`.
     ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
     /// ```
+    /// # #![allow(deprecated)]
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let f = BloomFilter::with_capacity(1000, 0.001)?;
-    /// assert_eq!(f.capacity(), 1000);
-    /// assert_eq!(f.error_rate(), 0.001);
-    /// assert_eq!(f.num_hashes(), 10);
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_rate(100, 0.01)?, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
     /// # Ok(())
     /// # }
     /// ```
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] when `capacity` is 0, `error_rate` is not strictly between
-    /// 0 and 1, or the filter would not fit in memory.
-    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<BloomFilter> {
-        Self::with_rate(capacity, error_rate)
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::for_items(n, p))`"
+    )]
+    pub fn with_rate(expected_items: usize, fp_rate: f64) -> Result<BloomFilter> {
+        Self::for_rate(Layout::Standard, expected_items, fp_rate)
     }
 
-    /// A standard-layout filter with `ceil(expected_items * bits_per_key)` bits and the
-    /// best `k` for that many bits per key.
+    /// A standard-layout filter for `capacity` items at `error_rate`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `expected_items` is 0, `bits_per_key` is not a positive
-    /// finite number, or the filter would not fit in memory.
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_capacity(100, 0.01)?, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::for_items(capacity, error_rate))`"
+    )]
+    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<BloomFilter> {
+        Self::new(FilterSize::for_items(capacity, error_rate))
+    }
+
+    /// A standard-layout filter with `bits_per_key` bits per expected item.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::with_bits_per_key(100, 8)?, BloomFilter::new(FilterSize::bits_per_key(100, 8))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key))`"
+    )]
     pub fn with_bits_per_key(
         expected_items: usize,
         bits_per_key: impl Into<f64>,
     ) -> Result<BloomFilter> {
-        Self::with_layout(Layout::Standard, expected_items, bits_per_key)
+        Self::for_bits_per_key(Layout::Standard, expected_items, bits_per_key.into())
     }
 
-    /// A blocked-layout filter sized so that the blocked model
-    /// ([`math::blocked_false_positive_rate`]) predicts `fp_rate` at `expected_items` keys;
-    /// it has a few percent more bits than [`BloomFilter::with_rate`] would give.
+    /// A blocked-layout filter for `expected_items` keys at `fp_rate`.
     ///
     /// # Errors
-    /// As [`BloomFilter::with_rate`].
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let old = BloomFilter::with_rate_blocked(100, 0.01)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::for_items(n, p).blocked())`"
+    )]
     pub fn with_rate_blocked(expected_items: usize, fp_rate: f64) -> Result<BloomFilter> {
-        Self::with_layout_rate(Layout::Blocked, expected_items, fp_rate)
+        Self::for_rate(Layout::Blocked, expected_items, fp_rate)
     }
 
-    /// A blocked-layout filter with `expected_items * bits_per_key` bits (rounded up to whole
-    /// 512-bit blocks) and [`math::optimal_blocked_hashes`] probes.
+    /// A blocked-layout filter with `bits_per_key` bits per expected item.
     ///
     /// # Errors
-    /// As [`BloomFilter::with_bits_per_key`].
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let old = BloomFilter::with_bits_per_key_blocked(100, 8)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits_per_key(100, 8).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).blocked())`"
+    )]
     pub fn with_bits_per_key_blocked(
         expected_items: usize,
         bits_per_key: impl Into<f64>,
     ) -> Result<BloomFilter> {
-        Self::with_layout(Layout::Blocked, expected_items, bits_per_key)
+        Self::for_bits_per_key(Layout::Blocked, expected_items, bits_per_key.into())
     }
 
-    /// A filter of the given layout with `bits_per_key` bits per expected item.
+    /// A filter of `layout` with `bits_per_key` bits per expected item.
     ///
     /// # Errors
-    /// As [`BloomFilter::with_bits_per_key`].
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_layout(Layout::Blocked, 100, 8)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits_per_key(100, 8).with_layout(Layout::Blocked))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).with_layout(layout))`"
+    )]
     pub fn with_layout(
         layout: Layout,
         expected_items: usize,
         bits_per_key: impl Into<f64>,
     ) -> Result<BloomFilter> {
-        let (bits, k) = size_for_bits_per_key(layout, expected_items, bits_per_key.into())?;
-        let mut f = Self::with_params(layout, bits, k)?;
+        Self::for_bits_per_key(layout, expected_items, bits_per_key.into())
+    }
+
+    /// A filter of `layout` for `expected_items` keys at `fp_rate`.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_layout_rate(Layout::Standard, 100, 0.01)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::for_items(n, p).with_layout(layout))`"
+    )]
+    pub fn with_layout_rate(
+        layout: Layout,
+        expected_items: usize,
+        fp_rate: f64,
+    ) -> Result<BloomFilter> {
+        Self::for_rate(layout, expected_items, fp_rate)
+    }
+
+    /// A filter of `layout` with exactly `bits` bits and `k` probes per key.
+    ///
+    /// # Errors
+    /// As [`BloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// let old = BloomFilter::with_params(Layout::Standard, 640, 4)?;
+    /// assert_eq!(old, BloomFilter::new(FilterSize::bits(640, 4))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `BloomFilter::new(FilterSize::bits(bits, k).with_layout(layout))`"
+    )]
+    pub fn with_params(layout: Layout, bits: u64, k: u32) -> Result<BloomFilter> {
+        Self::exactly(layout, bits, k)
+    }
+
+    /// A filter of `layout` with `bits_per_key` bits per expected item.
+    pub(crate) fn for_bits_per_key(
+        layout: Layout,
+        expected_items: usize,
+        bits_per_key: f64,
+    ) -> Result<BloomFilter> {
+        let (bits, k) = size_for_bits_per_key(layout, expected_items, bits_per_key)?;
+        let mut f = Self::exactly(layout, bits, k)?;
         f.set_sizing(expected_items as u64, None);
         Ok(f)
     }
 
-    /// A filter of the given layout sized for `expected_items` keys at `fp_rate`.
-    ///
-    /// # Errors
-    /// As [`BloomFilter::with_rate`].
-    pub fn with_layout_rate(
+    /// A filter of `layout` sized for `expected_items` keys at `fp_rate`.
+    pub(crate) fn for_rate(
         layout: Layout,
         expected_items: usize,
         fp_rate: f64,
@@ -167,9 +320,9 @@ impl BloomFilter {
         let mut f = match layout {
             Layout::Standard => {
                 let (bits, k) = standard_size(expected_items, fp_rate)?;
-                Self::with_params(layout, bits, k)?
+                Self::exactly(layout, bits, k)?
             }
-            Layout::Blocked => Self::with_layout(
+            Layout::Blocked => Self::for_bits_per_key(
                 layout,
                 expected_items,
                 bits_per_key_for_rate(layout, expected_items, fp_rate)?,
@@ -180,14 +333,10 @@ impl BloomFilter {
     }
 
     /// A filter with exactly `bits` bits (rounded up to whole blocks for [`Layout::Blocked`])
-    /// and `k` probes per key. Its [`BloomFilter::capacity`] is the load for which `k` is the
-    /// optimal probe count, `floor(bits ln 2 / k)` (at least 1), and its
-    /// [`BloomFilter::error_rate`] the rate predicted at that load.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] when `bits` is 0, `k` is outside `1..=64`, or the filter
-    /// would not fit in memory.
-    pub fn with_params(layout: Layout, bits: u64, k: u32) -> Result<BloomFilter> {
+    /// and `k` probes per key. Its capacity is the load for which `k` is the optimal probe
+    /// count, `floor(bits ln 2 / k)` (at least 1), and its error rate the rate predicted at
+    /// that load.
+    pub(crate) fn exactly(layout: Layout, bits: u64, k: u32) -> Result<BloomFilter> {
         if bits == 0 {
             return Err(Error::InvalidArgument(
                 "a filter needs at least 1 bit".into(),
@@ -231,8 +380,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// assert!(f.insert("a"));
     /// assert!(!f.insert("a"));
     /// assert_eq!(f.len(), 1);
@@ -247,8 +396,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::{BloomFilter, hash_key};
-    /// let mut f = BloomFilter::with_bits_per_key_blocked(100, 10)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+    /// let mut f = BloomFilter::new(FilterSize::bits_per_key(100, 10).blocked())?;
     /// assert!(f.insert_hash(hash_key(b"k")));
     /// assert!(f.contains(b"k"));
     /// # Ok(())
@@ -288,8 +437,9 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::FilterSize;
     /// use bloomkv::{Error, filter::BloomFilter};
-    /// let mut f = BloomFilter::with_capacity(2, 0.01)?;
+    /// let mut f = BloomFilter::new(FilterSize::for_items(2, 0.01))?;
     /// assert!(f.try_insert("a")?);
     /// assert!(f.try_insert("b")?);
     /// assert!(!f.try_insert("a")?); // present: fine even when full
@@ -310,6 +460,17 @@ impl BloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::try_insert`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1, 0.01))?;
+    /// assert!(f.try_insert_hash(hash_key(b"a"))?);
+    /// assert!(f.try_insert_hash(hash_key(b"b")).is_err()); // past its capacity of 1
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn try_insert_hash(&mut self, hash: u64) -> Result<bool> {
         if self.contains_hash(hash) {
             return Ok(false);
@@ -324,11 +485,33 @@ impl BloomFilter {
     }
 
     /// May `key` have been inserted? Never `false` for an inserted key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// assert!(f.contains("k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
         self.contains_hash(hash_key(key.as_ref()))
     }
 
     /// [`BloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// assert!(f.contains_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         match self.layout {
@@ -347,16 +530,48 @@ impl BloomFilter {
     /// [`math::standard_false_positive_rate`] for [`Layout::Standard`] (the textbook
     /// formula corrected for probes that repeat a bit), the block model for
     /// [`Layout::Blocked`]. 0 for an empty filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// assert_eq!(f.expected_fp_rate(), 0.0);
+    /// for i in 0..1000u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert!(f.expected_fp_rate() <= 0.011);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn expected_fp_rate(&self) -> f64 {
         predicted_rate(self.layout, self.bits, self.items, self.k)
     }
 
     /// Number of bits `m` in the filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::bits(1000, 3).blocked())?.bit_len(), 1024);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bit_len(&self) -> u64 {
         self.bits
     }
 
     /// Number of probes `k` per key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::bits(1000, 3))?.num_hashes(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn num_hashes(&self) -> u32 {
         self.k
     }
@@ -367,16 +582,46 @@ impl BloomFilter {
     /// the false-positive rate. (A filter from an SSTable counts its distinct keys; after
     /// [`BloomFilter::union`] or [`BloomFilter::intersect`] it is
     /// [`BloomFilter::estimated_len`].)
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("a");
+    /// f.insert("a");
+    /// assert_eq!(f.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
 
     /// True if nothing was inserted.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert!(BloomFilter::new(FilterSize::for_items(100, 0.01))?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.items == 0
     }
 
     /// The layout of the bit array.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+    /// assert_eq!(BloomFilter::new(FilterSize::for_items(100, 0.01))?.layout(), Layout::Standard);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn layout(&self) -> Layout {
         self.layout
     }
@@ -386,8 +631,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// assert_eq!(f.fill_ratio(), 0.0);
     /// for i in 0..1000u32 { f.insert(i.to_le_bytes()); }
     /// let fill = f.fill_ratio(); // an optimally sized filter at capacity is about half full
@@ -407,9 +652,9 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// assert_eq!(BloomFilter::with_capacity(5000, 0.01)?.capacity(), 5000);
-    /// assert_eq!(BloomFilter::with_bits_per_key_blocked(5000, 10)?.capacity(), 5000);
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::for_items(5000, 0.01))?.capacity(), 5000);
+    /// assert_eq!(BloomFilter::new(FilterSize::bits_per_key(5000, 10).blocked())?.capacity(), 5000);
     /// # Ok(())
     /// # }
     /// ```
@@ -423,8 +668,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// assert_eq!(BloomFilter::with_capacity(5000, 0.02)?.error_rate(), 0.02);
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// assert_eq!(BloomFilter::new(FilterSize::for_items(5000, 0.02))?.error_rate(), 0.02);
     /// # Ok(())
     /// # }
     /// ```
@@ -434,6 +679,19 @@ impl BloomFilter {
 
     /// True once [`BloomFilter::len`] has reached [`BloomFilter::capacity`]
     /// ([`BloomFilter::try_insert`] then refuses new items).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(2, 0.01))?;
+    /// f.insert("a");
+    /// assert!(!f.is_full());
+    /// f.insert("b");
+    /// assert!(f.is_full());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_full(&self) -> bool {
         self.items >= self.capacity
     }
@@ -446,8 +704,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// for i in 0..1000u32 { f.insert(i.to_le_bytes()); }
     /// assert!((f.estimated_fpr() - 0.01).abs() < 0.003);
     /// for i in 1000..2000u32 { f.insert(i.to_le_bytes()); } // twice the capacity
@@ -474,8 +732,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(10_000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(10_000, 0.01))?;
     /// for i in 0..5000u32 { f.insert(i.to_le_bytes()); f.insert(i.to_le_bytes()); }
     /// let est = f.estimated_len() as f64;
     /// assert!((est - 5000.0).abs() < 150.0, "{est}");
@@ -512,14 +770,14 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut a = BloomFilter::with_capacity(1000, 0.01)?;
-    /// let mut b = BloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut a = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// let mut b = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// a.insert("x");
     /// b.insert("y");
     /// a.union(&b)?;
     /// assert!(a.contains("x") && a.contains("y"));
-    /// assert!(a.union(&BloomFilter::with_capacity(10, 0.01)?).is_err());
+    /// assert!(a.union(&BloomFilter::new(FilterSize::for_items(10, 0.01))?).is_err());
     /// # Ok(())
     /// # }
     /// ```
@@ -543,9 +801,9 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut a = BloomFilter::with_capacity(1000, 0.01)?;
-    /// let mut b = BloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut a = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// let mut b = BloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// a.insert("both"); a.insert("only a");
     /// b.insert("both"); b.insert("only b");
     /// a.intersect(&b)?;
@@ -571,8 +829,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// f.insert("x");
     /// f.clear();
     /// assert!(f.is_empty() && !f.contains("x"));
@@ -590,8 +848,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// f.insert("x");
     /// let bytes = f.to_bytes();
     /// assert_eq!(&bytes[..5], b"BKVF\x02");
@@ -644,8 +902,8 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
-    /// let f = BloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
+    /// let f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// let mut bytes = f.to_bytes();
     /// bytes[50] ^= 1;
     /// assert!(BloomFilter::from_bytes(&bytes).unwrap_err().is_corruption());
@@ -655,16 +913,10 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
-    /// damaged or inconsistent input, including another kind's bytes;
-    /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
+    /// damaged or inconsistent input; [`Error::WrongFilterKind`] for another kind's intact
+    /// bytes; [`Error::UnsupportedVersion`] for an intact filter of a newer format.
     pub fn from_bytes(bytes: &[u8]) -> Result<BloomFilter> {
-        let view = encoding::validate(bytes)?;
-        if view.kind != Kind::Bloom {
-            return Err(Error::corrupt_bytes(
-                5,
-                format!("{}, not a Bloom filter", view.kind.describe()),
-            ));
-        }
+        let view = encoding::validate_expecting(bytes, Some(Kind::Bloom))?;
         let words = view
             .payload
             .chunks_exact(8)
@@ -698,10 +950,10 @@ impl BloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::BloomFilter;
+    /// use bloomkv::filter::{BloomFilter, FilterSize};
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("seen.bloom");
-    /// let mut f = BloomFilter::with_capacity(100, 0.01)?;
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// f.insert("x");
     /// f.save(&path)?;
     /// assert_eq!(BloomFilter::load(&path)?, f);
@@ -719,8 +971,26 @@ impl BloomFilter {
     ///
     /// # Errors
     /// [`Error::Io`] naming the file if it cannot be read; [`Error::Corruption`] naming the
-    /// file and the byte offset if it is damaged or holds another kind of filter;
-    /// [`Error::UnsupportedVersion`] naming the file for a newer format.
+    /// file and the byte offset if it is damaged; [`Error::WrongFilterKind`] naming the file
+    /// if it holds another kind of filter; [`Error::UnsupportedVersion`] naming the file for a
+    /// newer format.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::Error;
+    /// use bloomkv::filter::{BloomFilter, CountingBloomFilter, FilterSize};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut f = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// f.insert("k");
+    /// f.save(dir.path().join("f"))?;
+    /// assert_eq!(BloomFilter::load(dir.path().join("f"))?, f);
+    /// CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?.save(dir.path().join("c"))?;
+    /// let err = BloomFilter::load(dir.path().join("c")).unwrap_err();
+    /// assert!(matches!(err, Error::WrongFilterKind { found: "counting", .. }));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<BloomFilter> {
         let path = path.as_ref();
         let bytes = file::read(path)?;

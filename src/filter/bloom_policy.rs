@@ -8,8 +8,20 @@ use super::encoding::{self, Kind};
 use super::layout::Layout;
 
 /// Smallest bits per key a policy uses.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BloomPolicy, FilterPolicy, MIN_BITS_PER_KEY};
+/// assert_eq!(BloomPolicy::new(0.1).bits_per_key(), MIN_BITS_PER_KEY);
+/// ```
 pub const MIN_BITS_PER_KEY: f64 = 1.0;
 /// Largest bits per key a policy uses (beyond ~50 the probe cap of 64 makes more bits useless).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BloomPolicy, MAX_BITS_PER_KEY};
+/// assert!(BloomPolicy::try_new(MAX_BITS_PER_KEY + 1.0).is_err());
+/// ```
 pub const MAX_BITS_PER_KEY: f64 = 1000.0;
 
 /// Builds [`Layout::Blocked`] Bloom filters for SSTables, serialized in filter format
@@ -21,6 +33,16 @@ pub const MAX_BITS_PER_KEY: f64 = 1000.0;
 ///
 /// "No filter" is expressed by not having a policy (`Option<Arc<dyn FilterPolicy>>` in the
 /// options), not by a policy with zero bits.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BloomPolicy, FilterPolicy};
+/// let policy = BloomPolicy::new(10);
+/// let filter = policy.create_filter(&[b"apple", b"pear"]);
+/// policy.check_filter(&filter).unwrap();
+/// assert!(policy.may_contain(&filter, b"apple"));
+/// assert_eq!(policy.name(), BloomPolicy::NAME);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BloomPolicy {
     bits_per_key: f64,
@@ -28,12 +50,25 @@ pub struct BloomPolicy {
 
 impl BloomPolicy {
     /// The stable name stored beside each filter built by this policy.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{BloomPolicy, FilterPolicy};
+    /// assert_eq!(BloomPolicy::default().name(), "bloomkv.BloomFilter");
+    /// ```
     pub const NAME: &'static str = "bloomkv.BloomFilter";
 
     /// A policy building filters with `bits_per_key` bits per key (10 gives about 1%
     /// false positives). Values are clamped to
     /// [`MIN_BITS_PER_KEY`]`..=`[`MAX_BITS_PER_KEY`] (NaN becomes the minimum); use
     /// [`BloomPolicy::try_new`] to have them rejected instead.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{BloomPolicy, FilterPolicy};
+    /// assert_eq!(BloomPolicy::new(12).bits_per_key(), 12.0);
+    /// assert_eq!(BloomPolicy::new(f64::NAN).bits_per_key(), 1.0); // clamped
+    /// ```
     pub fn new(bits_per_key: impl Into<f64>) -> Self {
         let b: f64 = bits_per_key.into();
         let bits_per_key = if b.is_nan() {
@@ -49,6 +84,13 @@ impl BloomPolicy {
     /// # Errors
     /// [`Error::InvalidArgument`] unless `bits_per_key` is within
     /// [`MIN_BITS_PER_KEY`]`..=`[`MAX_BITS_PER_KEY`].
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BloomPolicy;
+    /// assert!(BloomPolicy::try_new(10).is_ok());
+    /// assert!(BloomPolicy::try_new(0.5).is_err());
+    /// ```
     pub fn try_new(bits_per_key: impl Into<f64>) -> Result<Self> {
         let b: f64 = bits_per_key.into();
         if (MIN_BITS_PER_KEY..=MAX_BITS_PER_KEY).contains(&b) {
@@ -65,12 +107,24 @@ impl BloomPolicy {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the filter would not fit in memory.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomPolicy, Layout, hash_key};
+    /// let hashes = [hash_key(b"a"), hash_key(b"a"), hash_key(b"b")];
+    /// let f = BloomPolicy::new(10).build(&hashes)?;
+    /// assert_eq!((f.layout(), f.len()), (Layout::Blocked, 2)); // repeats count once
+    /// assert!(f.contains(b"a") && f.contains(b"b"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build(&self, hashes: &[u64]) -> Result<BloomFilter> {
         // Consecutive equal hashes are versions of one user key in a sorted table: size the
         // filter for distinct keys, not entries.
         let distinct = hashes.len() - hashes.windows(2).filter(|w| w[0] == w[1]).count();
         let (bits, k) = size_for_bits_per_key(Layout::Blocked, distinct.max(1), self.bits_per_key)?;
-        let mut filter = BloomFilter::with_params(Layout::Blocked, bits, k)?;
+        let mut filter = BloomFilter::exactly(Layout::Blocked, bits, k)?;
         let mut previous = None;
         for &h in hashes {
             if previous != Some(h) {

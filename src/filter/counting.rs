@@ -13,6 +13,7 @@ use super::bloom::{
 use super::encoding::{self, Kind, Sizing};
 use super::file;
 use super::layout::{Layout, positions};
+use super::size::{FilterSize, Spec};
 use super::{BloomFilter, MAX_HASHES, hash_key, math};
 
 /// The value at which a counter sticks.
@@ -36,8 +37,8 @@ const SATURATED: u8 = 15;
 ///
 /// ```
 /// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::filter::CountingBloomFilter;
-/// let mut live = CountingBloomFilter::with_rate(1000, 0.01)?;
+/// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+/// let mut live = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
 /// live.insert(b"session-42");
 /// assert!(live.contains(b"session-42"));
 /// assert!(live.remove(b"session-42"));
@@ -59,71 +60,248 @@ pub struct CountingBloomFilter {
 }
 
 impl CountingBloomFilter {
-    /// A standard-layout counting filter sized for `expected_items` keys at `fp_rate` (same
-    /// `m` and `k` as [`BloomFilter::with_rate`], 4 bits each).
+    /// A counting filter of `size` ([`FilterSize`]): the same positions and probes as a
+    /// [`BloomFilter`] of that size, each a 4-bit counter (4 times the memory).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let c = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// assert_eq!((c.capacity(), c.error_rate()), (1000, 0.01));
+    /// let err = CountingBloomFilter::new(FilterSize::bits(0, 3)).unwrap_err();
+    /// assert!(err.to_string().contains("bits must be at least 1"));
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `expected_items` is 0, `fp_rate` is not strictly
-    /// between 0 and 1, or the filter would not fit in memory.
+    /// As [`BloomFilter::new`].
+    pub fn new(size: FilterSize) -> Result<Self> {
+        size.check()?;
+        let layout = size.layout();
+        match size.spec() {
+            Spec::Items {
+                capacity,
+                error_rate,
+            } => Self::for_rate(layout, capacity, error_rate),
+            Spec::BitsPerKey {
+                capacity,
+                bits_per_key,
+            } => Self::for_bits_per_key(layout, capacity, bits_per_key),
+            Spec::Bits { bits, k } => Self::exactly(layout, bits, k),
+        }
+    }
+
+    /// A standard-layout counting filter for `expected_items` keys at `fp_rate`.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_rate(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p))`"
+    )]
     pub fn with_rate(expected_items: usize, fp_rate: f64) -> Result<Self> {
-        Self::with_layout_rate(Layout::Standard, expected_items, fp_rate)
+        Self::for_rate(Layout::Standard, expected_items, fp_rate)
     }
 
-    /// A standard-layout counting filter with `ceil(expected_items * bits_per_key)` counters.
+    /// A standard-layout counting filter with `bits_per_key` counters per expected item.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `expected_items` is 0, `bits_per_key` is not a positive
-    /// finite number, or the filter would not fit in memory.
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_bits_per_key(100, 8)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits_per_key(100, 8))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key))`"
+    )]
     pub fn with_bits_per_key(expected_items: usize, bits_per_key: impl Into<f64>) -> Result<Self> {
-        Self::with_layout(Layout::Standard, expected_items, bits_per_key)
+        Self::for_bits_per_key(Layout::Standard, expected_items, bits_per_key.into())
     }
 
-    /// As [`BloomFilter::with_rate_blocked`], with counters.
+    /// A blocked-layout counting filter for `expected_items` keys at `fp_rate`.
     ///
     /// # Errors
-    /// As [`CountingBloomFilter::with_rate`].
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_rate_blocked(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p).blocked())`"
+    )]
     pub fn with_rate_blocked(expected_items: usize, fp_rate: f64) -> Result<Self> {
-        Self::with_layout_rate(Layout::Blocked, expected_items, fp_rate)
+        Self::for_rate(Layout::Blocked, expected_items, fp_rate)
     }
 
-    /// As [`BloomFilter::with_bits_per_key_blocked`], with counters.
+    /// A blocked-layout counting filter with `bits_per_key` counters per expected item.
     ///
     /// # Errors
-    /// As [`CountingBloomFilter::with_bits_per_key`].
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_bits_per_key_blocked(100, 8)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits_per_key(100, 8).blocked())?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).blocked())`"
+    )]
     pub fn with_bits_per_key_blocked(
         expected_items: usize,
         bits_per_key: impl Into<f64>,
     ) -> Result<Self> {
-        Self::with_layout(Layout::Blocked, expected_items, bits_per_key)
+        Self::for_bits_per_key(Layout::Blocked, expected_items, bits_per_key.into())
     }
 
-    /// A counting filter of the given layout with `bits_per_key` counters per expected item.
+    /// A counting filter of `layout` with `bits_per_key` counters per expected item.
     ///
     /// # Errors
-    /// As [`CountingBloomFilter::with_bits_per_key`].
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_layout(Layout::Blocked, 100, 8)?;
+    /// let new = CountingBloomFilter::new(FilterSize::bits_per_key(100, 8).with_layout(Layout::Blocked))?;
+    /// assert_eq!(old, new);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::bits_per_key(n, bits_per_key).with_layout(layout))`"
+    )]
     pub fn with_layout(
         layout: Layout,
         expected_items: usize,
         bits_per_key: impl Into<f64>,
     ) -> Result<Self> {
-        let (m, k) = size_for_bits_per_key(layout, expected_items, bits_per_key.into())?;
-        let mut c = Self::with_params(layout, m, k)?;
+        Self::for_bits_per_key(layout, expected_items, bits_per_key.into())
+    }
+
+    /// A counting filter of `layout` for `expected_items` keys at `fp_rate`.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_layout_rate(Layout::Standard, 100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::for_items(n, p).with_layout(layout))`"
+    )]
+    pub fn with_layout_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
+        Self::for_rate(layout, expected_items, fp_rate)
+    }
+
+    /// A standard-layout counting filter for `capacity` items at `error_rate`.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let old = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::for_items(capacity, error_rate))`"
+    )]
+    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<Self> {
+        Self::new(FilterSize::for_items(capacity, error_rate))
+    }
+
+    /// A counting filter of `layout` with exactly `positions` counters and `k` probes.
+    ///
+    /// # Errors
+    /// As [`CountingBloomFilter::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// # #![allow(deprecated)]
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let old = CountingBloomFilter::with_params(Layout::Standard, 640, 4)?;
+    /// assert_eq!(old, CountingBloomFilter::new(FilterSize::bits(640, 4))?);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `CountingBloomFilter::new(FilterSize::bits(positions, k).with_layout(layout))`"
+    )]
+    pub fn with_params(layout: Layout, positions: u64, k: u32) -> Result<Self> {
+        Self::exactly(layout, positions, k)
+    }
+
+    /// A counting filter of `layout` with `bits_per_key` counters per expected item.
+    fn for_bits_per_key(layout: Layout, expected_items: usize, bits_per_key: f64) -> Result<Self> {
+        let (m, k) = size_for_bits_per_key(layout, expected_items, bits_per_key)?;
+        let mut c = Self::exactly(layout, m, k)?;
         c.set_sizing(expected_items as u64, None);
         Ok(c)
     }
 
-    /// A counting filter of the given layout sized for `expected_items` keys at `fp_rate`.
-    ///
-    /// # Errors
-    /// As [`CountingBloomFilter::with_rate`].
-    pub fn with_layout_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
+    /// A counting filter of `layout` sized for `expected_items` keys at `fp_rate`.
+    fn for_rate(layout: Layout, expected_items: usize, fp_rate: f64) -> Result<Self> {
         let mut c = match layout {
             // The same sizing as a plain filter's: the probes, and so the rate, are the same.
             Layout::Standard => {
                 let (m, k) = standard_size(expected_items, fp_rate)?;
-                Self::with_params(layout, m, k)?
+                Self::exactly(layout, m, k)?
             }
-            Layout::Blocked => Self::with_layout(
+            Layout::Blocked => Self::for_bits_per_key(
                 layout,
                 expected_items,
                 bits_per_key_for_rate(layout, expected_items, fp_rate)?,
@@ -131,24 +309,6 @@ impl CountingBloomFilter {
         };
         c.set_sizing(expected_items as u64, Some(fp_rate));
         Ok(c)
-    }
-
-    /// A standard-layout counting filter for `capacity` items at `error_rate` (the same as
-    /// [`CountingBloomFilter::with_rate`]).
-    ///
-    /// ```
-    /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let c = CountingBloomFilter::with_capacity(1000, 0.01)?;
-    /// assert_eq!((c.capacity(), c.error_rate()), (1000, 0.01));
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    /// As [`CountingBloomFilter::with_rate`].
-    pub fn with_capacity(capacity: usize, error_rate: f64) -> Result<Self> {
-        Self::with_rate(capacity, error_rate)
     }
 
     fn set_sizing(&mut self, capacity: u64, error_rate: Option<f64>) {
@@ -160,11 +320,7 @@ impl CountingBloomFilter {
 
     /// A counting filter with exactly `positions` counters (rounded up to whole 512-counter
     /// blocks for [`Layout::Blocked`]) and `k` probes per key.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] when `positions` is 0, `k` is outside `1..=64`, or the
-    /// filter would not fit in memory.
-    pub fn with_params(layout: Layout, positions: u64, k: u32) -> Result<Self> {
+    fn exactly(layout: Layout, positions: u64, k: u32) -> Result<Self> {
         if positions == 0 {
             return Err(Error::InvalidArgument(
                 "a filter needs at least 1 position".into(),
@@ -219,8 +375,8 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// assert!(c.insert("a"));
     /// assert!(!c.insert("a"));
     /// assert_eq!(c.len(), 2);
@@ -232,6 +388,17 @@ impl CountingBloomFilter {
     }
 
     /// [`CountingBloomFilter::insert`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert!(c.insert_hash(hash_key(b"k")));
+    /// assert!(c.contains(b"k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         self.items = self.items.saturating_add(1);
         let mut new = false;
@@ -246,17 +413,48 @@ impl CountingBloomFilter {
     }
 
     /// The number of items the filter was built for.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::for_items(250, 0.01))?.capacity(), 250);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn capacity(&self) -> usize {
         usize::try_from(self.capacity).unwrap_or(usize::MAX)
     }
 
     /// The false-positive rate the filter was built to keep up to
     /// [`CountingBloomFilter::capacity`] items.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::for_items(250, 0.02))?.error_rate(), 0.02);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn error_rate(&self) -> f64 {
         f64::from_bits(self.error_rate)
     }
 
     /// Fraction of counters that are non-zero.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::bits(100, 2))?;
+    /// c.insert("k");
+    /// assert!(c.fill_ratio() > 0.0 && c.fill_ratio() <= 0.02);
+    /// c.remove("k");
+    /// assert_eq!(c.fill_ratio(), 0.0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         self.nonzero() as f64 / self.positions as f64
     }
@@ -288,8 +486,8 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut c = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// for i in 0..1000u32 { c.insert(i.to_le_bytes()); }
     /// assert!((c.estimated_fpr() - 0.01).abs() < 0.003);
     /// assert_eq!(c.estimated_fpr(), c.to_bloom_filter()?.estimated_fpr());
@@ -310,8 +508,8 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut c = CountingBloomFilter::with_capacity(10, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(10, 0.01))?;
     /// for _ in 0..11 { c.insert("same"); }
     /// assert_eq!((c.len(), c.estimated_len()), (11, 1));
     /// # Ok(())
@@ -325,6 +523,19 @@ impl CountingBloomFilter {
     }
 
     /// Empties the filter; shape, capacity and error rate stay.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.clear();
+    /// assert!(c.is_empty() && !c.contains("k"));
+    /// assert_eq!(c.capacity(), 100);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn clear(&mut self) {
         self.cells.fill(0);
         self.items = 0;
@@ -349,15 +560,15 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut a = CountingBloomFilter::with_capacity(1000, 0.01)?;
-    /// let mut b = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut a = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// let mut b = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// a.insert("x");
     /// b.insert("x");
     /// b.insert("y");
     /// a.union(&b)?;
     /// assert!(a.contains("y") && a.remove("x") && a.contains("x"));
-    /// assert!(a.union(&CountingBloomFilter::with_capacity(10, 0.01)?).is_err());
+    /// assert!(a.union(&CountingBloomFilter::new(FilterSize::for_items(10, 0.01))?).is_err());
     /// # Ok(())
     /// # }
     /// ```
@@ -383,9 +594,9 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut a = CountingBloomFilter::with_capacity(1000, 0.01)?;
-    /// let mut b = CountingBloomFilter::with_capacity(1000, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut a = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
+    /// let mut b = CountingBloomFilter::new(FilterSize::for_items(1000, 0.01))?;
     /// a.insert("both"); a.insert("only a");
     /// b.insert("both"); b.insert("only b");
     /// a.intersect(&b)?;
@@ -410,11 +621,34 @@ impl CountingBloomFilter {
     /// Removes one occurrence of a key. Returns `false`, changing nothing, if the filter says
     /// the key is absent; otherwise decrements the key's counters (saturated ones stay at 15)
     /// and returns `true`. Only remove keys you inserted (see the type's documentation).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.remove("k"));
+    /// assert!(!c.remove("k")); // absent now: nothing changes
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove(&mut self, key: impl AsRef<[u8]>) -> bool {
         self.remove_hash(hash_key(key.as_ref()))
     }
 
     /// [`CountingBloomFilter::remove`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.remove_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove_hash(&mut self, hash: u64) -> bool {
         if !self.contains_hash(hash) {
             return false;
@@ -432,27 +666,80 @@ impl CountingBloomFilter {
     }
 
     /// May `key` be present (inserted more times than removed)? Never `false` for such a key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.contains("k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
         self.contains_hash(hash_key(key.as_ref()))
     }
 
     /// [`CountingBloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, hash_key};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// assert!(c.contains_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
         positions(self.layout, hash, self.positions, self.k).all(|p| self.counter(p) > 0)
     }
 
     /// The false-positive rate predicted for [`CountingBloomFilter::len`] keys.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// for i in 0..100u32 {
+    ///     c.insert(i.to_le_bytes());
+    /// }
+    /// assert!(c.expected_fp_rate() <= 0.011);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn expected_fp_rate(&self) -> f64 {
         predicted_rate(self.layout, self.positions, self.items, self.k)
     }
 
     /// Number of positions `m` (counters; the equivalent Bloom filter's bit length). The
     /// filter occupies `m / 2` bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::bits(300, 3))?.bit_len(), 300);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bit_len(&self) -> u64 {
         self.positions
     }
 
     /// Number of probes `k` per key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert_eq!(CountingBloomFilter::new(FilterSize::bits(300, 3))?.num_hashes(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn num_hashes(&self) -> u32 {
         self.k
     }
@@ -462,21 +749,66 @@ impl CountingBloomFilter {
     /// distinct items: inserting one item 11 times gives 11. For the distinct load, the one
     /// that fills the filter and that [`CountingBloomFilter::capacity`] is about, see
     /// [`CountingBloomFilter::estimated_len`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.insert("k");
+    /// c.remove("k");
+    /// assert_eq!(c.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         usize::try_from(self.items).unwrap_or(usize::MAX)
     }
 
     /// True if [`CountingBloomFilter::len`] is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// assert!(CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.items == 0
     }
 
     /// The layout of the counter array.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize, Layout};
+    /// let c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01).blocked())?;
+    /// assert_eq!(c.layout(), Layout::Blocked);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn layout(&self) -> Layout {
         self.layout
     }
 
     /// Number of counters stuck at 15.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::bits(64, 1))?;
+    /// for _ in 0..20 {
+    ///     c.insert("k");
+    /// }
+    /// assert_eq!(c.saturated_counters(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn saturated_counters(&self) -> u64 {
         (0..self.positions)
             .filter(|&p| self.counter(p) == SATURATED)
@@ -488,6 +820,18 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the bit array cannot be allocated.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// let plain = c.to_bloom_filter()?;
+    /// assert!(plain.contains("k") && plain.bit_len() == c.bit_len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
         let mut words = vec![0u8; 0];
         words
@@ -523,8 +867,8 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
-    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// c.insert("x");
     /// assert_eq!(CountingBloomFilter::from_bytes(&c.to_bytes())?, c);
     /// # Ok(())
@@ -547,9 +891,9 @@ impl CountingBloomFilter {
     ///
     /// ```
     /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::filter::CountingBloomFilter;
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
     /// let dir = tempfile::tempdir()?;
-    /// let mut c = CountingBloomFilter::with_capacity(100, 0.01)?;
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
     /// c.insert("x");
     /// c.save(dir.path().join("live.cbf"))?;
     /// assert_eq!(CountingBloomFilter::load(dir.path().join("live.cbf"))?, c);
@@ -567,6 +911,19 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::load`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{CountingBloomFilter, FilterSize};
+    /// let dir = tempfile::tempdir()?;
+    /// let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// c.insert("k");
+    /// c.save(dir.path().join("c"))?;
+    /// assert_eq!(CountingBloomFilter::load(dir.path().join("c"))?, c);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = file::read(path)?;
@@ -578,16 +935,23 @@ impl CountingBloomFilter {
     ///
     /// # Errors
     /// [`Error::Corruption`] (with the offset of the problem within `bytes`) for truncated,
-    /// damaged or inconsistent input, including a plain Bloom filter's bytes;
-    /// [`Error::UnsupportedVersion`] for an intact filter of a newer format.
+    /// damaged or inconsistent input; [`Error::WrongFilterKind`] for another kind's intact
+    /// bytes (a plain Bloom filter's, say); [`Error::UnsupportedVersion`] for an intact filter
+    /// of a newer format.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, CountingBloomFilter, FilterSize};
+    /// let c = CountingBloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert_eq!(CountingBloomFilter::from_bytes(&c.to_bytes())?, c);
+    /// let plain = BloomFilter::new(FilterSize::for_items(100, 0.01))?;
+    /// assert!(CountingBloomFilter::from_bytes(&plain.to_bytes()).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let view = encoding::validate(bytes)?;
-        if view.kind != Kind::Counting {
-            return Err(Error::corrupt_bytes(
-                5,
-                format!("{}, not a counting filter", view.kind.describe()),
-            ));
-        }
+        let view = encoding::validate_expecting(bytes, Some(Kind::Counting))?;
         let mut c = CountingBloomFilter {
             layout: view.layout,
             k: view.k,

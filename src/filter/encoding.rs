@@ -70,6 +70,24 @@ impl Kind {
         }
     }
 
+    /// The kind's short name: `"bloom"`, `"counting"` or `"scalable"`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Bloom => "bloom",
+            Kind::Counting => "counting",
+            Kind::Scalable => "scalable",
+        }
+    }
+
+    /// The error for intact bytes of this kind handed to the decoder of `expected`.
+    pub(crate) fn wrong(self, expected: Kind) -> crate::error::Error {
+        crate::error::Error::WrongFilterKind {
+            file: std::path::PathBuf::new(),
+            found: self.name(),
+            expected: expected.name(),
+        }
+    }
+
     /// What the kind is called in error messages.
     pub(crate) fn describe(self) -> &'static str {
         match self {
@@ -326,10 +344,21 @@ pub(crate) fn check_sizing(body: &[u8], at: usize) -> Result<Sizing> {
 /// with the offset of the problem within `bytes` (or [`Error::UnsupportedVersion`] for an
 /// intact filter of a newer format).
 pub(crate) fn validate(bytes: &[u8]) -> Result<View<'_>> {
+    validate_expecting(bytes, None)
+}
+
+/// As [`validate`], for the decoder of `expected` (when given): intact bytes of another
+/// kind are [`Error::WrongFilterKind`], not damage.
+pub(crate) fn validate_expecting(bytes: &[u8], expected: Option<Kind>) -> Result<View<'_>> {
     let (version, body) = check_envelope(bytes)?;
     let header = header_len(version);
     let kind = Kind::from_tag(bytes[5])
         .ok_or_else(|| Error::corrupt_bytes(5, format!("unknown filter kind {}", bytes[5])))?;
+    if let Some(expected) = expected
+        && kind != expected
+    {
+        return Err(kind.wrong(expected));
+    }
     if kind == Kind::Scalable {
         return Err(Error::corrupt_bytes(
             5,

@@ -63,9 +63,22 @@ pub struct BinaryFusePolicy;
 
 impl BinaryFusePolicy {
     /// The stable name stored beside each filter built by this policy.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{BinaryFusePolicy, FilterPolicy};
+    /// assert_eq!(BinaryFusePolicy::new().name(), BinaryFusePolicy::NAME);
+    /// ```
     pub const NAME: &'static str = "bloomkv.BinaryFuse8";
 
     /// The policy (it has no parameters: 8-bit fingerprints).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{BinaryFusePolicy, FilterPolicy};
+    /// let policy = BinaryFusePolicy::new();
+    /// assert_eq!(policy.expected_fp_rate(&policy.create_filter(&[b"k"])), Some(1.0 / 256.0));
+    /// ```
     pub fn new() -> Self {
         BinaryFusePolicy
     }
@@ -73,6 +86,12 @@ impl BinaryFusePolicy {
     /// The false-positive rate of a filter of this kind: 2^-8, whatever the bits per key
     /// (the size is fixed by the key count, ~9.0 bits/key; fewer bits cannot be had, more
     /// buy nothing). For Monkey-style allocation across filter kinds.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BinaryFusePolicy;
+    /// assert_eq!(BinaryFusePolicy::predicted_fpr(4.0), BinaryFusePolicy::predicted_fpr(20.0));
+    /// ```
     pub fn predicted_fpr(_bits_per_key: f64) -> f64 {
         1.0 / 256.0
     }
@@ -83,6 +102,17 @@ impl BinaryFusePolicy {
     /// # Errors
     /// [`Error::InvalidArgument`] if no seed and size in the retry budget peeled (not seen in
     /// practice) or the filter would not fit in memory.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BinaryFusePolicy, FilterPolicy, hash_key};
+    /// let policy = BinaryFusePolicy::new();
+    /// let filter = policy.build(&[hash_key(b"x"), hash_key(b"y"), hash_key(b"x")])?;
+    /// assert!(policy.may_contain_hash(&filter, hash_key(b"y")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build(&self, hashes: &[u64]) -> Result<Vec<u8>> {
         let keys = partition::sorted_dedup(hashes);
         let n = keys.len() as u64;

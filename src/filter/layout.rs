@@ -8,6 +8,18 @@
 use super::math::BLOCK_BITS;
 
 /// How a filter spreads a key's probes over its bit array.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, Layout};
+/// let standard = BloomFilter::new(FilterSize::bits_per_key(1000, 10))?;
+/// let blocked = BloomFilter::new(FilterSize::bits_per_key(1000, 10).blocked())?;
+/// assert_eq!((standard.layout(), blocked.layout()), (Layout::Standard, Layout::Blocked));
+/// assert_eq!(blocked.bit_len() % 512, 0); // whole 512-bit blocks
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Textbook layout: probes spread over the whole array, so the false-positive rate follows
@@ -54,6 +66,14 @@ impl Layout {
 ///
 /// Uses the high bits of `x`, needs no division, and is exact for every `n` up to `u64::MAX`
 /// (so filters beyond 2^32 bits or blocks index correctly).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::layout::reduce;
+/// assert_eq!(reduce(0, 10), 0);
+/// assert_eq!(reduce(u64::MAX, 10), 9);
+/// assert_eq!(reduce(1 << 63, 10), 5);
+/// ```
 #[inline]
 pub fn reduce(x: u64, n: u64) -> u64 {
     ((u128::from(x) * u128::from(n)) >> 64) as u64
@@ -61,6 +81,13 @@ pub fn reduce(x: u64, n: u64) -> u64 {
 
 /// A bijective 64-bit mixer (the SplitMix64 finaliser): every output bit depends on every
 /// input bit. Turns the key hash into a second, practically independent value for probes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::layout::mix64;
+/// assert_ne!(mix64(1), mix64(2));
+/// assert_eq!(mix64(0), 0); // a bijection fixing 0
+/// ```
 #[inline]
 pub fn mix64(mut x: u64) -> u64 {
     x ^= x >> 30;
@@ -71,6 +98,12 @@ pub fn mix64(mut x: u64) -> u64 {
 }
 
 /// The block of the blocked layout that a hash selects, among `num_blocks` blocks.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::layout::block_index;
+/// assert!(block_index(bloomkv::filter::hash_key(b"k"), 8) < 8);
+/// ```
 #[inline]
 pub fn block_index(hash: u64, num_blocks: u64) -> u64 {
     reduce(hash, num_blocks)
@@ -79,6 +112,14 @@ pub fn block_index(hash: u64, num_blocks: u64) -> u64 {
 /// Standard-layout probe positions in `0..bits`, by enhanced double hashing: position `i` is
 /// `reduce(h1 + i*h2 + (i^3 - i)/6, bits)` with `h1` the hash and `h2 = mix64(hash)`. The cubic
 /// term keeps two keys whose `(h1, h2)` nearly agree from sharing all their probes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::layout::StandardProbes;
+/// let probes: Vec<u64> = StandardProbes::new(bloomkv::filter::hash_key(b"k"), 1000, 7).collect();
+/// assert_eq!(probes.len(), 7);
+/// assert!(probes.iter().all(|&p| p < 1000));
+/// ```
 #[derive(Debug, Clone)]
 pub struct StandardProbes {
     x: u64,
@@ -90,6 +131,12 @@ pub struct StandardProbes {
 
 impl StandardProbes {
     /// The `k` probe positions of `hash` in an array of `bits` bits.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::layout::StandardProbes;
+    /// assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
+    /// ```
     #[inline]
     pub fn new(hash: u64, bits: u64, k: u32) -> Self {
         StandardProbes {
@@ -127,6 +174,14 @@ impl Iterator for StandardProbes {
 /// `mix64(hash)` (seven per mixed word; the word is re-mixed when they run out). The block
 /// itself comes from the raw hash via [`block_index`], the offsets from its mix, so the two
 /// are practically independent.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::layout::BlockProbes;
+/// let offsets: Vec<u32> = BlockProbes::new(bloomkv::filter::hash_key(b"k"), 6).collect();
+/// assert_eq!(offsets.len(), 6);
+/// assert!(offsets.iter().all(|&o| o < 512));
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlockProbes {
     /// The current mixed word, whole; `fields` is what is left of it.
@@ -141,6 +196,12 @@ const FIELDS_PER_WORD: u32 = 7;
 
 impl BlockProbes {
     /// The `k` in-block bit offsets (`0..512`) of `hash`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::layout::BlockProbes;
+    /// assert_eq!(BlockProbes::new(42, 9).count(), 9); // past seven fields the word is re-mixed
+    /// ```
     #[inline]
     pub fn new(hash: u64, k: u32) -> Self {
         let word = mix64(hash);

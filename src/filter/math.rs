@@ -17,9 +17,25 @@
 use std::f64::consts::LN_2;
 
 /// Bits in one block of the blocked layout: one 64-byte cache line.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, math::BLOCK_BITS};
+/// assert_eq!(BloomFilter::new(FilterSize::bits(1, 1).blocked())?.bit_len(), BLOCK_BITS);
+/// # Ok(())
+/// # }
+/// ```
 pub const BLOCK_BITS: u64 = 512;
 
 /// A primitive number used as a count (keys, bits, probes) by the formulas of this module.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::{Count, optimal_bits};
+/// assert_eq!(3u8.as_f64(), 3.0);
+/// assert_eq!(optimal_bits(1000u32, 0.01), optimal_bits(1000usize, 0.01));
+/// ```
 pub trait Count: Copy {
     /// The count as a float.
     fn as_f64(self) -> f64;
@@ -42,8 +58,15 @@ impl_count!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 ///
 /// Returns 0 when `n` is 0, and saturates at `u64::MAX`. `p` outside (0, 1) is meaningless
 /// here; callers that take `p` from users validate it first (see
-/// [`BloomFilter::with_rate`](super::BloomFilter::with_rate)); for such `p` the result is 0
+/// [`BloomFilter::new`](super::BloomFilter::new) for items at a rate); for such `p` the result is 0
 /// (`p >= 1`) or `u64::MAX` (`p <= 0`).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::optimal_bits;
+/// assert_eq!(optimal_bits(1000, 0.01), 9586);
+/// assert_eq!(optimal_bits(0, 0.01), 0);
+/// ```
 pub fn optimal_bits(n: impl Count, p: f64) -> u64 {
     let n = n.as_f64();
     if n <= 0.0 || p >= 1.0 || p.is_nan() {
@@ -57,6 +80,13 @@ pub fn optimal_bits(n: impl Count, p: f64) -> u64 {
 }
 
 /// Best number of probes for `bits` bits holding `n` keys: `round((m / n) ln 2)`, at least 1.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::optimal_hashes;
+/// assert_eq!(optimal_hashes(10_000, 1000), 7);
+/// assert_eq!(optimal_hashes(1, 1000), 1);
+/// ```
 pub fn optimal_hashes(bits: impl Count, n: impl Count) -> u32 {
     let (m, n) = (bits.as_f64(), n.as_f64());
     if n <= 0.0 || m <= 0.0 {
@@ -75,6 +105,13 @@ pub fn optimal_hashes(bits: impl Count, n: impl Count) -> u32 {
 /// Textbook false-positive rate of `bits` bits holding `n` keys with `k` probes each:
 /// `(1 - e^(-k n / m))^k`. An empty filter (`n == 0`) has rate 0; a filter without bits
 /// has rate 1.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::false_positive_rate;
+/// assert!((false_positive_rate(9586, 1000, 7) - 0.01).abs() < 0.0005);
+/// assert_eq!(false_positive_rate(100, 0, 3), 0.0);
+/// ```
 pub fn false_positive_rate(bits: impl Count, n: impl Count, k: impl Count) -> f64 {
     let (m, n, k) = (bits.as_f64(), n.as_f64(), k.as_f64());
     if n <= 0.0 {
@@ -94,6 +131,14 @@ pub fn false_positive_rate(bits: impl Count, n: impl Count, k: impl Count) -> f6
 /// false positive with probability `q_j^k`. The rate is `Σ_j Pois(j; λ) q_j^k`. The mixture
 /// is worse than the textbook formula because the rate is convex in the load: overfull
 /// blocks cost more than underfull blocks save.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::{blocked_false_positive_rate, false_positive_rate};
+/// // Uneven block loads cost a little: blocked is above the textbook rate.
+/// let (m, n) = (10 * 100_000u64, 100_000u64);
+/// assert!(blocked_false_positive_rate(m, n, 6) > false_positive_rate(m, n, 7));
+/// ```
 pub fn blocked_false_positive_rate(bits: impl Count, n: impl Count, k: impl Count) -> f64 {
     let (m, n, k) = (bits.as_f64(), n.as_f64(), k.as_f64());
     if n <= 0.0 {
@@ -144,6 +189,13 @@ pub fn blocked_false_positive_rate(bits: impl Count, n: impl Count, k: impl Coun
 /// probe also pays for the uneven block loads. Near the optimum the rate is flat (at 10
 /// bits/key, k = 6 and k = 7 differ by 0.05%), so the smaller `k` buys a cheaper lookup for
 /// nothing.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::{optimal_blocked_hashes, optimal_hashes};
+/// assert_eq!(optimal_blocked_hashes(10.0), 6);
+/// assert_eq!(optimal_hashes(10, 1), 7);
+/// ```
 pub fn optimal_blocked_hashes(bits_per_key: f64) -> u32 {
     if bits_per_key.is_nan() || bits_per_key <= 0.0 {
         return 1;
@@ -162,6 +214,14 @@ pub fn optimal_blocked_hashes(bits_per_key: f64) -> u32 {
 /// Bits per key the blocked layout needs to reach false-positive rate `p` (with
 /// [`optimal_blocked_hashes`] probes), found by bisection on [`blocked_false_positive_rate`].
 /// Slightly more than the textbook `-ln p / (ln 2)^2`; the gap grows as `p` shrinks.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::blocked_bits_per_key;
+/// let textbook = -(0.01f64.ln()) / std::f64::consts::LN_2.powi(2); // 9.59
+/// let blocked = blocked_bits_per_key(0.01);
+/// assert!(blocked > textbook && blocked < textbook * 1.1);
+/// ```
 pub fn blocked_bits_per_key(p: f64) -> f64 {
     let textbook = -p.ln() / (LN_2 * LN_2);
     if !(p > 0.0 && p < 1.0) {
@@ -230,6 +290,13 @@ fn ln_factorial(x: f64) -> f64 {
 /// `k` from 7 to 30, fill 0.4-0.6) it is within 3%.
 ///
 /// Returns 0 for `k < 2` (one probe cannot repeat), an empty or full array, or `bits < 1`.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::standard_stride_excess;
+/// assert_eq!(standard_stride_excess(1000, 1, 0.5), 0.0); // one probe cannot repeat
+/// assert!(standard_stride_excess(96, 7, 0.5) > 0.0); // small filters repeat probes
+/// ```
 pub fn standard_stride_excess(bits: impl Count, k: u32, fill: f64) -> f64 {
     let m = bits.as_f64();
     if k < 2 || m.is_nan() || m < 1.0 || fill.is_nan() || fill <= 0.0 || fill >= 1.0 {
@@ -297,6 +364,13 @@ pub fn standard_stride_excess(bits: impl Count, k: u32, fill: f64) -> f64 {
 /// `1 - e^(-kn/m)`. Within a few percent of the mean rate measured over many small filters
 /// (10 to 1000 keys, 1% to 0.01%), and never below it there; for large filters it is the
 /// textbook rate. An empty filter has rate 0.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::{false_positive_rate, standard_false_positive_rate};
+/// assert!(standard_false_positive_rate(96, 10, 7) > false_positive_rate(96, 10, 7));
+/// assert_eq!(standard_false_positive_rate(96, 0, 7), 0.0);
+/// ```
 pub fn standard_false_positive_rate(bits: impl Count, n: impl Count, k: u32) -> f64 {
     let (m, keys) = (bits.as_f64(), n.as_f64());
     let textbook = false_positive_rate(m, keys, k);
@@ -390,6 +464,13 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
 ///
 /// `None` when `n` is 0, `p` is not strictly between 0 and 1, the bits would overflow, or the
 /// rate needs more than 64 times the textbook bits (a few keys at a very low rate).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::math::standard_sizing;
+/// assert_eq!(standard_sizing(10, 0.01), Some((107, 6)));
+/// assert_eq!(standard_sizing(0, 0.01), None);
+/// ```
 pub fn standard_sizing(n: impl Count, p: f64) -> Option<(u64, u32)> {
     let keys = n.as_f64();
     if keys.is_nan() || keys <= 0.0 || p.is_nan() || p <= 0.0 || p >= 1.0 {

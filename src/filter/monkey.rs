@@ -26,6 +26,18 @@
 use std::f64::consts::LN_2;
 
 /// One level as the allocation sees it.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::monkey::{LevelShape, allocate};
+/// // Three level-0 runs of 1k entries, then a level of 100k.
+/// let levels = [
+///     LevelShape { entries: 3_000.0, runs: 3.0 },
+///     LevelShape { entries: 100_000.0, runs: 1.0 },
+/// ];
+/// let bits = allocate(&levels, 10.0, 1.0);
+/// assert!(bits[0] > bits[1]); // the small runs get more bits per key
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LevelShape {
     /// Entries in the level (all its runs together).
@@ -42,6 +54,13 @@ const MIN_RUNS: f64 = 1e-3;
 
 /// The textbook false-positive rate at `bits_per_key` bits per key with the best number of
 /// probes: `e^(-b (ln 2)^2)`; 1 without bits.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::monkey::textbook_fpr;
+/// assert!((textbook_fpr(10.0) - 0.0082).abs() < 0.0001);
+/// assert_eq!(textbook_fpr(0.0), 1.0);
+/// ```
 pub fn textbook_fpr(bits_per_key: f64) -> f64 {
     if bits_per_key <= 0.0 || bits_per_key.is_nan() {
         1.0
@@ -52,6 +71,13 @@ pub fn textbook_fpr(bits_per_key: f64) -> f64 {
 
 /// Expected filter false positives per lookup of an absent key (one check per run) for the
 /// allocation `bits` (one entry per level of `levels`).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::monkey::{LevelShape, expected_false_positives, textbook_fpr};
+/// let levels = [LevelShape { entries: 1000.0, runs: 2.0 }];
+/// assert_eq!(expected_false_positives(&levels, &[10.0]), 2.0 * textbook_fpr(10.0));
+/// ```
 pub fn expected_false_positives(levels: &[LevelShape], bits: &[f64]) -> f64 {
     levels
         .iter()
@@ -67,6 +93,21 @@ pub fn expected_false_positives(levels: &[LevelShape], bits: &[f64]) -> f64 {
 /// Levels without entries get 0. A level whose share would be below `min_bits` per key (a
 /// filter that thin saves almost nothing) gets 0 and its memory goes to the others. With a
 /// single non-empty level the result is `bits_per_key` for it (when `>= min_bits`).
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::monkey::{LevelShape, allocate, expected_false_positives};
+/// let levels = [
+///     LevelShape { entries: 10_000.0, runs: 1.0 },
+///     LevelShape { entries: 100_000.0, runs: 1.0 },
+///     LevelShape { entries: 1_000_000.0, runs: 1.0 },
+/// ];
+/// let monkey = allocate(&levels, 10.0, 1.0);
+/// let memory: f64 = levels.iter().zip(&monkey).map(|(l, b)| l.entries * b).sum();
+/// assert!((memory - 10.0 * 1_110_000.0).abs() < 1.0); // the same memory as uniform...
+/// let uniform = [10.0; 3];
+/// assert!(expected_false_positives(&levels, &monkey) < expected_false_positives(&levels, &uniform)); // ...fewer false positives
+/// ```
 pub fn allocate(levels: &[LevelShape], bits_per_key: f64, min_bits: f64) -> Vec<f64> {
     let mut bits = vec![0.0; levels.len()];
     if bits_per_key <= 0.0 || bits_per_key.is_nan() {

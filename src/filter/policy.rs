@@ -14,6 +14,21 @@ use crate::error::Result;
 /// Contract: a filter may only ever save work. [`FilterPolicy::may_contain_hash`] must answer
 /// `true` for every key the filter was built from, and also `true` whenever it cannot make
 /// sense of the bytes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BloomPolicy, FilterPolicy};
+/// let policy = BloomPolicy::new(10);
+/// let filter = policy.create_filter(&[b"apple", b"pear"]);
+/// policy.check_filter(&filter).unwrap();
+/// assert!(policy.may_contain(&filter, b"apple"));
+/// let h = policy.hash_key(b"plum");
+/// assert_eq!(policy.may_contain_hash(&filter, h), policy.may_contain(&filter, b"plum"));
+/// assert!(policy.expected_fp_rate(&filter).unwrap() < 0.05);
+/// assert!(policy.predicted_fp_rate(10.0) < 0.01);
+/// let bigger = policy.with_bits_per_key(20.0).unwrap();
+/// assert_eq!(bigger.bits_per_key(), 20.0);
+/// ```
 pub trait FilterPolicy: Send + Sync + Debug {
     /// A stable name, stored beside each filter. Parameters that the filter records inside its
     /// own bytes (bits per key, number of probes) are not part of the name.

@@ -30,6 +30,14 @@ pub trait PrefixExtractor: Send + Sync + Debug {
 
 /// The first `len` bytes of every key at least `len` bytes long (RocksDB's
 /// `NewFixedPrefixTransform`); shorter keys have no prefix.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{FixedPrefix, PrefixExtractor};
+/// let p = FixedPrefix::new(5);
+/// assert_eq!(p.prefix(b"user:42"), Some(&b"user:"[..]));
+/// assert_eq!(p.name(), "bloomkv.FixedPrefix.5");
+/// ```
 #[derive(Debug, Clone)]
 pub struct FixedPrefix {
     len: usize,
@@ -38,6 +46,13 @@ pub struct FixedPrefix {
 
 impl FixedPrefix {
     /// Prefixes of `len` bytes; named `bloomkv.FixedPrefix.<len>`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{FixedPrefix, PrefixExtractor};
+    /// assert_eq!(FixedPrefix::new(2).prefix(b"abc"), Some(&b"ab"[..]));
+    /// assert_eq!(FixedPrefix::new(8).prefix(b"abc"), None);
+    /// ```
     pub fn new(len: usize) -> FixedPrefix {
         FixedPrefix {
             len,
@@ -58,6 +73,14 @@ impl PrefixExtractor for FixedPrefix {
 
 /// Every key up to and including the first occurrence of a delimiter byte (`tenant7/` of
 /// `tenant7/orders/1`); keys without the delimiter have no prefix.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{DelimiterPrefix, PrefixExtractor};
+/// let p = DelimiterPrefix::new(b':');
+/// assert_eq!(p.prefix(b"user:42:name"), Some(&b"user:"[..]));
+/// assert_eq!(p.prefix(b"plain"), None);
+/// ```
 #[derive(Debug, Clone)]
 pub struct DelimiterPrefix {
     delimiter: u8,
@@ -66,6 +89,12 @@ pub struct DelimiterPrefix {
 
 impl DelimiterPrefix {
     /// Prefixes ending at the first `delimiter`; named `bloomkv.DelimiterPrefix.<hex byte>`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{DelimiterPrefix, PrefixExtractor};
+    /// assert_eq!(DelimiterPrefix::new(b'/').name(), "bloomkv.DelimiterPrefix.2f");
+    /// ```
     pub fn new(delimiter: u8) -> DelimiterPrefix {
         DelimiterPrefix {
             delimiter,

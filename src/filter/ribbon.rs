@@ -43,6 +43,12 @@ const FRAMING: Framing = Framing {
 /// Width of a coefficient row.
 const W: u64 = 64;
 /// Most result bits: 2^-32 is far below anything a table needs.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{MAX_RESULT_BITS, RibbonPolicy};
+/// assert_eq!(RibbonPolicy::with_result_bits(99).result_bits(), MAX_RESULT_BITS);
+/// ```
 pub const MAX_RESULT_BITS: u32 = 32;
 /// Nominal slot overhead `ε` (`m = n (1 + ε)`): what a million keys take. The build starts
 /// lower for small sets ([`start_overhead`]) and adds 1% per failed size.
@@ -72,11 +78,24 @@ pub struct RibbonPolicy {
 
 impl RibbonPolicy {
     /// The stable name stored beside each filter built by this policy.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::{FilterPolicy, RibbonPolicy};
+    /// assert_eq!(RibbonPolicy::new(10.0).name(), RibbonPolicy::NAME);
+    /// ```
     pub const NAME: &'static str = "bloomkv.Ribbon";
 
     /// The result bits that fit a budget of `bits_per_key`: `floor(bits_per_key / 1.07)`,
     /// clamped to `1..=32` (7% is the slot overhead a million keys need; fewer keys need
     /// less, more keys a little more).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::RibbonPolicy;
+    /// assert_eq!(RibbonPolicy::result_bits_for(7.49), 7);
+    /// assert_eq!(RibbonPolicy::result_bits_for(0.0), 1);
+    /// ```
     pub fn result_bits_for(bits_per_key: f64) -> u32 {
         if bits_per_key.is_nan() {
             return 1;
@@ -89,6 +108,12 @@ impl RibbonPolicy {
 
     /// A policy spending about `bits_per_key` bits per key
     /// ([`RibbonPolicy::result_bits_for`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::RibbonPolicy;
+    /// assert_eq!(RibbonPolicy::new(10.0).result_bits(), 9);
+    /// ```
     pub fn new(bits_per_key: f64) -> Self {
         RibbonPolicy {
             r: Self::result_bits_for(bits_per_key),
@@ -96,6 +121,12 @@ impl RibbonPolicy {
     }
 
     /// A policy with `r` result bits (clamped to `1..=32`): false-positive rate `2^-r`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::RibbonPolicy;
+    /// assert_eq!(RibbonPolicy::with_result_bits(0).result_bits(), 1);
+    /// ```
     pub fn with_result_bits(r: u32) -> Self {
         RibbonPolicy {
             r: r.clamp(1, MAX_RESULT_BITS),
@@ -103,6 +134,12 @@ impl RibbonPolicy {
     }
 
     /// Result bits per key.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::RibbonPolicy;
+    /// assert_eq!(RibbonPolicy::with_result_bits(12).result_bits(), 12);
+    /// ```
     pub fn result_bits(&self) -> u32 {
         self.r
     }
@@ -110,6 +147,12 @@ impl RibbonPolicy {
     /// The false-positive rate a Ribbon filter reaches with `bits_per_key` bits per key:
     /// `2^-r` with `r = `[`RibbonPolicy::result_bits_for`]`(bits_per_key)`. For Monkey-style
     /// allocation across filter kinds.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::RibbonPolicy;
+    /// assert_eq!(RibbonPolicy::predicted_fpr(10.0), 0.5f64.powi(9));
+    /// ```
     pub fn predicted_fpr(bits_per_key: f64) -> f64 {
         0.5f64.powi(Self::result_bits_for(bits_per_key) as i32)
     }
@@ -119,6 +162,18 @@ impl RibbonPolicy {
     /// # Errors
     /// [`Error::InvalidArgument`] if no seed and size in the retry budget solved (not seen in
     /// practice) or the filter would not fit in memory.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{FilterPolicy, RibbonPolicy, hash_key};
+    /// let policy = RibbonPolicy::with_result_bits(8);
+    /// let hashes: Vec<u64> = (0..100u32).map(|i| hash_key(&i.to_le_bytes())).collect();
+    /// let filter = policy.build(&hashes)?;
+    /// assert!(hashes.iter().all(|&h| policy.may_contain_hash(&filter, h)));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn build(&self, hashes: &[u64]) -> Result<Vec<u8>> {
         let n = hashes.len() as u64;
         let mut seed = 0x2545_f491_4f6c_dd1du64;

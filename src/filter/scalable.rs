@@ -23,7 +23,7 @@ const MAX_STAGES: usize = 64;
 ///
 /// That argument needs each stage to really keep its `p_i`, which small stages with tight
 /// rates (a small initial capacity) do not when sized by the textbook formula. Each stage is
-/// a [`BloomFilter::with_capacity`], sized by [`super::math::standard_sizing`] to keep its
+/// a [`BloomFilter`] for a capacity at a rate ([`super::FilterSize::for_items`]), sized by [`super::math::standard_sizing`] to keep its
 /// rate, small-filter effects included. The bound is on the expected rate; one filter's own
 /// rate spreads around it, by more the smaller its first stage (`docs/FILTERS.md`).
 ///
@@ -53,9 +53,29 @@ pub struct ScalableBloomFilter {
 
 impl ScalableBloomFilter {
     /// Growth factor used by [`ScalableBloomFilter::new`] (pybloom's `SMALL_SET_GROWTH`).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let f = ScalableBloomFilter::new(100, 0.01)?;
+    /// assert_eq!(f.growth(), ScalableBloomFilter::DEFAULT_GROWTH);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub const DEFAULT_GROWTH: u32 = 2;
     /// Tightening ratio used by [`ScalableBloomFilter::new`] (pybloom's default, the value
     /// Almeida et al. recommend for growth 2).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let f = ScalableBloomFilter::new(100, 0.01)?;
+    /// assert_eq!(f.tightening(), ScalableBloomFilter::DEFAULT_TIGHTENING);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub const DEFAULT_TIGHTENING: f64 = 0.9;
 
     /// A filter whose first stage holds `initial_capacity` items, with overall false-positive
@@ -135,8 +155,11 @@ impl ScalableBloomFilter {
         })?;
         let capacity = usize::try_from(capacity)
             .map_err(|_| Error::InvalidArgument("stage capacity overflows".into()))?;
-        self.stages
-            .push(BloomFilter::with_capacity(capacity, rate)?);
+        self.stages.push(BloomFilter::for_rate(
+            super::Layout::Standard,
+            capacity,
+            rate,
+        )?);
         Ok(())
     }
 
@@ -161,6 +184,17 @@ impl ScalableBloomFilter {
     }
 
     /// [`ScalableBloomFilter::insert`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{ScalableBloomFilter, hash_key};
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// assert!(f.insert_hash(hash_key(b"k")));
+    /// assert!(f.contains(b"k"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert_hash(&mut self, hash: u64) -> bool {
         if self.contains_hash(hash) {
             return false;
@@ -176,67 +210,212 @@ impl ScalableBloomFilter {
     }
 
     /// May `key` have been inserted? Never `false` for an inserted key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..100u32 {
+    ///     f.insert(i.to_le_bytes()); // ten times the first stage: it grows
+    /// }
+    /// assert!((0..100u32).all(|i| f.contains(i.to_le_bytes())));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
         self.contains_hash(hash_key(key.as_ref()))
     }
 
     /// [`ScalableBloomFilter::contains`] for a key given by its [`hash_key`] hash.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{ScalableBloomFilter, hash_key};
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// f.insert("k");
+    /// assert!(f.contains_hash(hash_key(b"k")));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
         // Newest (largest) stage first: most keys live there.
         self.stages.iter().rev().any(|s| s.contains_hash(hash))
     }
 
     /// Items added (inserts that returned `true`), over all stages.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// f.insert("a");
+    /// f.insert("a");
+    /// assert_eq!(f.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         self.stages.iter().map(BloomFilter::len).sum()
     }
 
     /// True if nothing was added.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// assert!(ScalableBloomFilter::new(10, 0.01)?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Items the stages built so far can hold before another stage is added.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// assert_eq!(f.capacity(), 10);
+    /// for i in 0..11u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert_eq!(f.capacity(), 10 + 20); // a second stage, twice the first
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn capacity(&self) -> usize {
         self.stages.iter().map(BloomFilter::capacity).sum()
     }
 
     /// Capacity of the first stage.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// assert_eq!(ScalableBloomFilter::new(64, 0.01)?.initial_capacity(), 64);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn initial_capacity(&self) -> usize {
         usize::try_from(self.initial_capacity).unwrap_or(usize::MAX)
     }
 
     /// The overall false-positive rate the filter stays within.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// assert_eq!(ScalableBloomFilter::new(64, 0.001)?.error_rate(), 0.001);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn error_rate(&self) -> f64 {
         f64::from_bits(self.error_rate)
     }
 
     /// Each stage's capacity is this many times the previous one's (2 or 4).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// assert_eq!(ScalableBloomFilter::with_growth(64, 0.01, 4, 0.5)?.growth(), 4);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn growth(&self) -> u32 {
         self.growth
     }
 
     /// Each stage's error rate is this many times the previous one's.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// assert_eq!(ScalableBloomFilter::with_growth(64, 0.01, 4, 0.5)?.tightening(), 0.5);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn tightening(&self) -> f64 {
         f64::from_bits(self.tightening)
     }
 
     /// Number of stages (Bloom filters) so far.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// assert_eq!(f.stages(), 1);
+    /// for i in 0..11u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert_eq!(f.stages(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stages(&self) -> usize {
         self.stages.len()
     }
 
     /// The stages, oldest (smallest) first.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// for i in 0..11u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// let caps: Vec<usize> = f.stage_filters().iter().map(|s| s.capacity()).collect();
+    /// assert_eq!(caps, [10, 20]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stage_filters(&self) -> &[BloomFilter] {
         &self.stages
     }
 
     /// Total bits over all stages.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let f = ScalableBloomFilter::new(10, 0.01)?;
+    /// assert_eq!(f.bit_len(), f.stage_filters()[0].bit_len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bit_len(&self) -> u64 {
         self.stages.iter().map(BloomFilter::bit_len).sum()
     }
 
     /// Fraction of all bits set, over all stages.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(100, 0.01)?;
+    /// assert_eq!(f.fill_ratio(), 0.0);
+    /// f.insert("k");
+    /// assert!(f.fill_ratio() > 0.0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn fill_ratio(&self) -> f64 {
         let ones: f64 = self
             .stages
@@ -248,6 +427,19 @@ impl ScalableBloomFilter {
 
     /// The false-positive rate measured from the bits set: `1 - Π(1 - fpr_i)` over the
     /// stages' [`BloomFilter::estimated_fpr`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(100, 0.01)?;
+    /// for i in 0..1000u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert!(f.estimated_fpr() < 0.01);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn estimated_fpr(&self) -> f64 {
         1.0 - self
             .stages
@@ -258,6 +450,19 @@ impl ScalableBloomFilter {
 
     /// Distinct items the bits suggest, summed over the stages
     /// ([`BloomFilter::estimated_len`]).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let mut f = ScalableBloomFilter::new(100, 0.01)?;
+    /// for i in 0..500u32 {
+    ///     f.insert(i.to_le_bytes());
+    /// }
+    /// assert!((f.estimated_len() as i64 - 500).abs() < 25);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn estimated_len(&self) -> usize {
         self.stages.iter().map(BloomFilter::estimated_len).sum()
     }
@@ -416,17 +621,36 @@ impl ScalableBloomFilter {
     ///
     /// # Errors
     /// [`Error::Corruption`] with the offset of the problem for damaged, truncated or
-    /// inconsistent input (or another kind of filter); [`Error::UnsupportedVersion`] for a
-    /// newer format.
+    /// inconsistent input; [`Error::WrongFilterKind`] for another kind's intact bytes;
+    /// [`Error::UnsupportedVersion`] for a newer format.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::{BloomFilter, FilterSize, ScalableBloomFilter};
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// f.insert("k");
+    /// assert_eq!(ScalableBloomFilter::from_bytes(&f.to_bytes())?, f);
+    /// let plain = BloomFilter::new(FilterSize::for_items(10, 0.01))?;
+    /// assert!(ScalableBloomFilter::from_bytes(&plain.to_bytes()).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, body) = encoding::check_envelope(bytes)?;
-        let kind = Kind::from_tag(bytes[5]);
-        if kind != Some(Kind::Scalable) {
-            let what = kind.map_or("an unknown kind of filter", Kind::describe);
-            return Err(Error::corrupt_bytes(
-                5,
-                format!("{what}, not a scalable Bloom filter"),
-            ));
+        match Kind::from_tag(bytes[5]) {
+            Some(Kind::Scalable) => {}
+            // The envelope's checksum held: these are another kind's intact bytes.
+            Some(other) => return Err(other.wrong(Kind::Scalable)),
+            None => {
+                return Err(Error::corrupt_bytes(
+                    5,
+                    format!(
+                        "an unknown kind of filter ({}), not a scalable Bloom filter",
+                        bytes[5]
+                    ),
+                ));
+            }
         }
         if version != VERSION {
             return Err(Error::corrupt_bytes(
@@ -535,6 +759,19 @@ impl ScalableBloomFilter {
     ///
     /// # Errors
     /// As [`BloomFilter::load`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::filter::ScalableBloomFilter;
+    /// let dir = tempfile::tempdir()?;
+    /// let mut f = ScalableBloomFilter::new(10, 0.01)?;
+    /// f.insert("k");
+    /// f.save(dir.path().join("s"))?;
+    /// assert_eq!(ScalableBloomFilter::load(dir.path().join("s"))?, f);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let bytes = file::read(path)?;

@@ -81,8 +81,9 @@ pub struct Cursor {
 
 impl Cursor {
     /// A cursor over `inner` (sorted by [`key::compare`]) at `snapshot`, limited to user keys
-    /// within `lower` and `upper`. It is unpositioned until a seek.
-    pub fn new(
+    /// within `lower` and `upper`. It is unpositioned until a seek. (Engine-internal: a
+    /// cursor comes from [`crate::Db::cursor`] or [`crate::Snapshot::cursor`].)
+    pub(crate) fn new(
         inner: Box<dyn InternalIterator>,
         snapshot: SeqNo,
         lower: Bound<Vec<u8>>,
@@ -117,7 +118,7 @@ impl Cursor {
 
     /// Keeps `guard` alive until this cursor is dropped (after the inner iterator).
     #[must_use]
-    pub fn with_keep_alive(mut self, guard: Box<dyn Any + Send>) -> Cursor {
+    pub(crate) fn with_keep_alive(mut self, guard: Box<dyn Any + Send>) -> Cursor {
         self.keep_alive = Some(guard);
         self
     }
@@ -475,6 +476,15 @@ fn duplicate(e: &Error) -> Error {
         } => Error::CapacityExceeded {
             capacity: *capacity,
             error_rate: *error_rate,
+        },
+        Error::WrongFilterKind {
+            file,
+            found,
+            expected,
+        } => Error::WrongFilterKind {
+            file: file.clone(),
+            found,
+            expected,
         },
     }
 }

@@ -180,7 +180,8 @@ fn check_torn_tail(path: &Path, reader: &LogReader, offset: u64) -> Result<()> {
     }
 }
 
-fn check_header(path: &Path, header: &[u8]) -> Result<()> {
+/// Checks a manifest's first record: the magic and a format version this build reads.
+pub(crate) fn check_header(path: &Path, header: &[u8]) -> Result<()> {
     if header.len() < HEADER_LEN || header[..MANIFEST_MAGIC.len()] != MANIFEST_MAGIC {
         return Err(Error::corruption(
             path,

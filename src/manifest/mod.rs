@@ -12,6 +12,7 @@ mod log;
 
 pub use current::{read_current, set_current};
 pub use edit::{FileMeta, VersionEdit};
+pub(crate) use log::check_header;
 pub use log::{ManifestWriter, read_manifest};
 #[cfg(any(test, feature = "internals"))]
 pub use log::{MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC};

@@ -16,14 +16,45 @@ use crate::error::{Error, Result};
 
 /// How the keys of a block are ordered: internal-key order for data and index blocks,
 /// bytewise for the metaindex and properties blocks.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::block::{KeyOrder, bytewise};
+/// use bloomkv::sstable::internal_key;
+/// let metaindex: KeyOrder = bytewise; // metaindex and properties blocks
+/// let data: KeyOrder = internal_key::compare; // data and index blocks
+/// assert!(metaindex(b"a", b"b").is_lt() && data(b"a\0\0\0\0\0\0\0\0", b"b\0\0\0\0\0\0\0\0").is_lt());
+/// ```
 pub type KeyOrder = fn(&[u8], &[u8]) -> Ordering;
 
 /// Bytewise key order.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::block::bytewise;
+/// assert!(bytewise(b"filter.x", b"properties").is_lt());
+/// ```
 pub fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
     a.cmp(b)
 }
 
 /// Accumulates sorted entries into one block's bytes.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+/// let mut b = BlockBuilder::new(16);
+/// b.add(b"apple", b"red");
+/// b.add(b"apricot", b"orange"); // shares "ap" with the key before
+/// let block = Arc::new(Block::new(b.finish())?);
+/// let mut it = BlockIter::new(block, bytewise);
+/// it.seek(b"apr")?;
+/// assert_eq!((it.key(), it.value()), (&b"apricot"[..], &b"orange"[..]));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct BlockBuilder {
     buf: Vec<u8>,
@@ -36,6 +67,13 @@ pub struct BlockBuilder {
 
 impl BlockBuilder {
     /// An empty builder placing a restart point every `restart_interval` entries (at least 1).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let b = BlockBuilder::new(0); // taken as 1: every entry a restart point
+    /// assert!(b.is_empty());
+    /// ```
     pub fn new(restart_interval: usize) -> Self {
         BlockBuilder {
             buf: Vec::new(),
@@ -49,6 +87,15 @@ impl BlockBuilder {
 
     /// Appends an entry. The caller guarantees keys arrive in increasing order and that the
     /// block stays below 4 GiB (each key and value is limited well below that by the engine).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k1", b"v1");
+    /// b.add(b"k2", b"v2");
+    /// assert_eq!(b.entries(), 2);
+    /// ```
     pub fn add(&mut self, key: &[u8], value: &[u8]) {
         let shared = if self.since_restart >= self.restart_interval {
             self.restarts.push(self.buf.len() as u32);
@@ -75,21 +122,58 @@ impl BlockBuilder {
     }
 
     /// Entries added since the last reset.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// assert_eq!(b.entries(), 1);
+    /// b.finish();
+    /// assert_eq!(b.entries(), 0); // reset
+    /// ```
     pub fn entries(&self) -> usize {
         self.entries
     }
 
     /// True when no entry was added.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let mut b = BlockBuilder::new(16);
+    /// assert!(b.is_empty());
+    /// b.add(b"k", b"v");
+    /// assert!(!b.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.entries == 0
     }
 
     /// The size [`BlockBuilder::finish`] would return now.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"key", b"value");
+    /// assert_eq!(b.size_estimate(), b.finish().len());
+    /// ```
     pub fn size_estimate(&self) -> usize {
         self.buf.len() + 4 * self.restarts.len() + 4
     }
 
     /// Appends the restart array and returns the block's bytes; the builder is reset.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::BlockBuilder;
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// let bytes = b.finish();
+    /// // One entry (3 header bytes, key, value), one restart offset, the restart count.
+    /// assert_eq!(bytes.len(), 3 + 1 + 1 + 4 + 4);
+    /// ```
     pub fn finish(&mut self) -> Vec<u8> {
         let mut out = std::mem::take(&mut self.buf);
         for r in &self.restarts {
@@ -105,6 +189,20 @@ impl BlockBuilder {
 }
 
 /// A validated block held in memory (what the block cache stores).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::block::{Block, BlockBuilder, bytewise};
+/// let mut b = BlockBuilder::new(16);
+/// b.add(b"k", b"v");
+/// let block = Arc::new(Block::new(b.finish())?);
+/// block.verify(bytewise)?;
+/// assert!(!block.is_empty());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Block {
     data: BlockBytes,
@@ -126,6 +224,13 @@ impl Block {
     ///
     /// # Errors
     /// Buffer-relative `Corruption` if the restart count or any restart offset is impossible.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// assert!(Block::new(BlockBuilder::new(16).finish()).is_ok());
+    /// assert!(Block::new(vec![9, 0, 0, 0]).unwrap_err().is_corruption()); // 9 restarts in 4 bytes
+    /// ```
     pub fn new(data: Vec<u8>) -> Result<Block> {
         Block::wrap(BlockBytes::Owned(data))
     }
@@ -214,6 +319,20 @@ impl Block {
     ///
     /// # Errors
     /// Block-relative `Corruption` at the first bad entry.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"b", b"1");
+    /// b.add(b"a", b"2"); // out of order: the builder trusts its caller
+    /// let block = Arc::new(Block::new(b.finish())?);
+    /// assert!(block.verify(bytewise).unwrap_err().is_corruption());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn verify(self: &Arc<Self>, order: KeyOrder) -> Result<()> {
         self.verify_and_find(order, None).map(|_| ())
     }
@@ -304,11 +423,33 @@ impl Block {
     }
 
     /// Bytes held (what the block cache charges for it).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// let bytes = b.finish();
+    /// let len = bytes.len();
+    /// assert_eq!(Block::new(bytes)?.size(), len);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn size(&self) -> usize {
         self.bytes().len()
     }
 
     /// True when the block holds no entries.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// assert!(Block::new(BlockBuilder::new(16).finish())?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.restarts_at == 0
     }
@@ -343,6 +484,27 @@ struct EntryHeader {
 }
 
 /// A forward cursor over a [`Block`], checking order as it goes.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+/// let mut b = BlockBuilder::new(2);
+/// for k in [b"a", b"b", b"c"] {
+///     b.add(k, b"v");
+/// }
+/// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+/// let mut keys = Vec::new();
+/// it.seek_to_first()?;
+/// while it.valid() {
+///     keys.push(it.key().to_vec());
+///     it.advance()?;
+/// }
+/// assert_eq!(keys, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct BlockIter {
     block: Arc<Block>,
@@ -361,6 +523,17 @@ pub struct BlockIter {
 
 impl BlockIter {
     /// An unpositioned iterator over `block` whose keys must be increasing under `order`.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let it = BlockIter::new(Arc::new(Block::new(BlockBuilder::new(16).finish())?), bytewise);
+    /// assert!(!it.valid()); // unpositioned
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(block: Arc<Block>, order: KeyOrder) -> Self {
         let end = block.restarts_at;
         BlockIter {
@@ -377,27 +550,104 @@ impl BlockIter {
     }
 
     /// Whether the iterator is at an entry.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// assert!(it.valid());
+    /// it.advance()?;
+    /// assert!(!it.valid());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn valid(&self) -> bool {
         self.valid
     }
 
     /// The current key. REQUIRES: `valid()`.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// assert_eq!(it.key(), b"k");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn key(&self) -> &[u8] {
         &self.key
     }
 
     /// The current value. REQUIRES: `valid()`.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"k", b"v");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// assert_eq!(it.value(), b"v");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn value(&self) -> &[u8] {
         &self.block.bytes()[self.value.0..self.value.1]
     }
 
     /// The key of the last entry decoded: after `next` runs off the end of the block this is
     /// still the block's last key.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"z", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek(b"y")?;
+    /// it.advance()?; // off the end
+    /// assert_eq!(it.last_key_seen(), b"z");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn last_key_seen(&self) -> &[u8] {
         &self.key
     }
 
     /// Offset within the block of the current entry (for error messages).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"b", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// assert_eq!(it.entry_offset(), 0);
+    /// it.advance()?;
+    /// assert_eq!(it.entry_offset(), 5); // 3 header bytes, "a", "1"
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn entry_offset(&self) -> usize {
         self.current
     }
@@ -506,6 +756,21 @@ impl BlockIter {
     ///
     /// # Errors
     /// Block-relative `Corruption` if the entry does not decode.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"b", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// assert_eq!(it.key(), b"a");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn seek_to_first(&mut self) -> Result<()> {
         self.key.clear();
         if self.block.is_empty() {
@@ -520,6 +785,22 @@ impl BlockIter {
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad entry or keys out of order.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"b", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_first()?;
+    /// it.advance()?;
+    /// assert_eq!(it.key(), b"b");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn advance(&mut self) -> Result<()> {
         self.step()
     }
@@ -528,6 +809,24 @@ impl BlockIter {
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad entry or keys out of order.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(1);
+    /// for k in [b"b", b"d", b"f"] {
+    ///     b.add(k, b"v");
+    /// }
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek(b"c")?;
+    /// assert_eq!(it.key(), b"d");
+    /// it.seek(b"g")?;
+    /// assert!(!it.valid());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn seek(&mut self, target: &[u8]) -> Result<()> {
         if self.block.is_empty() {
             self.valid = false;
@@ -599,6 +898,21 @@ impl BlockIter {
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad entry or keys out of order.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"b", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_last()?;
+    /// assert_eq!(it.key(), b"b");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn seek_to_last(&mut self) -> Result<()> {
         if self.block.is_empty() {
             self.valid = false;
@@ -614,6 +928,24 @@ impl BlockIter {
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad entry or keys out of order.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+    /// let mut b = BlockBuilder::new(16);
+    /// b.add(b"a", b"1");
+    /// b.add(b"b", b"2");
+    /// let mut it = BlockIter::new(Arc::new(Block::new(b.finish())?), bytewise);
+    /// it.seek_to_last()?;
+    /// it.prev()?;
+    /// assert_eq!(it.key(), b"a");
+    /// it.prev()?;
+    /// assert!(!it.valid());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn prev(&mut self) -> Result<()> {
         let at = self.current;
         if !self.valid || at == 0 {

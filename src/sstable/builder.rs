@@ -19,19 +19,54 @@ use crate::sstable::properties::TableProperties;
 use crate::sstable::separator::{last_separator, separator};
 
 /// Metaindex name of the properties block.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::PROPERTIES_BLOCK_NAME;
+/// assert_eq!(PROPERTIES_BLOCK_NAME, "properties");
+/// ```
 pub const PROPERTIES_BLOCK_NAME: &str = "properties";
 
 /// Metaindex name of the range-deletion block (format version 3; only in tables holding
 /// range tombstones).
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::RANGE_DELETION_BLOCK_NAME;
+/// assert_eq!(RANGE_DELETION_BLOCK_NAME, "rangedel");
+/// ```
 pub const RANGE_DELETION_BLOCK_NAME: &str = "rangedel";
 
 /// Metaindex name prefix of the filter block; the policy name follows.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::BloomPolicy;
+/// use bloomkv::sstable::FILTER_BLOCK_PREFIX;
+/// assert_eq!(format!("{FILTER_BLOCK_PREFIX}{}", BloomPolicy::NAME), "filter.bloomkv.BloomFilter");
+/// ```
 pub const FILTER_BLOCK_PREFIX: &str = "filter.";
 
 /// Metaindex name prefix of the prefix-filter block; the policy name follows.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::BloomPolicy;
+/// use bloomkv::sstable::PREFIX_FILTER_BLOCK_PREFIX;
+/// assert_eq!(format!("{PREFIX_FILTER_BLOCK_PREFIX}{}", BloomPolicy::NAME), "prefix.bloomkv.BloomFilter");
+/// ```
 pub const PREFIX_FILTER_BLOCK_PREFIX: &str = "prefix.";
 
 /// How to build a table.
+///
+/// # Examples
+/// ```
+/// use bloomkv::Compression;
+/// use bloomkv::sstable::TableBuildOptions;
+/// let opts = TableBuildOptions { compression: Compression::Lz4, file_number: Some(7), ..Default::default() };
+/// assert_eq!((opts.block_bytes, opts.restart_interval), (4096, 16));
+/// assert!(opts.filter.is_none());
+/// ```
 #[derive(Clone, Debug)]
 pub struct TableBuildOptions {
     /// Target size of a data block's contents in bytes (default 4096). A block is closed
@@ -66,6 +101,34 @@ impl Default for TableBuildOptions {
 }
 
 /// Writes one table. Entries must be added in strictly increasing internal-key order.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// assert_eq!(table.properties().entries, 2);
+/// assert_eq!(table.file_number(), 7);
+/// # Ok(())
+/// # }
+/// ```
 pub struct TableBuilder {
     file: Box<dyn WritableFile>,
     path: PathBuf,
@@ -104,6 +167,18 @@ impl std::fmt::Debug for TableBuilder {
 
 impl TableBuilder {
     /// Starts a table written to `file`; `path` is used in error messages only.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::MemWritableFile;
+    /// use bloomkv::sstable::{TableBuildOptions, TableBuilder};
+    /// // A table built in memory.
+    /// let b = TableBuilder::new(Box::new(MemWritableFile::new()), "in-memory".into(), TableBuildOptions::default());
+    /// assert_eq!(b.num_entries(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn new(file: Box<dyn WritableFile>, path: PathBuf, opts: TableBuildOptions) -> Self {
         let offset = file.len();
         let compression = opts.compression.name().to_string();
@@ -162,6 +237,20 @@ impl TableBuilder {
     /// `InvalidArgument` if `ikey` is not a valid internal key, is not strictly greater than
     /// the previous key under [`key::compare`], or the value exceeds 4 GiB; `Io` if writing a
     /// finished data block fails (the builder is unusable afterwards).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::MemWritableFile;
+    /// use bloomkv::sstable::internal_key::{self, Kind};
+    /// use bloomkv::sstable::{TableBuildOptions, TableBuilder};
+    /// let mut b = TableBuilder::new(Box::new(MemWritableFile::new()), "mem".into(), TableBuildOptions::default());
+    /// b.add(&internal_key::encode(b"b", 1, Kind::Put), b"v")?;
+    /// // Keys must increase: "a" after "b" is refused.
+    /// assert!(b.add(&internal_key::encode(b"a", 2, Kind::Put), b"v").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         self.check_usable()?;
         let parsed = key::parse(ikey).map_err(|e| {
@@ -225,6 +314,19 @@ impl TableBuilder {
     }
 
     /// Entries added so far.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::MemWritableFile;
+    /// use bloomkv::sstable::internal_key::{self, Kind};
+    /// use bloomkv::sstable::{TableBuildOptions, TableBuilder};
+    /// let mut b = TableBuilder::new(Box::new(MemWritableFile::new()), "mem".into(), TableBuildOptions::default());
+    /// b.add(&internal_key::encode(b"k", 1, Kind::Delete), b"")?;
+    /// assert_eq!(b.num_entries(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn num_entries(&self) -> u64 {
         self.props.entries
     }
@@ -259,6 +361,20 @@ impl TableBuilder {
     }
 
     /// Bytes written so far plus the size of the data block being built.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::MemWritableFile;
+    /// use bloomkv::sstable::internal_key::{self, Kind};
+    /// use bloomkv::sstable::{TableBuildOptions, TableBuilder};
+    /// let mut b = TableBuilder::new(Box::new(MemWritableFile::new()), "mem".into(), TableBuildOptions::default());
+    /// let before = b.estimated_file_size();
+    /// b.add(&internal_key::encode(b"k", 1, Kind::Put), &[7u8; 100])?;
+    /// assert!(b.estimated_file_size() > before);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn estimated_file_size(&self) -> u64 {
         self.offset + self.data.size_estimate() as u64
     }
@@ -311,6 +427,20 @@ impl TableBuilder {
     ///
     /// # Errors
     /// `Io` if a write or the sync fails; `InvalidArgument` if an earlier write failed.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use bloomkv::env::MemWritableFile;
+    /// use bloomkv::sstable::internal_key::{self, Kind};
+    /// use bloomkv::sstable::{TableBuildOptions, TableBuilder};
+    /// let mut b = TableBuilder::new(Box::new(MemWritableFile::new()), "mem".into(), TableBuildOptions::default());
+    /// b.add(&internal_key::encode(b"k", 1, Kind::Put), b"v")?;
+    /// let props = b.finish()?;
+    /// assert_eq!((props.entries, props.data_blocks), (1, 1));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn finish(mut self) -> Result<TableProperties> {
         self.check_usable()?;
         self.flush_data_block()?;

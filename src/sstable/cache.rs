@@ -185,6 +185,20 @@ impl Shard {
 }
 
 /// A sharded LRU cache of decoded blocks, bounded by a capacity in bytes.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use std::sync::Arc;
+/// use bloomkv::sstable::BlockCache;
+/// use bloomkv::sstable::block::{Block, BlockBuilder};
+/// let cache = BlockCache::new(1 << 20);
+/// let block = Arc::new(Block::new(BlockBuilder::new(16).finish())?);
+/// cache.insert(7, 0, Arc::clone(&block));
+/// assert!(cache.get(7, 0).is_some() && cache.get(7, 4096).is_none());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct BlockCache {
     shards: Vec<Mutex<Shard>>,
@@ -194,6 +208,13 @@ pub struct BlockCache {
 impl BlockCache {
     /// A cache holding at most `capacity_bytes` of block data (16 shards from 4 MiB up,
     /// one shard below). A block larger than its shard's share is never cached.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::BlockCache;
+    /// let cache = BlockCache::new(64 << 20);
+    /// assert_eq!(cache.capacity(), 64 << 20);
+    /// ```
     pub fn new(capacity_bytes: usize) -> BlockCache {
         let n = if capacity_bytes >= MIN_BYTES_FOR_SHARDING {
             SHARDS
@@ -221,12 +242,40 @@ impl BlockCache {
     }
 
     /// The block at `offset` of table `file_number`, if cached (marks it recently used).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::BlockCache;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// let cache = BlockCache::new(1 << 20);
+    /// cache.insert(1, 100, Arc::new(Block::new(BlockBuilder::new(16).finish())?));
+    /// assert!(cache.get(1, 100).is_some());
+    /// assert!(cache.get(2, 100).is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
         let key = (file_number, offset);
         self.shard(key).lock().touch(key)
     }
 
     /// Caches a block, evicting least recently used blocks of its shard as needed.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::BlockCache;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// let cache = BlockCache::new(1 << 20);
+    /// let block = Arc::new(Block::new(BlockBuilder::new(16).finish())?);
+    /// cache.insert(1, 0, Arc::clone(&block));
+    /// assert_eq!((cache.len(), cache.usage()), (1, block.size()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         let key = (file_number, offset);
         let displaced = self.shard(key).lock().insert(key, block);
@@ -242,6 +291,20 @@ impl BlockCache {
     }
 
     /// Drops one block if cached.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// use std::sync::Arc;
+    /// use bloomkv::sstable::BlockCache;
+    /// use bloomkv::sstable::block::{Block, BlockBuilder};
+    /// let cache = BlockCache::new(1 << 20);
+    /// cache.insert(1, 0, Arc::new(Block::new(BlockBuilder::new(16).finish())?));
+    /// cache.remove(1, 0);
+    /// assert!(cache.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn remove(&self, file_number: u64, offset: u64) {
         let key = (file_number, offset);
         let removed = self.shard(key).lock().remove(key);
@@ -249,21 +312,45 @@ impl BlockCache {
     }
 
     /// Bytes of blocks currently held.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::BlockCache;
+    /// assert_eq!(BlockCache::new(1 << 20).usage(), 0);
+    /// ```
     pub fn usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().usage).sum()
     }
 
     /// The capacity in bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::BlockCache;
+    /// assert_eq!(BlockCache::new(1 << 20).capacity(), 1 << 20);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Number of blocks currently held.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::BlockCache;
+    /// assert_eq!(BlockCache::new(1 << 20).len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().map.len()).sum()
     }
 
     /// True when nothing is cached.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::BlockCache;
+    /// assert!(BlockCache::new(1 << 20).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

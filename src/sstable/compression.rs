@@ -13,17 +13,59 @@ use crate::coding::{get_varint32, put_varint32};
 use crate::error::{Error, Result};
 
 /// Codec byte of a block stored as it is. DO NOT CHANGE: these values are on disk.
+///
+/// # Examples
+/// ```
+/// use bloomkv::Compression;
+/// use bloomkv::sstable::compression::CODEC_NONE;
+/// assert_eq!(Compression::None.codec_byte(), CODEC_NONE);
+/// ```
 pub const CODEC_NONE: u8 = 0;
 /// Codec byte of an LZ4 (block format, no frame) compressed block.
+///
+/// # Examples
+/// ```
+/// use bloomkv::Compression;
+/// use bloomkv::sstable::compression::CODEC_LZ4;
+/// assert_eq!(Compression::Lz4.codec_byte(), CODEC_LZ4);
+/// ```
 pub const CODEC_LZ4: u8 = 1;
 /// Codec byte of a Zstandard (one frame) compressed block.
+///
+/// # Examples
+/// ```
+/// use bloomkv::Compression;
+/// use bloomkv::sstable::compression::CODEC_ZSTD;
+/// assert_eq!(Compression::Zstd { level: 3 }.codec_byte(), CODEC_ZSTD);
+/// ```
 pub const CODEC_ZSTD: u8 = 2;
 
 /// The largest block the writer compresses (16 MiB), and so the largest decompressed size a
 /// reader accepts. Larger blocks (a single huge value) are stored raw.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::compression::{CODEC_LZ4, MAX_COMPRESSED_RAW_BYTES, decompress_block};
+/// // A stored block claiming more than the limit is refused before anything is allocated.
+/// let mut stored = Vec::new();
+/// let mut n = (MAX_COMPRESSED_RAW_BYTES + 1) as u32;
+/// while n >= 0x80 {
+///     stored.push((n as u8 & 0x7f) | 0x80);
+///     n >>= 7;
+/// }
+/// stored.push(n as u8);
+/// assert!(decompress_block(CODEC_LZ4, stored).unwrap_err().is_corruption());
+/// ```
 pub const MAX_COMPRESSED_RAW_BYTES: usize = 16 << 20;
 
 /// The zstd level used by [`Compression::Zstd`] when none is given (zstd's own default).
+///
+/// # Examples
+/// ```
+/// use bloomkv::Compression;
+/// use bloomkv::sstable::compression::ZSTD_DEFAULT_LEVEL;
+/// assert_eq!("zstd".parse::<Compression>(), Ok(Compression::Zstd { level: ZSTD_DEFAULT_LEVEL }));
+/// ```
 pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
 
 /// How the data blocks and the index block of a table are compressed.
@@ -58,6 +100,12 @@ pub enum Compression {
 
 impl Compression {
     /// The codec's short name: `none`, `lz4` or `zstd`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::Compression;
+    /// assert_eq!(Compression::Zstd { level: 9 }.name(), "zstd");
+    /// ```
     pub fn name(&self) -> &'static str {
         match self {
             Compression::None => "none",
@@ -67,6 +115,12 @@ impl Compression {
     }
 
     /// The codec byte written in the trailer of a block this setting compresses.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::Compression;
+    /// assert_eq!(Compression::Lz4.codec_byte(), 1);
+    /// ```
     pub fn codec_byte(&self) -> u8 {
         match self {
             Compression::None => CODEC_NONE,
@@ -187,6 +241,14 @@ pub(crate) fn compress_block(c: Compression, raw: &[u8], out: &mut Vec<u8>) -> u
 /// block's offset) for an unknown codec, a missing, zero or too large (over
 /// [`MAX_COMPRESSED_RAW_BYTES`]) raw length, a payload the codec rejects, or one that
 /// decompresses to a size other than the stored raw length.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::compression::{CODEC_NONE, CODEC_ZSTD, decompress_block};
+/// assert_eq!(decompress_block(CODEC_NONE, b"raw".to_vec()).unwrap(), b"raw");
+/// assert!(decompress_block(CODEC_ZSTD, vec![5, 1, 2, 3]).unwrap_err().is_corruption());
+/// assert!(decompress_block(9, vec![0]).is_err()); // no such codec
+/// ```
 pub fn decompress_block(codec: u8, stored: Vec<u8>) -> Result<Vec<u8>> {
     if codec == CODEC_NONE {
         return Ok(stored);

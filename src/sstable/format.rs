@@ -14,29 +14,124 @@ use crate::sstable::compression::{CODEC_NONE, decompress_block};
 /// range-deletion block); version 4 the prefix-filter block, and a table is written as
 /// version 4 only when it has one ([`PLAIN_FORMAT_VERSION`] otherwise). Tables of every
 /// earlier version stay readable.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::format::{FORMAT_VERSION, PLAIN_FORMAT_VERSION};
+/// assert!(FORMAT_VERSION > PLAIN_FORMAT_VERSION);
+/// ```
 pub const FORMAT_VERSION: u32 = 4;
 
 /// The version of a table written without a prefix filter: byte for byte what version 3
 /// writes, so such tables stay readable by builds that know version 3.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// use bloomkv::sstable::format::PLAIN_FORMAT_VERSION;
+/// // Built without a prefix extractor: the plain version.
+/// assert_eq!(table.properties().format_version, PLAIN_FORMAT_VERSION);
+/// # Ok(())
+/// # }
+/// ```
 pub const PLAIN_FORMAT_VERSION: u32 = 3;
 
 /// Identifies a bloomkv table; the last 8 bytes of every `.sst` file (little-endian).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// use bloomkv::sstable::format::TABLE_MAGIC;
+/// let bytes = std::fs::read(&path)?;
+/// assert_eq!(bytes[bytes.len() - 8..], TABLE_MAGIC.to_le_bytes());
+/// # Ok(())
+/// # }
+/// ```
 pub const TABLE_MAGIC: u64 = 0x626c_6f6f_6d6b_7631; // "bloomkv1" read as a big-endian number
 
 /// Bytes after every block: 1 codec byte + 4 bytes crc32.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::format::{BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, block_trailer};
+/// assert_eq!(block_trailer(b"contents", BLOCK_TYPE_RAW).len(), BLOCK_TRAILER_LEN);
+/// ```
 pub const BLOCK_TRAILER_LEN: usize = 5;
 
 /// Codec byte of an uncompressed block (the only one version 1 writes); the others are in
 /// [`crate::sstable::compression`].
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::format::{BLOCK_TYPE_RAW, block_trailer};
+/// assert_eq!(block_trailer(b"x", BLOCK_TYPE_RAW)[0], BLOCK_TYPE_RAW);
+/// ```
 pub const BLOCK_TYPE_RAW: u8 = CODEC_NONE;
 
 /// Width the two footer handles are zero-padded to (2 x 20 bytes, the longest two varints).
 const FOOTER_HANDLES_LEN: usize = 2 * BlockHandle::MAX_ENCODED_LEN;
 
 /// Total footer size: padded handles, format version, footer crc, magic.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::format::{BlockHandle, FOOTER_LEN, Footer};
+/// let h = BlockHandle { offset: 0, size: 0 };
+/// let footer = Footer { metaindex: h, index: h, format_version: 3 };
+/// assert_eq!(footer.encode().len(), FOOTER_LEN);
+/// ```
 pub const FOOTER_LEN: usize = FOOTER_HANDLES_LEN + 4 + 4 + 8;
 
 /// Where a block lives in the file: its first byte and its length, trailer excluded.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::sstable::format::BlockHandle;
+/// let h = BlockHandle { offset: 4096, size: 300 };
+/// assert_eq!(BlockHandle::decode_exact(&h.encode())?, h);
+/// assert_eq!(h.end_with_trailer(), Some(4096 + 300 + 5));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BlockHandle {
     /// Offset of the block's first byte.
@@ -47,15 +142,36 @@ pub struct BlockHandle {
 
 impl BlockHandle {
     /// Two varint64s take at most 20 bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::BlockHandle;
+    /// let h = BlockHandle { offset: u64::MAX, size: u64::MAX };
+    /// assert_eq!(h.encode().len(), BlockHandle::MAX_ENCODED_LEN);
+    /// ```
     pub const MAX_ENCODED_LEN: usize = 20;
 
     /// Appends the handle as two varints (offset, size).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::BlockHandle;
+    /// let mut out = vec![0xaa];
+    /// BlockHandle { offset: 1, size: 2 }.encode_to(&mut out);
+    /// assert_eq!(out, [0xaa, 1, 2]);
+    /// ```
     pub fn encode_to(&self, out: &mut Vec<u8>) {
         put_varint64(out, self.offset);
         put_varint64(out, self.size);
     }
 
     /// The handle as two varints.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::BlockHandle;
+    /// assert_eq!(BlockHandle { offset: 300, size: 5 }.encode(), [0xac, 0x02, 5]);
+    /// ```
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::MAX_ENCODED_LEN);
         self.encode_to(&mut out);
@@ -66,7 +182,7 @@ impl BlockHandle {
     ///
     /// # Errors
     /// `Corruption` (buffer-relative) on a bad varint.
-    pub fn decode_from(d: &mut Decoder<'_>) -> Result<BlockHandle> {
+    pub(crate) fn decode_from(d: &mut Decoder<'_>) -> Result<BlockHandle> {
         let offset = d.varint64()?;
         let size = d.varint64()?;
         Ok(BlockHandle { offset, size })
@@ -76,6 +192,13 @@ impl BlockHandle {
     ///
     /// # Errors
     /// `Corruption` (buffer-relative) on a bad varint or trailing bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::BlockHandle;
+    /// assert_eq!(BlockHandle::decode_exact(&[1, 2]).unwrap(), BlockHandle { offset: 1, size: 2 });
+    /// assert!(BlockHandle::decode_exact(&[1, 2, 3]).unwrap_err().is_corruption()); // trailing byte
+    /// ```
     pub fn decode_exact(bytes: &[u8]) -> Result<BlockHandle> {
         let mut d = Decoder::new(bytes);
         let h = Self::decode_from(&mut d)?;
@@ -89,6 +212,13 @@ impl BlockHandle {
     }
 
     /// Offset one past the block's trailer, or `None` on overflow.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::BlockHandle;
+    /// assert_eq!(BlockHandle { offset: 10, size: 20 }.end_with_trailer(), Some(35));
+    /// assert_eq!(BlockHandle { offset: u64::MAX, size: 1 }.end_with_trailer(), None);
+    /// ```
     pub fn end_with_trailer(&self) -> Option<u64> {
         self.offset
             .checked_add(self.size)?
@@ -97,6 +227,13 @@ impl BlockHandle {
 }
 
 /// The block checksum: crc32 over the stored block contents followed by the codec byte.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::format::{BLOCK_TYPE_RAW, block_crc, block_trailer};
+/// let trailer = block_trailer(b"data", BLOCK_TYPE_RAW);
+/// assert_eq!(trailer[1..], block_crc(b"data", BLOCK_TYPE_RAW).to_le_bytes());
+/// ```
 pub fn block_crc(contents: &[u8], block_type: u8) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(contents);
@@ -105,6 +242,13 @@ pub fn block_crc(contents: &[u8], block_type: u8) -> u32 {
 }
 
 /// The 5-byte trailer written after `stored`, the block's bytes as stored with `codec`.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::compression::CODEC_LZ4;
+/// use bloomkv::sstable::format::block_trailer;
+/// assert_eq!(block_trailer(b"lz4 bytes", CODEC_LZ4)[0], CODEC_LZ4);
+/// ```
 pub fn block_trailer(stored: &[u8], codec: u8) -> [u8; BLOCK_TRAILER_LEN] {
     let crc = block_crc(stored, codec);
     let c = crc.to_le_bytes();
@@ -121,6 +265,38 @@ pub fn block_trailer(stored: &[u8], codec: u8) -> [u8; BLOCK_TRAILER_LEN] {
 /// `Corruption` naming the file and the block's absolute offset on a bad handle, checksum
 /// mismatch, unknown codec byte or a compressed block that does not decompress to its stated
 /// size (see [`decompress_block`]); `Io` if the read fails.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// use bloomkv::sstable::format::{FOOTER_LEN, Footer, read_block};
+/// let file = StdEnv.open_random_access(&path)?;
+/// let end = file.size() - FOOTER_LEN as u64;
+/// let footer = Footer::decode(&file.read_at(end, FOOTER_LEN)?)?;
+/// let index = read_block(&*file, &path, footer.index, end)?; // checked, decompressed
+/// assert!(!index.is_empty());
+/// # Ok(())
+/// # }
+/// ```
 pub fn read_block(
     file: &dyn RandomAccessFile,
     path: &Path,
@@ -262,6 +438,20 @@ pub(crate) fn located_in_block(e: Error, path: &Path, handle: BlockHandle, codec
 }
 
 /// The fixed-size record at the end of every table.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::sstable::format::{BlockHandle, Footer};
+/// let footer = Footer {
+///     metaindex: BlockHandle { offset: 10, size: 20 },
+///     index: BlockHandle { offset: 35, size: 40 },
+///     format_version: 3,
+/// };
+/// assert_eq!(Footer::decode(&footer.encode())?, footer);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Footer {
     /// Where the metaindex block is.
@@ -274,6 +464,14 @@ pub struct Footer {
 
 impl Footer {
     /// The footer's `FOOTER_LEN` bytes.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::{BlockHandle, Footer, TABLE_MAGIC};
+    /// let h = BlockHandle { offset: 0, size: 1 };
+    /// let bytes = Footer { metaindex: h, index: h, format_version: 3 }.encode();
+    /// assert!(bytes.ends_with(&TABLE_MAGIC.to_le_bytes()));
+    /// ```
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(FOOTER_LEN);
         self.metaindex.encode_to(&mut out);
@@ -291,6 +489,15 @@ impl Footer {
     /// # Errors
     /// Buffer-relative `Corruption` for a wrong length, magic, checksum or handle;
     /// `UnsupportedVersion` (with an empty path; callers fill it in) for a newer version.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::format::{BlockHandle, Footer};
+    /// let h = BlockHandle { offset: 0, size: 1 };
+    /// let mut bytes = Footer { metaindex: h, index: h, format_version: 3 }.encode();
+    /// bytes[0] ^= 1; // the checksum catches it
+    /// assert!(Footer::decode(&bytes).unwrap_err().is_corruption());
+    /// ```
     pub fn decode(bytes: &[u8]) -> Result<Footer> {
         if bytes.len() != FOOTER_LEN {
             return Err(Error::corrupt_bytes(

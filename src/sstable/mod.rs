@@ -58,6 +58,14 @@ pub mod internal_key {
 }
 
 /// One range tombstone of a table: `(start, end, sequence)`.
+///
+/// # Examples
+/// ```
+/// use bloomkv::sstable::{RangeDeletion, decode_range_deletions};
+/// let block = [1, 1, b'a', 1, b'c', 9, 0, 0, 0, 0, 0, 0, 0];
+/// let t: Vec<RangeDeletion> = decode_range_deletions(&block).unwrap();
+/// assert_eq!(t[0], (b"a".to_vec(), b"c".to_vec(), 9));
+/// ```
 pub type RangeDeletion = (Vec<u8>, Vec<u8>, u64);
 
 /// Decodes and checks the contents of a range-deletion block (as

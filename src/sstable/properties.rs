@@ -13,6 +13,36 @@ use crate::error::{Error, Result};
 use crate::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
 
 /// What a table records about itself (returned by `TableBuilder::finish`, read by `Table::open`).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// let props = table.properties();
+/// assert_eq!((props.entries, props.deletions, props.data_blocks), (2, 0, 1));
+/// assert_eq!(props.filter_policy, BloomPolicy::NAME);
+/// assert_eq!(props.file_size, std::fs::metadata(&path)?.len());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableProperties {
     /// The table format version.
@@ -63,6 +93,33 @@ pub struct TableProperties {
 impl TableProperties {
     /// How much smaller the data blocks are stored: `data_raw_bytes / data_bytes`
     /// (1.0 for raw blocks or an empty table).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(table.properties().compression_ratio(), 1.0); // stored raw
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn compression_ratio(&self) -> f64 {
         if self.data_bytes == 0 {
             1.0
@@ -98,6 +155,36 @@ fn varint(v: u64) -> Vec<u8> {
 
 impl TableProperties {
     /// The properties block contents (without trailer).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// use bloomkv::sstable::TableProperties;
+    /// let props = table.properties();
+    /// let decoded = TableProperties::decode_block(props.encode_block())?;
+    /// assert_eq!((decoded.entries, &decoded.filter_policy), (props.entries, &props.filter_policy));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn encode_block(&self) -> Vec<u8> {
         let mut fields: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
         fields.insert(COMPRESSION, self.compression.as_bytes().to_vec());
@@ -136,6 +223,12 @@ impl TableProperties {
     ///
     /// # Errors
     /// Block-relative `Corruption` on a bad block, a missing field or a malformed value.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::sstable::TableProperties;
+    /// assert!(TableProperties::decode_block(vec![1, 2, 3]).is_err());
+    /// ```
     pub fn decode_block(data: Vec<u8>) -> Result<TableProperties> {
         let mut it = BlockIter::new(Arc::new(Block::new(data)?), bytewise);
         let mut fields: BTreeMap<Vec<u8>, (usize, Vec<u8>)> = BTreeMap::new();

@@ -27,6 +27,34 @@ use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
 
 /// How to open a table.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// // (the table was opened with the options above)
+/// assert!(table.has_filter());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct TableReadOptions {
     /// The table's file number: names it in the block cache.
@@ -41,6 +69,21 @@ pub struct TableReadOptions {
 
 /// What a table's key-range check and filter decided for one lookup (reported per table by
 /// [`Db::get_explained`](crate::Db::get_explained)).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::sstable::FilterVerdict;
+/// let dir = tempfile::tempdir()?;
+/// let db = bloomkv::Db::open(dir.path(), bloomkv::Options::default())?;
+/// db.put("apple", "red")?;
+/// db.put("cherry", "dark red")?;
+/// db.flush()?;
+/// let trace = db.get_explained("banana")?; // within the table's key range
+/// assert!(matches!(trace.tables[0].verdict, FilterVerdict::Absent | FilterVerdict::MayContain));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FilterVerdict {
     /// The user key lies outside the table's key range: nothing was checked or read.
@@ -78,6 +121,34 @@ pub(crate) struct IndexEntry {
 }
 
 /// An open, immutable table. `Send + Sync`: share it as `Arc<Table>`.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// # use std::sync::Arc;
+/// # use bloomkv::env::{Env, StdEnv};
+/// # use bloomkv::filter::BloomPolicy;
+/// # use bloomkv::sstable::internal_key::{self, Kind};
+/// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("000007.sst");
+/// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+/// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+/// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+/// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+/// # b.finish()?;
+/// # let read = TableReadOptions {
+/// #     file_number: 7,
+/// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+/// #     cache: None,
+/// #     counters: Arc::new(ReadCounters::default()),
+/// # };
+/// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+/// assert_eq!(table.properties().entries, 2);
+/// assert!(table.has_filter());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
@@ -217,6 +288,35 @@ impl Table {
     /// # Errors
     /// `Corruption` naming the file and absolute offset for any damage outside the filter;
     /// `UnsupportedVersion` for a newer format; `Io` if a read fails.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// // A table opened without a filter policy reads without its filter.
+    /// let plain = TableReadOptions { file_number: 7, filter: None, cache: None, counters: Arc::new(ReadCounters::default()) };
+    /// assert!(!Table::open(StdEnv.open_random_access(&path)?, plain)?.has_filter());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(file: Arc<dyn RandomAccessFile>, opts: TableReadOptions) -> Result<Table> {
         let path = file.path().to_path_buf();
         let size = file.size();
@@ -485,42 +585,258 @@ impl Table {
     }
 
     /// What the table records about itself; `file_size` is the file's length.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(internal_key::user_key(&table.properties().smallest_key), b"apple");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn properties(&self) -> &TableProperties {
         &self.props
     }
 
     /// The file number given at open.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(table.file_number(), 7);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn file_number(&self) -> u64 {
         self.file_number
     }
 
     /// The file path (for messages).
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(table.path(), path.as_path());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The policy whose filter lookups use, if any.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(table.filter_policy().map(|p| p.name()), Some(BloomPolicy::NAME));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn filter_policy(&self) -> Option<&Arc<dyn FilterPolicy>> {
         self.filter.as_ref().map(|(p, _)| p)
     }
 
     /// Whether lookups use a filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert!(table.has_filter());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn has_filter(&self) -> bool {
         self.filter.is_some()
     }
 
     /// Bytes held in memory for the filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert!(table.filter_memory() > 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn filter_memory(&self) -> usize {
         self.filter.as_ref().map_or(0, |(_, b)| b.len())
     }
 
     /// The false-positive rate the filter's own parameters predict; `None` without a filter.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert!(table.expected_fp_rate().unwrap() < 0.02);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn expected_fp_rate(&self) -> Option<f64> {
         let (policy, bytes) = self.filter.as_ref()?;
         policy.expected_fp_rate(bytes)
     }
 
     /// This table's (filter checks, filter false positives) since it was opened.
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> bloomkv::Result<()> {
+    /// # use std::sync::Arc;
+    /// # use bloomkv::env::{Env, StdEnv};
+    /// # use bloomkv::filter::BloomPolicy;
+    /// # use bloomkv::sstable::internal_key::{self, Kind};
+    /// # use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("000007.sst");
+    /// # let opts = TableBuildOptions { filter: Some(Arc::new(BloomPolicy::new(10))), ..Default::default() };
+    /// # let mut b = TableBuilder::new(StdEnv.create_writable(&path)?, path.clone(), opts);
+    /// # b.add(&internal_key::encode(b"apple", 1, Kind::Put), b"red")?;
+    /// # b.add(&internal_key::encode(b"pear", 2, Kind::Put), b"green")?;
+    /// # b.finish()?;
+    /// # let read = TableReadOptions {
+    /// #     file_number: 7,
+    /// #     filter: Some(Arc::new(BloomPolicy::new(10))),
+    /// #     cache: None,
+    /// #     counters: Arc::new(ReadCounters::default()),
+    /// # };
+    /// # let table = Table::open(StdEnv.open_random_access(&path)?, read)?;
+    /// assert_eq!(table.filter_stats(), (0, 0)); // no lookup yet
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn filter_stats(&self) -> (u64, u64) {
         (
             self.filter_checks.load(Relaxed),

@@ -6,12 +6,14 @@
 
 mod format;
 mod reader;
+mod sync_tracker;
 mod writer;
 
 #[cfg(any(test, feature = "internals"))]
 pub use format::{BLOCK_SIZE, HEADER_SIZE, RecordType};
 pub(crate) use format::{Physical, Problem, parse_at};
 pub use reader::{LogReader, RecoveryMode};
+pub(crate) use sync_tracker::LogSyncHandle;
 pub use writer::LogWriter;
 
 #[cfg(test)]

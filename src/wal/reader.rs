@@ -153,6 +153,26 @@ impl LogReader {
         ))
     }
 
+    /// Reads the log at `path` from `offset` on, which must be where a record starts (the
+    /// [`LogReader::valid_len`] of an earlier reader of the same log): how a log that is
+    /// still being appended to is read a piece at a time (a secondary's catch-up). Records
+    /// before `offset` are neither read nor checked.
+    ///
+    /// # Errors
+    /// As for [`LogReader::open`].
+    pub(crate) fn open_at(
+        env: &dyn Env,
+        path: &Path,
+        mode: RecoveryMode,
+        offset: u64,
+    ) -> Result<LogReader> {
+        let mut reader = LogReader::open(env, path, mode)?;
+        reader.pos = offset;
+        reader.valid_len = offset;
+        reader.last_record_offset = offset;
+        Ok(reader)
+    }
+
     fn over(source: Source, path: PathBuf, mode: RecoveryMode) -> LogReader {
         LogReader {
             source,
@@ -420,7 +440,6 @@ impl LogReader {
     /// The length of the prefix of the log that ends with the last complete record returned
     /// so far. After `next_record` returned `Ok(None)`, truncating the file to this length
     /// removes a torn tail so new records can be appended after good ones.
-    #[cfg(any(test, feature = "internals"))]
     pub fn valid_len(&self) -> u64 {
         self.valid_len
     }

@@ -1,23 +1,33 @@
 //! Appending records to a log.
 
-use crate::env::WritableFile;
+use std::sync::Arc;
+
+use crate::env::{SyncHandle, WritableFile};
 use crate::error::{Error, Result};
 
 use super::format::{BLOCK_SIZE, HEADER_SIZE, RecordType, encode_physical};
+use super::sync_tracker::{LogSyncHandle, SyncTracker};
 
 /// Appends logical records to a log file, cutting them into physical records that never
 /// cross a 32 KiB block boundary.
 ///
 /// After any failed append, flush or sync the writer refuses further work: it no longer knows
 /// which bytes reached the file (and after a failed fsync the kernel may have dropped dirty
-/// pages), so the log must be recovered by reading it, not by writing more.
+/// pages), so the log must be recovered by reading it, not by writing more. That includes a
+/// failed fsync made from another thread through [`LogWriter::sync_handle`].
 pub struct LogWriter {
     file: Box<dyn WritableFile>,
     /// Position inside the current block where the next byte goes; always `< BLOCK_SIZE`.
     block_offset: usize,
     failed: bool,
+    /// A stand-in for an abandoned log ([`LogWriter::closed`]).
+    closed: bool,
     /// Reused to assemble a record's bytes so each record is one `append` call.
     scratch: Vec<u8>,
+    /// How far the log is durable, shared with the handles that sync it from other threads.
+    tracker: Arc<SyncTracker>,
+    /// The file's sync handle, asked for once (`None` inside: the file has none).
+    handle: Option<Option<SyncHandle>>,
 }
 
 impl std::fmt::Debug for LogWriter {
@@ -39,17 +49,37 @@ impl LogWriter {
     /// inside the block its length ends in, so block alignment holds for the whole file.
     pub fn new(file: Box<dyn WritableFile>) -> LogWriter {
         let block_offset = (file.len() % BLOCK_SIZE as u64) as usize;
+        let tracker = Arc::new(SyncTracker::default());
+        // What the file held when it was opened was written by an earlier writer.
+        tracker.set_acknowledged(file.len());
         LogWriter {
             file,
             block_offset,
             failed: false,
+            closed: false,
             scratch: Vec::new(),
+            tracker,
+            handle: None,
         }
     }
 
-    /// See [`WritableFile::sync_handle`].
-    pub(crate) fn sync_handle(&self) -> Option<crate::env::SyncHandle> {
-        self.file.sync_handle()
+    /// Records that the first `len` bytes (all flushed) hold acknowledged records: what a
+    /// [`LogWriter::sync_handle`] caller syncs up to ([`LogSyncHandle::acknowledged_len`]).
+    pub(crate) fn acknowledged(&self, len: u64) {
+        self.tracker.set_acknowledged(len);
+    }
+
+    /// A handle that makes bytes already flushed to the OS durable from another thread while
+    /// this writer keeps appending (`None` if the file cannot do that; see
+    /// [`WritableFile::sync_handle`]). It shares this log's sync record: fsyncs through it and
+    /// through [`LogWriter::sync`] coalesce, and a failure of either fails both for good.
+    pub(crate) fn sync_handle(&mut self) -> Option<LogSyncHandle> {
+        let file = &self.file;
+        let handle = self.handle.get_or_insert_with(|| file.sync_handle());
+        handle.as_ref().map(|h| LogSyncHandle {
+            tracker: Arc::clone(&self.tracker),
+            handle: Arc::clone(h),
+        })
     }
 
     /// A writer that refuses all work: what stands in for a log abandoned after a failure.
@@ -58,8 +88,16 @@ impl LogWriter {
             file: Box::new(crate::env::MemWritableFile::new()),
             block_offset: 0,
             failed: true,
+            closed: true,
             scratch: Vec::new(),
+            tracker: Arc::default(),
+            handle: None,
         }
+    }
+
+    /// Whether this is the stand-in for an abandoned log ([`LogWriter::closed`]).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// Appends one logical record (of any length, including zero). The bytes are buffered:
@@ -126,20 +164,26 @@ impl LogWriter {
         r
     }
 
-    /// Flushes, then forces every appended record to stable storage.
+    /// Flushes, then forces every appended record to stable storage (no fsync if one made
+    /// through a [`LogWriter::sync_handle`] already covered them).
     ///
     /// # Errors
     /// The file's write or sync error; [`Error::WritesStopped`] if an earlier call failed.
     pub fn sync(&mut self) -> Result<()> {
         self.check_usable()?;
-        let r = self.file.sync();
+        let file = &mut self.file;
+        let r = file.flush().and_then(|()| {
+            let len = file.len();
+            self.tracker.sync_to(len, || file.sync())
+        });
         self.failed = r.is_err();
         r
     }
 
-    /// Whether an earlier append, flush or sync failed, so the writer refuses all work.
+    /// Whether an earlier append, flush or sync failed (here or through a sync handle), so
+    /// the writer refuses all work.
     pub(crate) fn has_failed(&self) -> bool {
-        self.failed
+        self.failed || self.tracker.has_failed()
     }
 
     /// Bytes in the log so far (including anything still buffered).
@@ -154,7 +198,7 @@ impl LogWriter {
     }
 
     fn check_usable(&self) -> Result<()> {
-        if self.failed {
+        if self.has_failed() {
             return Err(Error::WritesStopped(
                 "an earlier write or sync of this log failed; which bytes reached the disk is unknown"
                     .to_string(),

@@ -15,6 +15,8 @@ use parking_lot::{Condvar, Mutex};
 #[derive(Debug, Default)]
 pub struct GateEnv {
     held: Mutex<BTreeSet<u64>>,
+    /// Tables numbered this or higher are held too (tables not written yet).
+    held_from: Mutex<Option<u64>>,
     /// Table numbers a reader is waiting for right now.
     waiting: Mutex<BTreeSet<u64>>,
     changed: Condvar,
@@ -30,6 +32,17 @@ impl GateEnv {
         self.held.lock().extend(numbers);
     }
 
+    /// Holds readers of every table numbered above `number` (so of tables still to be
+    /// written: a flush or compaction opens its output to verify it, and is held there)
+    /// until [`GateEnv::release_all`].
+    pub fn hold_tables_after(&self, number: u64) {
+        *self.held_from.lock() = Some(number + 1);
+    }
+
+    fn is_held(&self, n: u64) -> bool {
+        self.held.lock().contains(&n) || self.held_from.lock().is_some_and(|from| n >= from)
+    }
+
     /// A guard that lets every held reader go when dropped: declared after the database, it
     /// is dropped first, so a failing assertion fails the test instead of leaving the
     /// database's drop waiting forever for a compaction held at the gate.
@@ -40,6 +53,7 @@ impl GateEnv {
     /// Lets every held reader go.
     pub fn release_all(&self) {
         self.held.lock().clear();
+        *self.held_from.lock() = None;
         let _w = self.waiting.lock();
         self.changed.notify_all();
     }
@@ -81,12 +95,12 @@ impl Env for GateEnv {
     }
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         if let Some(n) = Self::table_number(path)
-            && self.held.lock().contains(&n)
+            && self.is_held(n)
         {
             let mut waiting = self.waiting.lock();
             waiting.insert(n);
             self.changed.notify_all();
-            while self.held.lock().contains(&n) {
+            while self.is_held(n) {
                 self.changed.wait(&mut waiting);
             }
             waiting.remove(&n);

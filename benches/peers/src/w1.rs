@@ -1,6 +1,6 @@
 //! W1 (docs/WORKLOAD.md): 1M keys in random order, 100-byte random values, warm page
 //! cache; per phase ops/s and read syscalls per op (seekrandom: seeks per second, each
-//! seek reading 11 keys).
+//! seek reading 11 keys), and for the writing phases the longest put.
 
 use std::time::Instant;
 
@@ -13,6 +13,8 @@ pub struct PhaseResult {
     pub ops: u64,
     pub secs: f64,
     pub syscr: Option<u64>,
+    /// The slowest single put (fill and overwrite only).
+    pub longest_put_ns: Option<u64>,
 }
 
 impl PhaseResult {
@@ -42,7 +44,31 @@ fn phase(name: &'static str, ops: u64, body: impl FnOnce() -> Res<u64>) -> Res<P
         ops: if done > 0 { done } else { ops },
         secs,
         syscr,
+        longest_put_ns: None,
     })
+}
+
+/// Puts `kv(i)` for each of the `n` indices `indices`, as one timed phase that also
+/// records the slowest put.
+fn put_phase(
+    name: &'static str,
+    e: &mut dyn Engine,
+    n: u64,
+    indices: impl Iterator<Item = u64>,
+    mut kv: impl FnMut(u64) -> ([u8; 16], [u8; 100]),
+) -> Res<PhaseResult> {
+    let mut longest = 0u64;
+    let mut r = phase(name, n, || {
+        for i in indices {
+            let (k, v) = kv(i);
+            let t = Instant::now();
+            e.put(&k, &v)?;
+            longest = longest.max(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        }
+        Ok(0)
+    })?;
+    r.longest_put_ns = Some(longest);
+    Ok(r)
 }
 
 pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Vec<PhaseResult>> {
@@ -50,12 +76,9 @@ pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Vec<PhaseResult>> {
     let mut rng = SplitMix64::new(mix(s.seed ^ 0x5731));
     let mut v = [0u8; 100];
     let mut out = Vec::new();
-    out.push(phase("fillrandom", s.keys, || {
-        for i in 0..s.keys {
-            ks.value(i, 0, &mut v);
-            e.put(&ks.key(i), &v)?;
-        }
-        Ok(0)
+    out.push(put_phase("fillrandom", e, s.keys, 0..s.keys, |i| {
+        ks.value(i, 0, &mut v);
+        (ks.key(i), v)
     })?);
     out.push(phase("flush", 1, || e.settle().map(|_| 0))?);
     out.push(phase("reopen", 1, || e.reopen().map(|_| 0))?);
@@ -91,26 +114,34 @@ pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Vec<PhaseResult>> {
         Ok(0)
     })?);
     let targets = distinct_indices(s.keys, s.gets, &mut rng);
-    out.push(phase("overwrite", targets.len() as u64, || {
-        for &i in &targets {
+    out.push(put_phase(
+        "overwrite",
+        e,
+        targets.len() as u64,
+        targets.iter().copied(),
+        |i| {
             ks.value(i, 1, &mut v);
-            e.put(&ks.key(i), &v)?;
-        }
-        Ok(0)
-    })?);
+            (ks.key(i), v)
+        },
+    )?);
     Ok(out)
 }
 
 pub fn print(results: &[(&'static str, Vec<PhaseResult>)]) {
     for (name, r) in results {
         println!("\n{name}");
-        println!("{:<12} {:>12} {:>10}", "phase", "ops/s", "syscr/op");
+        println!(
+            "{:<12} {:>12} {:>10} {:>16}",
+            "phase", "ops/s", "syscr/op", "longest put ms"
+        );
         for p in r {
             println!(
-                "{:<12} {:>12.0} {:>10}",
+                "{:<12} {:>12.0} {:>10} {:>16}",
                 p.name,
                 p.ops_per_sec(),
-                p.syscr_per_op().map_or("-".into(), |x| format!("{x:.4}"))
+                p.syscr_per_op().map_or("-".into(), |x| format!("{x:.4}")),
+                p.longest_put_ns
+                    .map_or("-".into(), |ns| format!("{:.2}", ns as f64 / 1e6))
             );
         }
     }

@@ -20,6 +20,11 @@ impl Latencies {
         self.nanos.push(u32::try_from(nanos).unwrap_or(u32::MAX));
     }
 
+    /// Adds every operation `other` recorded (e.g. another thread's).
+    pub fn extend(&mut self, other: &Latencies) {
+        self.nanos.extend_from_slice(&other.nanos);
+    }
+
     /// The `q`-quantile (0..=1) in nanoseconds, nearest rank; `None` without operations.
     pub fn quantile(&mut self, q: f64) -> Option<u64> {
         if self.nanos.is_empty() {

@@ -23,8 +23,8 @@ pub use evict::evict_dir;
 pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
 pub use procio::ProcIo;
-pub use report::{compare_table, json_string};
-pub use svg::sweep_chart;
+pub use report::{compare_table, fmt_duration, headline, json_string};
+pub use svg::{runs_chart, sweep_chart};
 
 use bloomkv::Db;
 use bloomkv::Stats;
@@ -405,6 +405,69 @@ pub struct LevelReport {
     pub measured_fpr: Option<f64>,
 }
 
+/// Bytes written per cause, as the engine counts them ([`Stats`]): where the write
+/// amplification comes from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WriteBreakdown {
+    /// User data written: keys and values (the denominator of every ratio here, and of the
+    /// report's device write amplification).
+    pub user_bytes: u64,
+    /// The encoded write batches (the user data with each batch's header and lengths).
+    pub batch_bytes: u64,
+    /// Bytes appended to WALs.
+    pub wal_bytes: u64,
+    /// Bytes of level-0 tables written by flushes.
+    pub flush_bytes: u64,
+    /// Per level (index = level): bytes of tables compactions wrote into it.
+    pub compaction_bytes: Vec<u64>,
+    /// Per level: compactions that wrote into it.
+    pub compactions: Vec<u64>,
+    /// Bytes of tables rewritten by re-filters.
+    pub refilter_bytes: u64,
+    /// Tables moved down unchanged (nothing written for them).
+    pub trivial_moves: u64,
+    /// Bytes of those tables.
+    pub trivial_move_bytes: u64,
+}
+
+impl WriteBreakdown {
+    /// The split of `s`'s counters, for `user_bytes` of keys and values written.
+    pub fn of(s: &Stats, user_bytes: u64) -> WriteBreakdown {
+        WriteBreakdown {
+            user_bytes,
+            batch_bytes: s.user_bytes_written,
+            wal_bytes: s.wal_bytes_written,
+            flush_bytes: s.flush_bytes_written,
+            compaction_bytes: s
+                .levels
+                .iter()
+                .map(|l| l.compaction_bytes_written)
+                .collect(),
+            compactions: s.levels.iter().map(|l| l.compactions).collect(),
+            refilter_bytes: s.refilter_bytes_written,
+            trivial_moves: s.trivial_moves,
+            trivial_move_bytes: s.trivial_move_bytes,
+        }
+    }
+
+    /// Every byte written: WAL, flushes, compactions and re-filters.
+    pub fn total(&self) -> u64 {
+        self.wal_bytes
+            + self.flush_bytes
+            + self.compaction_bytes.iter().sum::<u64>()
+            + self.refilter_bytes
+    }
+
+    /// `bytes` per user byte (0 before any write).
+    pub fn per_user_byte(&self, bytes: u64) -> f64 {
+        if self.user_bytes == 0 {
+            0.0
+        } else {
+            bytes as f64 / self.user_bytes as f64
+        }
+    }
+}
+
 /// Absent-key lookups in detail.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AbsentReport {
@@ -464,6 +527,8 @@ pub struct W1Report {
     pub filter_bits_per_key: f64,
     /// Write amplification of the fill (table bytes written per user byte).
     pub write_amplification: f64,
+    /// Bytes the engine wrote during fill, flush and settle, per cause.
+    pub writes: WriteBreakdown,
     /// Bytes the process sent to the device during fill and flush (WAL and tables, after
     /// the page cache) per byte of user data (keys and values); 0 where not accounted.
     pub device_write_amplification: f64,
@@ -755,6 +820,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
             0.0
         },
         write_amplification: settled.write_amplification(),
+        writes: WriteBreakdown::of(&settled, user_bytes),
         absent: absent.0,
     })
 }

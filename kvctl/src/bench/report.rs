@@ -24,6 +24,28 @@ fn fmt_rate(x: f64) -> String {
     }
 }
 
+/// A duration for people: microseconds, milliseconds or seconds.
+pub fn fmt_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} us", s * 1e6)
+    }
+}
+
+/// A phase's rate, or `-` for a phase of one operation (flush, reopen): its time is what
+/// says how it went, in the time column.
+fn phase_rate(p: &Phase) -> String {
+    if p.ops <= 1 {
+        "-".into()
+    } else {
+        fmt_rate(p.ops_per_sec())
+    }
+}
+
 fn fmt_opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
 }
@@ -32,10 +54,11 @@ fn phase_row(out: &mut String, p: &Phase) {
     let e = &p.engine;
     let _ = writeln!(
         out,
-        "{:<12} {:>9} {:>10} {:>9} {:>9} {:>9} {:>11.4} {:>10.1} {:>9} {:>10}",
+        "{:<12} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>11.4} {:>10.1} {:>9} {:>10}",
         p.name,
         p.ops,
-        fmt_rate(p.ops_per_sec()),
+        fmt_duration(p.elapsed),
+        phase_rate(p),
         fmt_ns(p.p50_ns),
         fmt_ns(p.p99_ns),
         fmt_ns(p.p999_ns),
@@ -67,9 +90,10 @@ impl fmt::Display for W1Report {
         );
         let _ = writeln!(
             out,
-            "{:<12} {:>9} {:>10} {:>9} {:>9} {:>9} {:>11} {:>10} {:>9} {:>10}",
+            "{:<12} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>11} {:>10} {:>9} {:>10}",
             "phase",
             "ops",
+            "time",
             "ops/s",
             "p50 us",
             "p99 us",
@@ -100,6 +124,31 @@ impl fmt::Display for W1Report {
             } else {
                 fmt_ns(Some(self.longest_put_ns))
             },
+        );
+        let w = &self.writes;
+        let levels: Vec<String> = w
+            .compaction_bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b > 0)
+            .map(|(l, b)| format!("L{l} {:.2}", w.per_user_byte(*b)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "bytes written per byte of keys and values, fill+settle (engine's count): WAL {:.2}, flush {:.2}, \
+             compaction into {}, re-filter {:.2}; total {:.2}; trivial moves {} ({:.1} MiB moved, \
+             none written)",
+            w.per_user_byte(w.wal_bytes),
+            w.per_user_byte(w.flush_bytes),
+            if levels.is_empty() {
+                "none".to_string()
+            } else {
+                levels.join(", ")
+            },
+            w.per_user_byte(w.refilter_bytes),
+            w.per_user_byte(w.total()),
+            w.trivial_moves,
+            w.trivial_move_bytes as f64 / (1 << 20) as f64,
         );
         let _ = writeln!(
             out,
@@ -164,8 +213,8 @@ pub fn compare_table(a: &W1Report, b: &W1Report) -> String {
         out,
         "{:<12} {:>22} {:>22} {:>22} {:>22}",
         "phase",
-        format!("ops/s {}", a.label),
-        format!("ops/s {}", b.label),
+        format!("ops/s (time) {}", a.label),
+        format!("ops/s (time) {}", b.label),
         format!("blocks/op {}", a.label),
         format!("blocks/op {}", b.label),
     );
@@ -175,8 +224,8 @@ pub fn compare_table(a: &W1Report, b: &W1Report) -> String {
                 out,
                 "{:<12} {:>22} {:>22} {:>22.4} {:>22.4}",
                 pa.name,
-                fmt_rate(pa.ops_per_sec()),
-                fmt_rate(pb.ops_per_sec()),
+                rate_or_time(pa),
+                rate_or_time(pb),
                 pa.per_op(pa.engine.data_blocks_read),
                 pb.per_op(pb.engine.data_blocks_read),
             );
@@ -201,6 +250,71 @@ pub fn compare_table(a: &W1Report, b: &W1Report) -> String {
         a.label, b.label
     );
     out
+}
+
+/// A phase's rate, or its time for a phase of one operation.
+fn rate_or_time(p: &Phase) -> String {
+    if p.ops <= 1 {
+        fmt_duration(p.elapsed)
+    } else {
+        fmt_rate(p.ops_per_sec())
+    }
+}
+
+/// What the benchmark shows, in two lines to read first: data blocks an absent get reads
+/// with filters and without, and the speed-up of absent gets. From the runs with and without
+/// filters when both are there (the default mode), else from what one run or a sweep gives.
+pub fn headline(reports: &[W1Report]) -> String {
+    let absent_rate = |r: &W1Report| r.phase("get_absent").map_or(0.0, |p| p.ops_per_sec());
+    let blocks = |r: &W1Report| r.absent.measured_blocks_per_get;
+    let with = reports.iter().find(|r| r.bits_per_key > 0.0);
+    let without = reports.iter().find(|r| r.bits_per_key <= 0.0);
+    match (with, without) {
+        (Some(w), Some(o)) if reports.len() <= 3 => {
+            let fewer = if blocks(w) > 0.0 {
+                format!("{:.1}x fewer", blocks(o) / blocks(w))
+            } else {
+                "none with filters".to_string()
+            };
+            let (rw, ro) = (absent_rate(w), absent_rate(o));
+            format!(
+                "headline: an absent get reads {:.4} data blocks with filters ({:.2} bits/key) \
+                 vs {:.4} without: {fewer}; absent gets {}/s vs {}/s ({:.2}x as fast)\n",
+                blocks(w),
+                w.filter_bits_per_key,
+                blocks(o),
+                fmt_rate(rw),
+                fmt_rate(ro),
+                rw / ro.max(f64::MIN_POSITIVE)
+            )
+        }
+        (Some(_), Some(_)) => {
+            // A sweep: the ends of the range.
+            let (first, last) = (&reports[0], &reports[reports.len() - 1]);
+            format!(
+                "headline: an absent get reads {:.4} data blocks at {} bits/key and {:.4} at {} \
+                 bits/key; absent gets {}/s and {}/s\n",
+                blocks(first),
+                first.bits_per_key,
+                blocks(last),
+                last.bits_per_key,
+                fmt_rate(absent_rate(first)),
+                fmt_rate(absent_rate(last))
+            )
+        }
+        _ => match reports.first() {
+            Some(r) => format!(
+                "headline: an absent get reads {:.4} data blocks ({:.4} expected from the \
+                 filters' rates) at {:.2} bits/key, {}/s; run without --single to compare with \
+                 no filters\n",
+                blocks(r),
+                r.absent.expected_blocks_per_get,
+                r.filter_bits_per_key,
+                fmt_rate(absent_rate(r))
+            ),
+            None => String::new(),
+        },
+    }
 }
 
 /// The report as one JSON object.
@@ -267,6 +381,18 @@ pub fn json_string(r: &W1Report) -> String {
         "filter_bytes": r.filter_bytes,
         "filter_bits_per_key": r.filter_bits_per_key,
         "write_amplification": r.write_amplification,
+        "writes": {
+            "user_bytes": r.writes.user_bytes,
+            "batch_bytes": r.writes.batch_bytes,
+            "wal_bytes": r.writes.wal_bytes,
+            "flush_bytes": r.writes.flush_bytes,
+            "compaction_bytes_per_level": r.writes.compaction_bytes,
+            "compactions_per_level": r.writes.compactions,
+            "refilter_bytes": r.writes.refilter_bytes,
+            "trivial_moves": r.writes.trivial_moves,
+            "trivial_move_bytes": r.writes.trivial_move_bytes,
+            "total_bytes": r.writes.total(),
+        },
         "device_write_amplification": r.device_write_amplification,
         "bytes_on_disk": r.bytes_on_disk,
         "space_amplification": r.space_amplification,

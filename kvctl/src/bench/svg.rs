@@ -168,3 +168,90 @@ pub fn sweep_chart(reports: &[W1Report]) -> String {
     s.push_str("</svg>\n");
     s
 }
+
+/// One run's bars in [`runs_chart`].
+fn run_row(s: &mut String, y: f64, label: &str, bars: &[(f64, f64, &str)]) {
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+        PAD * 3.4,
+        y + 13.0,
+        xml_text(label)
+    );
+    for (i, &(x0, len, text)) in bars.iter().enumerate() {
+        let color = if i == 0 { "#1f77b4" } else { "#2ca02c" };
+        let _ = write!(
+            s,
+            r#"<rect x="{x0:.1}" y="{y:.1}" width="{:.1}" height="18" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="11">{text}</text>"#,
+            len.max(1.0),
+            x0 + len.max(1.0) + 4.0,
+            y + 13.0
+        );
+    }
+}
+
+/// `text` with the characters XML gives a meaning escaped.
+fn xml_text(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The runs of one `kvctl bench` (configured, no filters, other allocation; or one run) side
+/// by side as an SVG document: data blocks per absent get (log scale: with filters they are
+/// hundreds of times fewer) and absent gets per second.
+pub fn runs_chart(reports: &[W1Report]) -> String {
+    let row_h = 34.0;
+    let height = 70.0 + row_h * reports.len() as f64;
+    let left0 = PAD * 3.6;
+    let span = W - PAD * 1.4;
+    let right0 = left0 + W;
+    // Room after the right bars for their labels.
+    let width = right0 + span + 90.0;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
+    );
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="20" font-weight="bold">data blocks per absent get (log)</text><text x="{}" y="20" font-weight="bold">absent gets per second</text>"#,
+        left0, right0
+    );
+    let blocks: Vec<f64> = reports
+        .iter()
+        .map(|r| r.absent.measured_blocks_per_get)
+        .collect();
+    // Log scale from 1e-4 blocks (a bar's foot) up to the largest figure.
+    let (floor, top) = (1e-4f64, blocks.iter().copied().fold(1.0, f64::max));
+    let log_len = |v: f64| {
+        ((v.max(floor).log10() - floor.log10()) / (top.log10() - floor.log10())).clamp(0.0, 1.0)
+            * span
+    };
+    let rates: Vec<f64> = reports
+        .iter()
+        .map(|r| r.phase("get_absent").map_or(0.0, |p| p.ops_per_sec()))
+        .collect();
+    let fastest = rates.iter().copied().fold(1.0, f64::max);
+    for (i, r) in reports.iter().enumerate() {
+        let y = 36.0 + row_h * i as f64;
+        let b = format!("{:.4}", blocks[i]);
+        let q = format!("{:.0}/s", rates[i]);
+        run_row(
+            &mut s,
+            y,
+            &r.label,
+            &[
+                (left0, log_len(blocks[i]), &b),
+                (right0, rates[i] / fastest * span, &q),
+            ],
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{left0}" y="{}" font-size="10">{} keys, {}; measured over the get_absent phase</text>"#,
+        height - 10.0,
+        reports.first().map_or(0, |r| r.keys),
+        reports.first().map_or("", |r| r.workload)
+    );
+    s.push_str("</svg>\n");
+    s
+}

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use bloomkv::Compression;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use kvctl::bench::{
-    FilterKind, Progress, W1Config, W1Report, Workload, json_string, print_trio, run_sweep,
-    run_trio, run_w1,
+    FilterKind, Progress, W1Config, W1Report, Workload, headline, json_string, print_trio,
+    run_sweep, run_trio, run_w1, runs_chart,
 };
 
 use crate::args::GlobalArgs;
@@ -23,12 +23,13 @@ use crate::progress;
 /// and `_` separators: `--keys 200k`, `--block-cache 64M`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The benchmark never touches --db/$KVCTL_DB: it writes a fresh \
-    database into a temporary directory (deleted afterwards) or into --dir (kept). Without \
-    --single or --sweep it runs three times: as configured, with filters off, and with the \
-    other filter allocation (uniform <-> Monkey) at the same memory. --workload w2 is one \
-    run (as --single) with W2's sizes, compressible values and the page cache evicted before \
-    the reopen; --keys and the other flags scale it."
+    after_help = "The benchmark never touches a database of yours: it writes a fresh one \
+    into a temporary directory (deleted afterwards) or into --dir (kept). Without --single or \
+    --sweep it runs three times: as configured, with filters off, and with the other filter \
+    allocation (uniform <-> Monkey) at the same memory. --workload w2 is one run (as \
+    --single) with W2's sizes, compressible values and the page cache evicted before the \
+    reopen; --keys and the other flags scale it. The results (results.json) and a chart \
+    (read_amplification.svg; --sweep adds results.csv) go into --out unless --no-files."
 )]
 pub struct Args {
     /// The workload: w1 (1M keys, warm page cache) or w2 (50M keys, values that compress
@@ -91,18 +92,16 @@ pub struct Args {
     /// Only the configured run (no filters-off and other-allocation runs).
     #[arg(long, conflicts_with = "sweep")]
     pub single: bool,
-    /// Run at 0, 2, ..., 16 bits/key and write results.csv and read_amplification.svg into
-    /// --out.
+    /// Run at 0, 2, ..., 16 bits/key (and write results.csv too).
     #[arg(long)]
     pub sweep: bool,
-    /// Where --sweep writes its CSV and SVG.
-    #[arg(
-        long,
-        default_value = "bench-out",
-        value_name = "DIR",
-        requires = "sweep"
-    )]
+    /// Where the results (results.json) and the chart (read_amplification.svg) go; created
+    /// if missing.
+    #[arg(long, default_value = "bench-out", value_name = "DIR")]
     pub out: PathBuf,
+    /// Write no files: the results only on stdout.
+    #[arg(long, conflicts_with = "out")]
+    pub no_files: bool,
     /// JSON for scripts: one object with --single, else an array of one object per run.
     #[arg(long)]
     pub json: bool,
@@ -138,8 +137,8 @@ impl Args {
     }
 }
 
-/// Runs the benchmark the flags ask for and prints its tables (or JSON) on stdout;
-/// progress goes to stderr. `--db` is ignored.
+/// Runs the benchmark the flags ask for and prints its headline and tables (or JSON) on
+/// stdout, and writes its files; progress goes to stderr.
 pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     if let Some(bytes) = a.block_cache
         && usize::try_from(bytes).is_err()
@@ -147,6 +146,11 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
         return Err(CliError::Usage(format!(
             "--block-cache {bytes} does not fit in memory"
         )));
+    }
+    if a.keys == Some(0) {
+        return Err(CliError::Usage(
+            "--keys 0: the benchmark needs at least one key to fill the database with".into(),
+        ));
     }
     // Held until the end of `run`: dropping it deletes the temporary database.
     let scratch;
@@ -160,14 +164,17 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let bars = MultiProgress::new();
     let mut cfg = a.config(&dir);
     cfg.progress = Some(phase_progress(&bars));
-    if a.sweep {
+    let files = (!a.no_files).then_some(a.out.as_path());
+    if let Some(dir) = files {
         // Fail before minutes of runs, not after, if the results cannot be written.
-        std::fs::create_dir_all(&a.out)
-            .map_err(|e| CliError::Database(format!("creating {}: {e}", a.out.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::Database(format!("creating {}: {e}", dir.display())))?;
     }
     let mut text = Vec::new();
+    let reports;
     if a.sweep {
-        let reports = sweep(&cfg, &a.out, a.json, &mut text)?;
+        let sweep_dir = files.map_or_else(|| dir.join("sweep-files"), Path::to_path_buf);
+        reports = sweep(&cfg, &sweep_dir, files.is_some(), a.json, &mut text)?;
         if a.json {
             write_json_array(&reports, &mut text);
         }
@@ -181,8 +188,10 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             text.extend_from_slice(json_string(&report).as_bytes());
             text.push(b'\n');
         } else {
+            text.extend_from_slice(headline(std::slice::from_ref(&report)).as_bytes());
             text.extend_from_slice(report.to_string().as_bytes());
         }
+        reports = vec![report];
     } else {
         // run_trio skips the "Monkey without filters" combination: two runs at 0 bits/key.
         let bar = Steps::new(
@@ -190,13 +199,46 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             &bars,
             cfg.workload,
         );
-        let reports = run_trio(&cfg, |label| bar.start(label)).map_err(bench_error);
+        let done = run_trio(&cfg, |label| bar.start(label)).map_err(bench_error);
         bar.finish();
-        print_trio(&reports?, a.json, &mut text).map_err(bench_error)?;
+        reports = done?;
+        if !a.json {
+            text.extend_from_slice(headline(&reports).as_bytes());
+        }
+        print_trio(&reports, a.json, &mut text).map_err(bench_error)?;
+    }
+    if let Some(dir) = files {
+        let written = write_files(dir, &reports, !a.sweep)?;
+        if a.json {
+            eprintln!("kvctl bench: wrote {written}");
+        } else {
+            text.extend_from_slice(format!("wrote {written}\n").as_bytes());
+        }
     }
     let mut out = Out::new();
     out.bytes(&text)?;
     out.flush()
+}
+
+/// Writes results.json (every run) and, unless a sweep wrote its own, the runs' chart into
+/// `dir`; returns what it wrote, for the closing line.
+fn write_files(dir: &Path, reports: &[W1Report], chart: bool) -> Result<String, CliError> {
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes)
+            .map_err(|e| CliError::Database(format!("writing {}: {e}", path.display())))?;
+        Ok::<_, CliError>(path.display().to_string())
+    };
+    let mut json = Vec::new();
+    write_json_array(reports, &mut json);
+    let mut wrote = vec![write("results.json", &json)?];
+    if chart {
+        wrote.push(write(
+            "read_amplification.svg",
+            runs_chart(reports).as_bytes(),
+        )?);
+    }
+    Ok(wrote.join(" and "))
 }
 
 /// The sweep: its runs behind a progress bar, then one line per bits/key and the files it
@@ -204,6 +246,7 @@ pub fn run(_g: &GlobalArgs, a: Args) -> Result<(), CliError> {
 fn sweep(
     cfg: &W1Config,
     out_dir: &Path,
+    keep_files: bool,
     json: bool,
     text: &mut Vec<u8>,
 ) -> Result<Vec<W1Report>, CliError> {
@@ -219,7 +262,13 @@ fn sweep(
     });
     bar.finish();
     let (reports, csv, svg) = done.map_err(bench_error)?;
+    if !keep_files {
+        // --no-files: the sweep wrote its CSV and chart beside its databases.
+        let _ = std::fs::remove_file(&csv);
+        let _ = std::fs::remove_file(&svg);
+    }
     if !json {
+        text.extend_from_slice(headline(&reports).as_bytes());
         for r in &reports {
             let line = format!(
                 "{:>5} bits/key: {:.4} data blocks per absent get (expected {:.4}), \
@@ -232,11 +281,13 @@ fn sweep(
             );
             text.extend_from_slice(line.as_bytes());
         }
-        text.extend_from_slice(
-            format!("wrote {} and {}\n", csv.display(), svg.display()).as_bytes(),
-        );
-    } else {
-        eprintln!("wrote {} and {}", csv.display(), svg.display());
+        if keep_files {
+            text.extend_from_slice(
+                format!("wrote {} and {}\n", csv.display(), svg.display()).as_bytes(),
+            );
+        }
+    } else if keep_files {
+        eprintln!("kvctl bench: wrote {} and {}", csv.display(), svg.display());
     }
     Ok(reports)
 }

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use kvctl::cluster_admin::{Admin, AdminError};
 
-use crate::args::GlobalArgs;
 use crate::exit::CliError;
 
 /// Which node to talk to.
@@ -74,7 +73,7 @@ fn fail(what: &str, e: AdminError) -> CliError {
 }
 
 /// Runs a `cluster` subcommand.
-pub fn run(_g: &GlobalArgs, c: Command) -> Result<(), CliError> {
+pub fn run(c: Command) -> Result<(), CliError> {
     match c {
         Command::Status(n) => {
             let text = admin(&n).status().map_err(|e| fail("status", e))?;

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
 use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
@@ -10,14 +10,23 @@ use crate::open;
 /// Arguments of `delete`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
+    /// Create the database if it is missing (else that is an error, exit 3).
+    #[arg(long)]
+    pub create: bool,
     /// The key (hex with --hex).
     pub key: OsString,
 }
 
-/// Deletes the key (a no-op if absent); creates the database if missing, like every write.
+/// Deletes the key (a no-op if absent). A missing database is an error unless `--create`.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let key = g.codec().arg("KEY", a.key)?;
-    let db = open::for_write(g)?;
+    let db = open::existing_for_write(g, a.create)?;
     // An oversized key is a usage error (exit 2), as for `put`.
     db.delete(&key).map_err(|e| {
         CliError::arg(

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
 use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
@@ -10,14 +10,23 @@ use crate::open;
 /// Arguments of `delete-range`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
+    /// Create the database if it is missing (else that is an error, exit 3).
+    #[arg(long)]
+    pub create: bool,
     /// The first key deleted (hex with --hex).
     pub start: OsString,
     /// The first key after the range, not deleted (hex with --hex).
     pub end: OsString,
 }
 
-/// Deletes every key in `[START, END)` with one range tombstone; creates the database if
-/// missing, like every write. START == END deletes nothing; START > END is a usage error.
+/// Deletes every key in `[START, END)` with one range tombstone. START == END deletes
+/// nothing; START > END is a usage error; a missing database is an error unless `--create`.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let start = codec.arg("START", a.start)?;
@@ -29,7 +38,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             brief(&end)
         )));
     }
-    let db = open::for_write(g)?;
+    let db = open::existing_for_write(g, a.create)?;
     // A bound over the key limit is a usage error (exit 2), as for `put`.
     db.delete_range(&start, &end).map_err(|e| {
         CliError::arg(

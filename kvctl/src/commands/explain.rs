@@ -6,6 +6,7 @@ use bloomkv::sstable::{FilterVerdict, table_file_name};
 use bloomkv::{GetExplain, TableProbe};
 
 use crate::escape::Codec;
+use crate::output::count;
 
 /// The trace as text lines: memtables, then every table consulted in order, then totals.
 pub fn render(t: &GetExplain, key: &[u8], codec: Codec) -> String {
@@ -69,15 +70,16 @@ pub fn render(t: &GetExplain, key: &[u8], codec: Codec) -> String {
     let cache: u32 = t.tables.iter().map(|p| p.cache_hits).sum();
     let _ = writeln!(
         s,
-        "  totals: {} tables consulted ({} out of key range, {} without filter); {checks} filter \
-         checks ({} absent, {} maybe, {fps} false positive); {} data blocks ({disk} from disk, \
-         {cache} from cache)",
-        t.tables.len(),
+        "  totals: {} consulted ({} out of key range, {} without filter); {} ({} absent, {} \
+         maybe, {fps} false {}); {} ({disk} from disk, {cache} from cache)",
+        count(t.tables.len() as u64, "table"),
         n(FilterVerdict::OutOfRange),
         n(FilterVerdict::NoFilter),
+        count(checks as u64, "filter check"),
         n(FilterVerdict::Absent),
         n(FilterVerdict::MayContain),
-        disk + cache,
+        if fps == 1 { "positive" } else { "positives" },
+        count(u64::from(disk + cache), "data block"),
     );
     let where_ = match t.tables.iter().find(|p| p.found) {
         Some(p) if t.source == "table" => {

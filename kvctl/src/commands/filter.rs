@@ -8,13 +8,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use bloomkv::Error;
-use bloomkv::filter::{AnyFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter};
+use bloomkv::filter::{
+    AnyFilter, BloomFilter, CountingBloomFilter, FilterSize, ScalableBloomFilter,
+};
 
-use crate::args::GlobalArgs;
+use crate::args::{HexArg, ReportArgs, TopArgs};
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::input::Lines;
-use crate::output::Out;
+use crate::output::{Out, ReportTo, report};
 use serde_json::json;
 
 /// The `filter` subcommands.
@@ -22,11 +24,11 @@ use serde_json::json;
 pub enum Command {
     /// Create an empty filter file for CAPACITY items at ERROR_RATE false positives.
     New(NewArgs),
-    /// Add ITEMs (or the lines of stdin); print how many were new.
-    Add(ItemsArgs),
+    /// Add ITEMs (or the lines of stdin); report how many were new.
+    Add(AddArgs),
     /// Print `maybe` or `no` for each ITEM (or line of stdin); with one ITEM, exit 0 for
     /// maybe and 1 for no, like grep.
-    Check(ItemsArgs),
+    Check(CheckArgs),
     /// Print the filter's kind, capacity, count, estimated distinct items, bits, k, fill ratio
     /// and estimated FPR.
     Info(InfoArgs),
@@ -62,9 +64,24 @@ pub struct NewArgs {
     pub force: bool,
 }
 
-/// Arguments of `filter add` and `filter check`.
+/// Arguments of `filter add`.
 #[derive(Debug, clap::Args)]
-pub struct ItemsArgs {
+pub struct AddArgs {
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub report: ReportArgs,
+    /// The filter file.
+    pub file: PathBuf,
+    /// Items (with --hex, in hex); none reads one item per line from stdin.
+    pub items: Vec<OsString>,
+}
+
+/// Arguments of `filter check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub hex: HexArg,
     /// The filter file.
     pub file: PathBuf,
     /// Items (with --hex, in hex); none reads one item per line from stdin.
@@ -74,6 +91,10 @@ pub struct ItemsArgs {
 /// Arguments of `filter remove`.
 #[derive(Debug, clap::Args)]
 pub struct RemoveArgs {
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub report: ReportArgs,
     /// The counting filter file.
     pub file: PathBuf,
     /// Items to remove (with --hex, in hex).
@@ -91,14 +112,20 @@ pub struct InfoArgs {
     pub json: bool,
 }
 
-/// Runs a `filter` subcommand.
-pub fn run(g: &GlobalArgs, c: Command) -> Result<(), CliError> {
+/// Runs a `filter` subcommand. `top`: the flags given before `filter` (an old `--hex`).
+pub fn run(top: &TopArgs, c: Command) -> Result<(), CliError> {
     match c {
         Command::New(a) => new(a),
-        Command::Add(a) => add(g.codec(), a),
-        Command::Check(a) => check(g.codec(), a),
+        Command::Add(a) => {
+            let g = top.resolve(None, Some(&a.hex), None, Some(&a.report));
+            add(&g, a)
+        }
+        Command::Check(a) => check(top.resolve(None, Some(&a.hex), None, None).codec(), a),
         Command::Info(a) => info(a),
-        Command::Remove(a) => remove(g.codec(), a),
+        Command::Remove(a) => {
+            let g = top.resolve(None, Some(&a.hex), None, Some(&a.report));
+            remove(&g, a)
+        }
     }
 }
 
@@ -162,13 +189,14 @@ fn new(a: NewArgs) -> Result<(), CliError> {
             a.file.display()
         )));
     }
+    let size = FilterSize::for_items(a.capacity, a.error_rate);
     let made = if a.scalable {
         ScalableBloomFilter::with_growth(a.capacity, a.error_rate, a.growth, a.tightening)
             .map(AnyFilter::Scalable)
     } else if a.counting {
-        CountingBloomFilter::with_capacity(a.capacity, a.error_rate).map(AnyFilter::Counting)
+        CountingBloomFilter::new(size).map(AnyFilter::Counting)
     } else {
-        BloomFilter::with_capacity(a.capacity, a.error_rate).map(AnyFilter::Bloom)
+        BloomFilter::new(size).map(AnyFilter::Bloom)
     };
     let f = made.map_err(|e| file_error(cmd, &a.file, e))?;
     save(cmd, &a.file, &f)
@@ -197,8 +225,9 @@ fn for_each_item(
     Ok(())
 }
 
-fn add(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
+fn add(g: &crate::args::GlobalArgs, a: AddArgs) -> Result<(), CliError> {
     let cmd = "filter add";
+    let codec = g.codec();
     let mut f = load(cmd, &a.file)?;
     let (mut total, mut new) = (0u64, 0u64);
     let result = for_each_item(codec, a.items, |item| {
@@ -209,12 +238,26 @@ fn add(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
     // Keep what was added before a malformed line, as `load` does.
     save(cmd, &a.file, &f)?;
     result?;
-    let mut out = Out::new();
-    out.line(&format!(
-        "{new} new, {} already present (or false positives)",
-        total - new
-    ))?;
-    out.flush()?;
+    report(
+        g,
+        ReportTo::Stdout,
+        || {
+            format!(
+                "{}: {new} new, {} already present (or false positives)",
+                a.file.display(),
+                total - new
+            )
+        },
+        || {
+            json!({
+                "file": a.file.display().to_string(),
+                "items": total,
+                "new": new,
+                "present": total - new,
+                "count": f.len(),
+            })
+        },
+    )?;
     warn_if_over_capacity(&a.file, &f);
     Ok(())
 }
@@ -243,7 +286,7 @@ pub fn warn_if_over_capacity(file: &Path, f: &AnyFilter) {
     }
 }
 
-fn check(codec: Codec, a: ItemsArgs) -> Result<(), CliError> {
+fn check(codec: Codec, a: CheckArgs) -> Result<(), CliError> {
     let f = load("filter check", &a.file)?;
     let single = a.items.len() == 1;
     let mut out = Out::new();
@@ -328,8 +371,9 @@ fn info(a: InfoArgs) -> Result<(), CliError> {
     out.flush()
 }
 
-fn remove(codec: Codec, a: RemoveArgs) -> Result<(), CliError> {
+fn remove(g: &crate::args::GlobalArgs, a: RemoveArgs) -> Result<(), CliError> {
     let cmd = "filter remove";
+    let codec = g.codec();
     let mut f = load(cmd, &a.file)?;
     let AnyFilter::Counting(c) = &mut f else {
         return Err(CliError::Usage(format!(
@@ -348,111 +392,22 @@ fn remove(codec: Codec, a: RemoveArgs) -> Result<(), CliError> {
         }
     }
     save(cmd, &a.file, &f)?;
-    let mut out = Out::new();
-    out.line(&format!("{removed} removed, {absent} not present"))?;
-    out.flush()
-}
-
-/// Most printed lines between two readings of the filter's estimated false-positive rate
-/// (fewer for small filters, whose rate moves faster: a thousandth of the capacity).
-const FPR_SAMPLE_LINES: u64 = 1024;
-
-/// `kvctl dedup --approx --state FILE`: the crawler dedup with a filter file instead of the
-/// database. A line the filter reports present is dropped; otherwise it is printed and
-/// added. The filter is saved (atomically) at the end, also when a malformed line stops the
-/// run, so the lines printed are remembered.
-///
-/// Expected false positives: each truly new line is dropped with the filter's current rate
-/// `f`, so each printed line stands for about `f / (1 - f)` lost ones; summed over printed
-/// lines, with `f` read from the bits (`estimated_fpr`) every few lines (at most
-/// [`FPR_SAMPLE_LINES`]) and averaged between two readings.
-pub fn dedup_approx(g: &GlobalArgs, a: crate::commands::dedup::Args) -> Result<(), CliError> {
-    let cmd = "dedup --approx";
-    let codec = g.codec();
-    let Some(state) = a.state.as_deref() else {
-        return Err(CliError::Usage(format!("{cmd}: --state FILE is required")));
-    };
-    let created = !state.exists();
-    let mut f = if created {
-        let Some(capacity) = a.capacity else {
-            return Err(CliError::Usage(format!(
-                "{cmd}: {} does not exist; --capacity N is needed to create it",
-                state.display()
-            )));
-        };
-        check_sizing(cmd, capacity, a.error_rate)?;
-        BloomFilter::with_capacity(capacity, a.error_rate)
-            .map(AnyFilter::Bloom)
-            .map_err(|e| file_error(cmd, state, e))?
-    } else {
-        load(cmd, state)?
-    };
-    let mut lines = Lines::open(a.file.as_deref())?;
-    let name = lines.name.clone();
-    let mut out = Out::new();
-    let mut buf = Vec::new();
-    let (mut read, mut new) = (0u64, 0u64);
-    let lost_per_line = |fpr: f64| fpr / (1.0 - fpr).max(f64::EPSILON);
-    let interval = (f.capacity() as u64 / 1000).clamp(1, FPR_SAMPLE_LINES);
-    let mut before = lost_per_line(f.estimated_fpr());
-    let mut since_sample = 0u64;
-    let mut expected_lost = 0.0f64;
-    let result = (|| -> Result<(), CliError> {
-        while let Some((no, _)) = lines.next_line(&mut buf)? {
-            read += 1;
-            let key = codec.input(&buf).map_err(|why| {
-                CliError::Usage(format!(
-                    "{name} line {no}: malformed input ({why}); the lines before it were handled"
-                ))
-            })?;
-            // A line the filter holds is dropped. Bloom and scalable filters say so from the
-            // insert itself (one hash, one pass over the stages); a counting state is asked
-            // first, since inserting a held line would count it once more (and warn of a
-            // capacity it has not reached).
-            let is_new = match &mut f {
-                AnyFilter::Counting(c) => !c.contains(&key) && c.insert(&key),
-                other => other.insert(&key),
-            };
-            if !is_new {
-                continue;
-            }
-            match codec {
-                Codec::Text => out.bytes(&buf)?,
-                Codec::Hex => out.bytes(codec.show(&key).as_bytes())?,
-            }
-            out.bytes(b"\n")?;
-            new += 1;
-            since_sample += 1;
-            if since_sample == interval {
-                let after = lost_per_line(f.estimated_fpr());
-                expected_lost += since_sample as f64 * (before + after) / 2.0;
-                (before, since_sample) = (after, 0);
-            }
-        }
-        Ok(())
-    })();
-    if since_sample > 0 {
-        let after = lost_per_line(f.estimated_fpr());
-        expected_lost += since_sample as f64 * (before + after) / 2.0;
-    }
-    // Printed lines must be remembered whatever happened after them (a closed stdout
-    // included); stdout is flushed first, as the exact dedup does.
-    let flushed = out.flush();
-    save(cmd, state, &f)?;
-    result?;
-    flushed?;
-    let dropped = read - new;
-    eprintln!(
-        "dedup --approx: {read} lines read from {name}, {new} new (printed), {dropped} dropped \
-         as seen before; of those about {:.1} are expected to be false positives (new lines \
-         lost). {} {}: {} items, capacity {}, estimated false-positive rate now {:.4}%",
-        expected_lost.min(dropped as f64),
-        if created { "Created" } else { "Updated" },
-        state.display(),
-        f.len(),
-        f.capacity(),
-        100.0 * f.estimated_fpr()
-    );
-    warn_if_over_capacity(state, &f);
-    Ok(())
+    report(
+        g,
+        ReportTo::Stdout,
+        || {
+            format!(
+                "{}: {removed} removed, {absent} not present",
+                a.file.display()
+            )
+        },
+        || {
+            json!({
+                "file": a.file.display().to_string(),
+                "removed": removed,
+                "absent": absent,
+                "count": f.len(),
+            })
+        },
+    )
 }

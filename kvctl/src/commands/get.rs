@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg};
 use crate::commands::explain;
 use crate::escape::brief;
 use crate::exit::CliError;
@@ -12,6 +12,10 @@ use crate::output::Out;
 /// Arguments of `get`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
     /// The key (hex with --hex).
     pub key: OsString,
     /// Also print, on stderr, how the lookup went: memtables, every table consulted, its

@@ -4,9 +4,12 @@ use std::path::PathBuf;
 
 use bloomkv::WriteBatch;
 
-use crate::args::GlobalArgs;
+use serde_json::json;
+
+use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs, ReportArgs};
 use crate::exit::CliError;
 use crate::input::Lines;
+use crate::output::{ReportTo, counted, report};
 use crate::{open, progress};
 
 /// Lines per write batch: large enough that the per-write cost (WAL record, locking)
@@ -16,6 +19,14 @@ pub const BATCH_LINES: usize = 1000;
 /// Arguments of `load`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
     /// Input file of `key<TAB>value` lines (split at the first TAB; with --hex both fields
     /// are hex); `-` or nothing reads stdin.
     pub file: Option<PathBuf>,
@@ -96,9 +107,16 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
         write(batch, last)?;
     }
     bar.finish_and_clear();
-    eprintln!(
-        "loaded {loaded} entries from {name} into {}",
-        g.db.display()
-    );
-    Ok(())
+    report(
+        g,
+        ReportTo::Stdout,
+        || {
+            format!(
+                "loaded {} from {name} into {}",
+                counted(loaded, "entry", "entries"),
+                g.db.display()
+            )
+        },
+        || json!({"db": g.db.display().to_string(), "input": name, "entries": loaded}),
+    )
 }

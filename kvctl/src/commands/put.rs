@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
 use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
@@ -10,6 +10,12 @@ use crate::open;
 /// Arguments of `put`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
     /// The key (hex with --hex).
     pub key: OsString,
     /// The value (hex with --hex).

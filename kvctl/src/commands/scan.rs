@@ -3,14 +3,21 @@
 use std::ffi::OsString;
 use std::ops::Bound;
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
 use crate::exit::CliError;
 use crate::open;
 use crate::output::Out;
+use crate::output::count;
 
 /// Arguments of `scan`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix_filter: PrefixArgs,
     /// First key to print (inclusive).
     #[arg(long, value_name = "K")]
     pub start: Option<OsString>,
@@ -89,8 +96,8 @@ fn explain(db: &bloomkv::Db, prefix: &[u8], codec: crate::escape::Codec) -> Resu
         );
     }
     eprintln!(
-        "  {} tables: {skipped} skipped by their prefix filter, {read} read, {} outside the range",
-        probes.len(),
+        "  {}: {skipped} skipped by their prefix filter, {read} read, {} outside the range",
+        count(probes.len() as u64, "table"),
         probes.len() - skipped - read
     );
     Ok(())

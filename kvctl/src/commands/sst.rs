@@ -1,6 +1,6 @@
 //! `kvctl sst ...`: commands on table files themselves, no database needed.
 
-use crate::args::GlobalArgs;
+use crate::args::TopArgs;
 use crate::commands::sst_dump;
 use crate::exit::CliError;
 
@@ -12,9 +12,12 @@ pub enum Command {
     Dump(sst_dump::Args),
 }
 
-/// Runs an `sst` subcommand.
-pub fn run(g: &GlobalArgs, c: Command) -> Result<(), CliError> {
+/// Runs an `sst` subcommand. `top`: the flags given before `sst` (an old `--hex`).
+pub fn run(top: &TopArgs, c: Command) -> Result<(), CliError> {
     match c {
-        Command::Dump(a) => sst_dump::run(g, a),
+        Command::Dump(a) => {
+            let g = top.resolve(None, Some(&a.hex), None, None);
+            sst_dump::run(&g, a)
+        }
     }
 }

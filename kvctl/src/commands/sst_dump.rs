@@ -15,7 +15,7 @@ use bloomkv::sstable::{
     TableReadOptions, decode_range_deletions,
 };
 
-use crate::args::GlobalArgs;
+use crate::args::{GlobalArgs, HexArg};
 use crate::commands::stats::rate;
 use crate::escape::Codec;
 use crate::exit::CliError;
@@ -24,6 +24,8 @@ use crate::output::Out;
 /// Arguments of `sst dump`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub hex: HexArg,
     /// The .sst file.
     pub file: PathBuf,
     /// Also print every entry: key, sequence, put or del, value, TAB-separated.

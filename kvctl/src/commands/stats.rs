@@ -4,11 +4,11 @@ use std::fmt::Write as _;
 
 use bloomkv::{Db, LevelStats, Stats, TableStats};
 
-use crate::args::GlobalArgs;
+use crate::args::{DbArg, GlobalArgs, HexArg};
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::open;
-use crate::output::Out;
+use crate::output::{Out, count};
 use serde_json::{Value, json};
 
 /// Version of the `--json` layout; bumped only if a field changes meaning or goes away
@@ -18,6 +18,10 @@ const JSON_FORMAT: u64 = 1;
 /// Arguments of `stats`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
     /// One JSON object on one line, for scripts (layout documented in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
@@ -27,9 +31,9 @@ pub struct Args {
     pub tables: bool,
 }
 
-/// Prints the per-level table and the global counters. The counters count since the
-/// database was opened, i.e. since this kvctl process started: lookup counters are zero,
-/// and flushes/compactions are those recovery did.
+/// Prints the per-level table and the global counters. The database is read as a
+/// secondary (no lock: it works beside a running writer), so the counters count since this
+/// kvctl process opened it: lookup counters, flushes and compactions are zero.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let db = open::existing(g)?;
     let s = db.stats();
@@ -126,14 +130,40 @@ fn table(db: &Db, s: &Stats) -> String {
         s.write_stop_micros,
         s.longest_stall_micros
     );
+    let per_level: Vec<String> = s
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.compaction_bytes_written > 0 || l.compactions > 0)
+        .map(|(i, l)| {
+            format!(
+                "L{i} {} ({} compactions, {} read)",
+                l.compaction_bytes_written, l.compactions, l.compaction_bytes_read
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        t,
+        "bytes written per cause since open: WAL {}, flush {}, compaction into {},          re-filter {}; trivial moves {} ({} bytes moved, none written)",
+        s.wal_bytes_written,
+        s.flush_bytes_written,
+        if per_level.is_empty() {
+            "none".to_string()
+        } else {
+            per_level.join(", ")
+        },
+        s.refilter_bytes_written,
+        s.trivial_moves,
+        s.trivial_move_bytes
+    );
     let r = db.recovery_report();
     let _ = write!(
         t,
-        "recovery at open: {} WAL files replayed ({} records), {} tables written, {} items dropped",
-        r.logs_replayed,
-        r.records,
-        r.tables_written,
-        r.dropped.len()
+        "recovery at open: {} replayed ({}), {} written, {} dropped",
+        count(r.logs_replayed as u64, "WAL file"),
+        count(r.records, "record"),
+        count(r.tables_written as u64, "table"),
+        count(r.dropped.len() as u64, "item")
     );
     t
 }
@@ -210,6 +240,9 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
                 "filter_checks": l.filter_checks,
                 "filter_useful": l.filter_useful,
                 "filter_false_positives": l.filter_false_positives,
+                "compactions": l.compactions,
+                "compaction_bytes_read": l.compaction_bytes_read,
+                "compaction_bytes_written": l.compaction_bytes_written,
             })
         })
         .collect();
@@ -231,6 +264,11 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
         "compaction_bytes_read": s.compaction_bytes_read,
         "compaction_bytes_written": s.compaction_bytes_written,
         "user_bytes_written": s.user_bytes_written,
+        "wal_bytes_written": s.wal_bytes_written,
+        "flush_bytes_written": s.flush_bytes_written,
+        "refilter_bytes_written": s.refilter_bytes_written,
+        "trivial_moves": s.trivial_moves,
+        "trivial_move_bytes": s.trivial_move_bytes,
         "write_amplification": s.write_amplification(),
         "stall_micros": s.stall_micros,
         "write_delay_micros": s.write_delay_micros,

@@ -62,3 +62,47 @@ pub fn tables_in(dir: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// Runs `kvctl dedup` on the database `db` with 200,000 distinct lines on stdin and a stdout
+/// whose reader is gone before the first line is written (`dedup | head -0`); returns how it
+/// exited and its stderr.
+pub fn dedup_into_closed_pipe_with_stderr(
+    db: &Path,
+    extra: &[&str],
+) -> (std::process::ExitStatus, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kvctl"))
+        .arg("--db")
+        .arg(db)
+        .arg("dedup")
+        .args(extra)
+        .env_remove("KVCTL_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away at once.
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        for i in 0..200_000 {
+            // A write error means kvctl stopped reading: it stopped early, as it should.
+            if writeln!(stdin, "https://example.com/page-{i}").is_err() {
+                break;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// As [`dedup_into_closed_pipe_with_stderr`], the exit status only.
+pub fn dedup_into_closed_pipe(db: &Path) -> std::process::ExitStatus {
+    dedup_into_closed_pipe_with_stderr(db, &[]).0
+}

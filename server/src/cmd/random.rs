@@ -365,16 +365,9 @@ pub fn repeated(txn: &mut Txn<'_>, prefix: &[u8], card: u64, k: u64) -> Result<V
 mod tests {
     use super::*;
     use crate::store::{Ctx, Store, sub_prefix};
-    use crate::walsync::WalSyncEnv;
-    use std::sync::Arc;
 
     fn store(dir: &std::path::Path) -> Store {
-        let env = Arc::new(WalSyncEnv::new());
-        let opts = bloomkv::Options {
-            env: env.clone(),
-            ..Default::default()
-        };
-        Store::new(bloomkv::Db::open(dir, opts).unwrap(), Some(env)).unwrap()
+        crate::store::store_at(dir)
     }
 
     fn fill(s: &Store, n: u64, name: impl Fn(u64) -> Vec<u8>) -> Vec<u8> {

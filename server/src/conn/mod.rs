@@ -437,9 +437,19 @@ impl Conn {
             return Flow::Continue;
         }
         let always = self.shared.config.appendfsync == AppendFsync::Always;
-        let heavy = batch
-            .iter()
-            .any(|a| cmd::lookup(&a[0]).is_some_and(|c| is_heavy(c, always)));
+        // A write the engine is pacing or holding (level 0 or the memtable behind its
+        // flushes) would hold this I/O worker, and every other connection on it, for the
+        // stall: such groups run off the worker too.
+        let pressed = || self.shared.store.db().write_pressure().may_wait();
+        let heavy = batch.iter().any(|a| {
+            cmd::lookup(&a[0]).is_some_and(|c| {
+                is_heavy(c, always)
+                    || (matches!(
+                        c.kind,
+                        Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
+                    ) && pressed())
+            })
+        });
         let store = Arc::clone(&self.shared.store);
         let mut run = || {
             let mut flow = Flow::Continue;

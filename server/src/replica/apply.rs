@@ -117,7 +117,7 @@ impl Applier {
                     .replace_db(db.clone())
                     .map_err(|e| format!("opening the state machine's data: {e}"))?,
                 None => {
-                    let s = Store::new(db.clone(), None)
+                    let s = Store::new(db.clone())
                         .map_err(|e| format!("opening the state machine's data: {e}"))?;
                     *slot = Some(Arc::new(s));
                 }

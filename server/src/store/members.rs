@@ -197,16 +197,9 @@ pub fn decode<'v>(
 mod tests {
     use super::*;
     use crate::store::Store;
-    use crate::walsync::WalSyncEnv;
-    use std::sync::Arc;
 
     fn store(dir: &std::path::Path) -> Store {
-        let env = Arc::new(WalSyncEnv::new());
-        let opts = bloomkv::Options {
-            env: env.clone(),
-            ..Default::default()
-        };
-        Store::new(bloomkv::Db::open(dir, opts).unwrap(), Some(env)).unwrap()
+        crate::store::store_at(dir)
     }
 
     fn put(txn: &mut Txn<'_>, key: &[u8], m: &[u8], payload: &[u8], h: fn(&[u8]) -> u64) {

@@ -25,6 +25,7 @@
 //! * [`expire`]: the background reclaimer of expired keys.
 
 pub mod expire;
+pub mod gc;
 pub mod keys;
 pub mod members;
 pub mod meta;
@@ -45,7 +46,6 @@ pub use meta::{Meta, Record};
 pub use txn::{Committed, Ctx, Entry, R, Txn};
 
 use crate::resp::Reply;
-use crate::walsync::WalSyncEnv;
 use crate::watch::Watches;
 
 /// Bytes per chunk of a chunked string: one engine value, so one SETBIT writes at most this
@@ -118,8 +118,8 @@ pub struct Store {
     /// The database. Replaced only in cluster mode, when a node installs a snapshot of the
     /// state machine ([`Store::replace_db`]); a swap, so readers never wait.
     db: ArcSwap<Db>,
-    /// The env whose WAL handles the everysec sync uses (`None`: `Db::sync_wal`).
-    env: Option<Arc<WalSyncEnv>>,
+    /// `appendfsync everysec` syncs that found writes to make durable.
+    wal_syncs: AtomicU64,
     stripes: Vec<Mutex<()>>,
     global: RwLock<()>,
     /// Metadata keys present (expired ones too, until reclaimed), as DBSIZE reports.
@@ -132,6 +132,8 @@ pub struct Store {
     expired: AtomicU64,
     /// WATCHed keys, marked by every commit that touches them.
     watches: Watches,
+    /// Ranges of big dropped collections waiting for a sweep.
+    sweeps: gc::Sweeps,
     /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
     stopped: Mutex<Option<String>>,
     /// Fast check of `stopped`.
@@ -186,11 +188,11 @@ impl Store {
     ///
     /// # Errors
     /// Engine errors; a database of a newer format than this server's.
-    pub fn new(db: Db, env: Option<Arc<WalSyncEnv>>) -> Result<Store, bloomkv::Error> {
+    pub fn new(db: Db) -> Result<Store, bloomkv::Error> {
         let (keys, volatile, hw) = open_counts(&db)?;
         Ok(Store {
             db: ArcSwap::from_pointee(db),
-            env,
+            wal_syncs: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             global: RwLock::new(()),
             keys: AtomicI64::new(keys),
@@ -206,6 +208,7 @@ impl Store {
             stops: AtomicU64::new(0),
             resumes: AtomicU64::new(0),
             watches: Watches::default(),
+            sweeps: gc::Sweeps::default(),
         })
     }
 
@@ -318,6 +321,9 @@ impl Store {
         if !done.touched.is_empty() {
             self.watches.touch(&done.touched);
         }
+        for (key, meta) in &done.dropped {
+            self.sweeps.dropped(key, meta);
+        }
         if done.cleared {
             self.keys.store(done.key_delta, Ordering::Relaxed);
             self.volatile.store(done.volatile_delta, Ordering::Relaxed);
@@ -327,6 +333,11 @@ impl Store {
                 .fetch_add(done.volatile_delta, Ordering::Relaxed);
         }
         done.ready
+    }
+
+    /// Ranges of big dropped collections waiting for a sweep (`gc`).
+    pub fn sweeps(&self) -> &gc::Sweeps {
+        &self.sweeps
     }
 
     /// The WATCH registry.
@@ -346,17 +357,25 @@ impl Store {
 
     /// Background WAL syncs that found a WAL to sync.
     pub fn wal_syncs(&self) -> u64 {
-        self.env.as_ref().map_or(0, |e| e.syncs())
+        self.wal_syncs.load(Ordering::Relaxed)
     }
 
-    /// Forces the WAL to stable storage.
+    /// Forces the WAL to stable storage (`Db::sync_wal`: writers go on appending meanwhile;
+    /// a sync with nothing new to sync costs nothing). A failed sync stops the engine's
+    /// writes, which the store then answers with MISCONF until a resume succeeds.
     ///
     /// # Errors
     /// The sync error.
-    pub fn sync_wal(&self) -> std::io::Result<()> {
-        match &self.env {
-            Some(e) => e.sync_logs(),
-            None => self.db.load().sync_wal().map_err(std::io::Error::other),
+    pub fn sync_wal(&self) -> Result<(), bloomkv::Error> {
+        match self.db.load().sync_wal() {
+            Ok(()) => {
+                self.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                self.note_write_error(&e);
+                Err(e)
+            }
         }
     }
 
@@ -466,17 +485,19 @@ fn open_counts(db: &Db) -> Result<(i64, i64, u64), bloomkv::Error> {
     Ok((n, volatile, hw))
 }
 
+/// A store over a database opened in `dir` with the server's engine options, for unit tests.
+#[cfg(test)]
+pub(crate) fn store_at(dir: &std::path::Path) -> Store {
+    let opts = crate::Config::default().engine_options();
+    Store::new(Db::open(dir, opts).unwrap()).unwrap()
+}
+
 /// A store in a fresh temporary directory, for unit tests.
 #[cfg(test)]
 pub(crate) fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let env = Arc::new(WalSyncEnv::new());
-    let opts = bloomkv::Options {
-        env: env.clone(),
-        ..Default::default()
-    };
-    let db = Db::open(dir.path(), opts).unwrap();
-    (dir, Store::new(db, Some(env)).unwrap())
+    let store = store_at(dir.path());
+    (dir, store)
 }
 
 #[cfg(test)]
@@ -485,13 +506,7 @@ mod tests {
 
     #[test]
     fn cursor_memory_is_bounded() {
-        let dir = tempfile::tempdir().unwrap();
-        let env = Arc::new(WalSyncEnv::new());
-        let opts = bloomkv::Options {
-            env: env.clone(),
-            ..Default::default()
-        };
-        let store = Store::new(Db::open(dir.path(), opts).unwrap(), Some(env)).unwrap();
+        let (_dir, store) = temp_store();
         let first = store.save_cursor(vec![b'k'; 60_000]);
         assert_eq!(store.cursor(first).map(|k| k.len()), Some(60_000));
         for _ in 0..400 {

@@ -122,6 +122,9 @@ pub struct Txn<'a> {
     /// [`Txn::take_touched`]), while tracking: a replicated state machine marks the WATCHes
     /// of each log entry's keys.
     touched_log: Option<BTreeSet<Vec<u8>>>,
+    /// Big collections this write set drops (deleted, overwritten, re-created): their
+    /// members' ranges are swept once it commits (`gc::Sweeps`).
+    dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// A pending write of an engine key: its new value, or `None` for a deletion.
@@ -146,6 +149,7 @@ struct Undo {
     volatile_delta: i64,
     ready: usize,
     flushed: usize,
+    dropped: usize,
     /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
     /// cleared them since the savepoint.
     before_clear: Option<BeforeClear>,
@@ -167,6 +171,7 @@ impl<'a> Txn<'a> {
             flushed: Vec::new(),
             undo: None,
             touched_log: None,
+            dropped: Vec::new(),
         }
     }
 
@@ -211,6 +216,7 @@ impl<'a> Txn<'a> {
             volatile_delta: self.volatile_delta,
             ready: self.ready.len(),
             flushed: self.flushed.len(),
+            dropped: self.dropped.len(),
             ..Undo::default()
         }));
     }
@@ -241,12 +247,20 @@ impl<'a> Txn<'a> {
         self.volatile_delta = u.volatile_delta;
         self.ready.truncate(u.ready);
         self.flushed.truncate(u.flushed);
+        self.dropped.truncate(u.dropped);
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
     fn note_write(&mut self, k: &[u8]) {
         if let Some(u) = self.undo.as_mut() {
             u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
+        }
+    }
+
+    /// Remembers a big collection this write set drops, for a sweep after the commit.
+    fn note_dropped(&mut self, key: &[u8], meta: &Meta) {
+        if super::gc::is_big(meta) {
+            self.dropped.push((key.to_vec(), meta.clone()));
         }
     }
 
@@ -421,6 +435,12 @@ impl<'a> Txn<'a> {
             }
             Some(_) => {}
         }
+        if let Some(o) = &old
+            && o.meta.version().is_some()
+            && o.meta.version() != record.meta.version()
+        {
+            self.note_dropped(key, &o.meta);
+        }
         if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
             self.put(expiry_key(record.expire_at, key), Vec::new());
         }
@@ -446,6 +466,7 @@ impl<'a> Txn<'a> {
         self.delete(meta_key(key));
         self.key_delta -= 1;
         self.cache_record(key, None);
+        self.note_dropped(key, &old.meta);
         Ok(!old.expired(self.ctx.now_ms))
     }
 
@@ -666,6 +687,7 @@ impl<'a> Txn<'a> {
             cleared: self.cleared,
             ready: self.ready,
             touched,
+            dropped: self.dropped,
         };
         (batch, done)
     }
@@ -733,6 +755,8 @@ pub struct Committed {
     /// Redis keys written (for WATCH), each with whether the commit left it absent; empty
     /// while nobody watches.
     pub touched: Vec<Touched>,
+    /// Big collections dropped, for a sweep of their ranges (`gc::Sweeps`).
+    pub dropped: Vec<(Vec<u8>, Meta)>,
 }
 
 /// True for engine keys that belong to Redis data (not the server's own records).

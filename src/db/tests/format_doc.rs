@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::WriteBatch;
 use crate::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
-use crate::filter::{BloomPolicy, FilterPolicy, hash_key};
+use crate::filter::{BloomPolicy, FilterPolicy, FilterSize, hash_key};
 use crate::key::{self, Kind};
 use crate::manifest::{self, VersionEdit};
 use crate::sstable::block::BlockBuilder;
@@ -123,6 +123,18 @@ fn examples_match() {
     let mut want = crc32fast::hash(&[1]).to_le_bytes().to_vec();
     want.extend_from_slice(&[0, 0, 1]);
     assert_eq!(file.contents(), want);
+}
+
+#[test]
+fn lock_file_holds_the_writer_process_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
+    assert_doc_says("(`4242\\n` for process 4242)");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("LOCK")).unwrap(),
+        format!("{}\n", std::process::id())
+    );
+    drop(db);
 }
 
 #[test]
@@ -365,7 +377,7 @@ fn table_footer_layout() {
 fn standalone_filter_files_are_as_documented() {
     use crate::filter::{BloomFilter, CountingBloomFilter, Layout, ScalableBloomFilter, math};
     assert_doc_says("filter format **version 2**");
-    let mut f = BloomFilter::with_params(Layout::Standard, 64, 2).unwrap();
+    let mut f = BloomFilter::new(FilterSize::bits(64, 2).with_layout(Layout::Standard)).unwrap();
     f.insert("a");
     let example = hex(quoted_after("after `insert(\"a\")` is the 52 bytes\n"));
     assert_eq!(f.to_bytes(), example);
@@ -380,7 +392,7 @@ fn standalone_filter_files_are_as_documented() {
     );
 
     let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let mut c = CountingBloomFilter::with_capacity(100, 0.02).unwrap();
+    let mut c = CountingBloomFilter::new(FilterSize::for_items(100, 0.02)).unwrap();
     c.insert("x");
     c.insert("x");
     let b = c.to_bytes();

@@ -1,6 +1,7 @@
 //! Engine tests that reach below the public API: injected file-system faults, hand-written
 //! WAL and manifest files, and the examples of `docs/FORMAT.md`.
 
+mod background_sync_failure;
 mod checkpoint;
 mod checkpoint_power_cut;
 mod failed_compaction_leaves_no_tables;
@@ -8,14 +9,18 @@ mod failed_flush_leaves_no_tables;
 mod failed_open_leaves_no_tables;
 mod faults;
 mod format_doc;
+mod group_commit;
 mod on_disk;
 mod outcome_unknown;
 mod read_only;
 mod resume_after_manifest_failure;
 mod resume_after_outcome_unknown;
 mod resume_keeps_a_prefix;
+mod secondary;
 mod sync_wal;
+mod sync_wal_concurrent;
 mod write_failures;
+mod write_pressure_failed;
 mod zero_seq;
 
 use std::collections::BTreeSet;

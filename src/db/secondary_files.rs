@@ -1,0 +1,193 @@
+//! The env a secondary reads through: the real one, except that every table of a version the
+//! secondary uses is opened once, when the version is read from the MANIFEST, and that
+//! descriptor (or memory map) serves every later open of the table's path.
+//!
+//! The writer deletes a table once its compactions no longer need it, with no regard for
+//! secondaries, which it cannot see. On Unix an open descriptor keeps the file's data alive
+//! after the name is gone, so a table opened before the writer deleted it reads on, whole and
+//! unchanged; the table cache may close and reopen its reader as often as it likes, since
+//! the reopen is served from the descriptor held here, never from the name. A descriptor is
+//! let go once no version holding its table is alive (the last iterator or snapshot reading
+//! it dropped it) and the secondary has caught up past it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+use crate::env::{Env, FileLock, RandomAccessFile, WritableFile};
+use crate::error::Result;
+use crate::table_cache::TableCache;
+use crate::version::TableFile;
+
+/// One held table: its open file, and the table files (of live versions) reading it.
+#[derive(Debug)]
+struct Held {
+    number: u64,
+    file: Arc<dyn RandomAccessFile>,
+    users: Vec<Weak<TableFile>>,
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub(super) struct HeldFiles {
+    inner: Arc<dyn Env>,
+    /// Open tables through memory maps ([`crate::Options::mmap_reads`]).
+    mmap_reads: bool,
+    held: Mutex<HashMap<PathBuf, Held>>,
+}
+
+impl HeldFiles {
+    pub(super) fn new(inner: Arc<dyn Env>, mmap_reads: bool) -> HeldFiles {
+        HeldFiles {
+            inner,
+            mmap_reads,
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Opens the file of `table` (at `path`) unless it is held already, and records `table`
+    /// as one of its users.
+    ///
+    /// # Errors
+    /// Opening the file: an [`crate::Error::Io`] of kind `NotFound` when the writer deleted
+    /// it before this secondary got to it.
+    pub(super) fn hold(&self, table: &Arc<TableFile>, path: &Path) -> Result<()> {
+        let mut held = self.held.lock();
+        if let Some(h) = held.get_mut(path) {
+            if !h
+                .users
+                .iter()
+                .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(table)))
+            {
+                h.users.push(Arc::downgrade(table));
+            }
+            return Ok(());
+        }
+        // Opened under the lock: a catch-up holds at most a few new tables at once, and
+        // nothing else takes this lock for long.
+        let file = if self.mmap_reads {
+            self.inner.open_mapped(path)?
+        } else {
+            self.inner.open_random_access(path)?
+        };
+        held.insert(
+            path.to_path_buf(),
+            Held {
+                number: table.meta.number,
+                file,
+                users: vec![Arc::downgrade(table)],
+            },
+        );
+        Ok(())
+    }
+
+    /// Lets go of every file no live table file uses any more, and of the table cache's
+    /// reader of it. Returns how many files were let go.
+    pub(super) fn release_unused(&self, cache: &TableCache) -> usize {
+        let mut released = Vec::new();
+        self.held.lock().retain(|_, h| {
+            h.users.retain(|w| w.strong_count() > 0);
+            if h.users.is_empty() {
+                released.push(h.number);
+                false
+            } else {
+                true
+            }
+        });
+        for &number in &released {
+            cache.evict(number);
+        }
+        released.len()
+    }
+
+    /// Files held right now.
+    pub(super) fn len(&self) -> usize {
+        self.held.lock().len()
+    }
+
+    fn held(&self, path: &Path) -> Option<Arc<dyn RandomAccessFile>> {
+        self.held.lock().get(path).map(|h| Arc::clone(&h.file))
+    }
+}
+
+impl Env for HeldFiles {
+    fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.inner.create_writable(path)
+    }
+
+    fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.inner.open_appendable(path)
+    }
+
+    fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        match self.held(path) {
+            Some(file) => Ok(file),
+            None => self.inner.open_random_access(path),
+        }
+    }
+
+    fn open_mapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        match self.held(path) {
+            Some(file) => Ok(file),
+            None => self.inner.open_mapped(path),
+        }
+    }
+
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        self.inner.read_all(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        self.inner.remove_file(path)
+    }
+
+    fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        self.inner.truncate(path, len)
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        self.inner.create_dir_all(path)
+    }
+
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.inner.remove_dir(path)
+    }
+
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+        self.inner.list_dir(path)
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        self.inner.sync_dir(path)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        self.inner.file_size(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+
+    fn lock_file(&self, path: &Path) -> Result<FileLock> {
+        self.inner.lock_file(path)
+    }
+
+    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
+        self.inner.lock_file_shared(path)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.hard_link(from, to)
+    }
+}
