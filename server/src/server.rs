@@ -216,13 +216,22 @@ impl Server {
                 let (housekeeper, reclaimer) = match &shared.replica {
                     // The replication layer owns the database's durability; expiry goes
                     // through the log, proposed by the leader.
+                    // The housekeeper still runs: its sweeper compacts the ranges of big
+                    // dropped collections (store::gc) as on a standalone server; it has no
+                    // WAL to sync on a timer.
                     Some(cluster) => {
                         rt.spawn(crate::replica::expire::run(
                             cluster.clone(),
                             Arc::clone(&shared.store),
                             stop_rx.clone(),
                         ));
-                        (None, None)
+                        (
+                            Some(crate::housekeeping::Housekeeper::start(
+                                Arc::clone(&shared.store),
+                                crate::config::AppendFsync::No,
+                            )?),
+                            None,
+                        )
                     }
                     None => (
                         Some(crate::housekeeping::Housekeeper::start(

@@ -167,14 +167,22 @@ impl ClusterServer {
     /// # Errors
     /// As [`ClusterServer::start`].
     pub fn start_with_env(args: ClusterArgs, env: Option<Arc<dyn Env>>) -> Result<ClusterServer> {
-        let config = args.node_config(env)?;
+        let applier = Applier::new(args.node_id);
+        let mut config = args.node_config(env)?;
+        // The standalone server's engine options, with its GC judging expiry by the
+        // replicated log's clock (the time every node's commands use), not this machine's.
+        config.options = bloomkv::Options {
+            env: Arc::clone(&config.options.env),
+            ..args
+                .server
+                .replicated_engine_options(Arc::clone(applier.log_clock()))
+        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("bloomkv-raft")
             .enable_all()
             .build()
             .map_err(|e| Error::Network(format!("starting the node's runtime: {e}")))?;
-        let applier = Applier::new(args.node_id);
         let machine = Arc::new(ServerMachine::new(Arc::clone(&applier)));
         let node = Arc::new(rt.block_on(Node::start(config, machine))?);
         let cluster = Cluster {

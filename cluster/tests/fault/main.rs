@@ -15,6 +15,7 @@ mod resp;
 
 mod catch_up;
 mod failover;
+mod gc;
 mod membership;
 mod nemesis;
 mod planted;

@@ -15,6 +15,7 @@
 //! ([`super::wake`]), and delivers a `PUBLISH` to this node's subscribers.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bloomkv::{Db, WriteBatch};
 use bytes::Bytes;
@@ -54,6 +55,7 @@ pub struct Applier {
     watches: Mutex<WatchTable>,
     waits: Arc<KeyWaits>,
     pubsub: Arc<PubSub>,
+    log_clock: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Applier {
@@ -73,7 +75,16 @@ impl Applier {
             watches: Mutex::new(WatchTable::default()),
             waits: Arc::new(KeyWaits::default()),
             pubsub: Arc::new(PubSub::default()),
+            log_clock: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// The newest leader time (ms since the epoch) this node applied from the log (0
+    /// before the first apply since start): the "now" of the state machine's
+    /// compaction-filter GC (`Config::replicated_engine_options`). It never goes back: the
+    /// log's times are non-decreasing and a snapshot install only moves forward.
+    pub fn log_clock(&self) -> &Arc<AtomicU64> {
+        &self.log_clock
     }
 
     /// The node this applier serves.
@@ -187,6 +198,9 @@ impl Applier {
         batch.append(&data);
         batch.append(&sys);
         store.committed(done);
+        if let Some(t) = commands.iter().map(|c| c.time_ms).max() {
+            self.log_clock.fetch_max(t, Ordering::AcqRel);
+        }
         ready.sort();
         ready.dedup();
         self.waits.wake(&ready);
