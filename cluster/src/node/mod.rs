@@ -179,6 +179,7 @@ impl Node {
             snapshot_timeout: config.snapshot_timeout,
         };
         let shared = Arc::clone(&sm.shared);
+        let committed = log.committed_handle();
         let raft = Raft::new(id, Arc::new(raft_config), network, log, sm)
             .await
             .map_err(|e| Error::Stopped(format!("starting Raft: {e}")))?;
@@ -186,6 +187,7 @@ impl Node {
             id,
             raft: raft.clone(),
             sm: shared,
+            committed,
             env,
             transport,
             config: config.clone(),

@@ -68,6 +68,7 @@ pub fn node_status(s: &Status) -> NodeStatus {
         term: s.term,
         leader: s.leader,
         last_log_index: s.last_log_index,
+        committed_index: s.committed_index,
         applied_index: s.applied_index,
         snapshot_index: s.snapshot_index,
         purged_index: s.purged_index,

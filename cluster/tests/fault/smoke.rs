@@ -162,13 +162,43 @@ fn three_nodes_serve_every_command_from_every_node() {
     assert_eq!(first(f.call(&["ROLE"]).unwrap()), "slave");
     let info = o.call(&["INFO", "replication"]).unwrap().text();
     assert!(info.contains(&format!("raft_leader_id:{leader}")), "{info}");
+    let field = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no numeric {name} in {text}"))
+    };
+    // A follower knows the commit index and has applied up to it (everything above was
+    // acknowledged and the nodes converged).
+    let finfo = f.call(&["INFO", "replication"]).unwrap().text();
+    assert!(finfo.contains("role:slave\r\n") && finfo.contains("master_link_status:up"));
+    let (commit, applied) = (
+        field(&finfo, "raft_commit_index"),
+        field(&finfo, "raft_applied_index"),
+    );
+    assert!(commit > 0 && applied >= commit, "{finfo}");
+    assert!(field(&finfo, "raft_term") >= 1, "{finfo}");
+    // The leader lists both followers with their match index and lag (in entries).
+    let linfo = l.call(&["INFO", "replication"]).unwrap().text();
+    assert_eq!(field(&linfo, "connected_slaves"), 2, "{linfo}");
+    assert_eq!(
+        linfo
+            .lines()
+            .filter(|l| l.starts_with("slave") && l.contains("state=online,offset="))
+            .count(),
+        2,
+        "{linfo}"
+    );
     let ci = f.call(&["CLUSTER", "INFO"]).unwrap().text();
     assert!(ci.contains("cluster_state:ok"), "{ci}");
     assert_eq!(
-        ci.lines().filter(|l| l.starts_with("node")).count(),
+        ci.lines()
+            .filter(|l| l.starts_with("node") && l.contains("state=up") && l.contains(",commit="))
+            .count(),
         3,
         "{ci}"
     );
+    assert_eq!(field(&ci, "cluster_leader"), leader, "{ci}");
 
     // kill -9 of the leader: writes go on through the others; the old leader catches up.
     c.kill(leader);

@@ -138,6 +138,8 @@ pub struct NodeStatus {
     pub leader: Option<u64>,
     /// Last index in its log.
     pub last_log_index: Option<u64>,
+    /// Last index it knows to be committed (on a majority's disks).
+    pub committed_index: Option<u64>,
     /// Last index its state machine applied.
     pub applied_index: Option<u64>,
     /// Last index its newest snapshot covers.

@@ -68,13 +68,14 @@ pub fn info_replication(s: &NodeStatus, out: &mut String) {
     let leader = s.role == RaftRole::Leader;
     let _ = write!(
         out,
-        "# Replication\r\nrole:{}\r\nraft_node_id:{}\r\nraft_role:{}\r\nraft_term:{}\r\nraft_leader_id:{}\r\nraft_last_log_index:{}\r\nraft_applied_index:{}\r\nraft_snapshot_index:{}\r\nraft_purged_index:{}\r\n",
+        "# Replication\r\nrole:{}\r\nraft_node_id:{}\r\nraft_role:{}\r\nraft_term:{}\r\nraft_leader_id:{}\r\nraft_last_log_index:{}\r\nraft_commit_index:{}\r\nraft_applied_index:{}\r\nraft_snapshot_index:{}\r\nraft_purged_index:{}\r\n",
         if leader { "master" } else { "slave" },
         s.id,
         s.role.name(),
         s.term,
         opt(s.leader),
         opt(s.last_log_index),
+        opt(s.committed_index),
         opt(s.applied_index),
         opt(s.snapshot_index),
         opt(s.purged_index),
@@ -107,7 +108,8 @@ pub fn info_replication(s: &NodeStatus, out: &mut String) {
         let (h, p) = split_addr(addr.unwrap_or(""));
         let _ = write!(
             out,
-            "master_host:{h}\r\nmaster_port:{p}\r\nmaster_link_status:up\r\n"
+            "master_host:{h}\r\nmaster_port:{p}\r\nmaster_link_status:up\r\nslave_repl_offset:{}\r\n",
+            s.applied_index.unwrap_or(0)
         );
     } else {
         out.push_str("master_link_status:down\r\n");
@@ -153,12 +155,13 @@ pub fn cluster_info(own: &NodeStatus, peers: &[PeerReport]) -> String {
         let _ = match &p.status {
             Ok(s) => write!(
                 out,
-                "node{}:addr={},voter={},state=up,role={},term={},applied={},last_log={},lag={}\r\n",
+                "node{}:addr={},voter={},state=up,role={},term={},commit={},applied={},last_log={},lag={}\r\n",
                 p.id,
                 p.addr,
                 u8::from(voter),
                 s.role.name(),
                 s.term,
+                opt(s.committed_index),
                 opt(s.applied_index),
                 opt(s.last_log_index),
                 match (leader_last, s.applied_index) {
@@ -192,6 +195,7 @@ mod tests {
             term: 3,
             leader: Some(1),
             last_log_index: Some(applied + 2),
+            committed_index: Some(applied + 1),
             applied_index: Some(applied),
             snapshot_index: None,
             purged_index: None,
@@ -251,7 +255,7 @@ mod tests {
         ];
         let text = cluster_info(&own, &peers);
         assert!(text.contains("cluster_state:ok"), "{text}");
-        assert!(text.contains("node2:addr=127.0.0.1:7002,voter=1,state=up,role=follower,term=3,applied=7,last_log=9,lag=5"), "{text}");
+        assert!(text.contains("node2:addr=127.0.0.1:7002,voter=1,state=up,role=follower,term=3,commit=8,applied=7,last_log=9,lag=5"), "{text}");
         assert!(
             text.contains("node3:addr=127.0.0.1:7003,voter=1,state=down"),
             "{text}"
@@ -259,5 +263,26 @@ mod tests {
         let mut info = String::new();
         info_replication(&status(1, RaftRole::Leader, 10), &mut info);
         assert!(info.contains("role:master\r\n") && info.contains("connected_slaves:2"));
+        assert!(
+            info.contains("raft_term:3\r\nraft_leader_id:1\r\n"),
+            "{info}"
+        );
+        assert!(
+            info.contains("raft_commit_index:11\r\nraft_applied_index:10\r\n"),
+            "{info}"
+        );
+        assert!(
+            info.contains(
+                "slave0:id=2,ip=127.0.0.1,port=7002,voter=1,state=online,offset=10,lag=0\r\n"
+            ),
+            "{info}"
+        );
+        let mut f = String::new();
+        info_replication(&status(2, RaftRole::Follower, 7), &mut f);
+        assert!(f.contains("role:slave\r\n"), "{f}");
+        assert!(
+            f.contains("master_host:127.0.0.1\r\nmaster_port:7001\r\nmaster_link_status:up\r\nslave_repl_offset:7\r\n"),
+            "{f}"
+        );
     }
 }
