@@ -1,6 +1,6 @@
 //! The failover figure: time from the leader's kill -9 to the first acknowledged write on
 //! the new leader (sent through a follower the moment the leader is gone), over 50 kills,
-//! with default timeouts (heartbeat 100 ms, election 300-600 ms). A figure, not a
+//! with default timeouts (heartbeat 100 ms, election 250-500 ms). A figure, not a
 //! pass/fail test: run by hand with
 //! `cargo test --release -p bloomkv-cluster --test fault -- --ignored failover_50_kills --nocapture`.
 
