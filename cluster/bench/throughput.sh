@@ -6,8 +6,10 @@
 #   cargo build --release -p bloomkv-server -p bloomkv-cluster --bins
 #   RUNS=3 N=20000 cluster/bench/throughput.sh
 #
-# Prints one CSV line per run: setup,pipeline,run,requests_per_second. The cluster is
-# driven through its leader (a follower would forward every write: one more hop).
+# Prints one CSV line per run: setup,pipeline,run,requests_per_second, then the median of
+# each setup and pipeline depth and the cluster/single ratio. The cluster is driven through
+# its leader (a follower would forward every write: one more hop). Figures and the machine
+# they were taken on: docs/CLUSTER.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
@@ -46,16 +48,27 @@ start_cluster() {
   done
 }
 
+row() { echo "$1" | tee -a "$WORK/results.csv"; }
+
 stop_all() { kill "$@" 2>/dev/null || true; wait "$@" 2>/dev/null || true; }
 
 echo "setup,pipeline,run,requests_per_second"
 for run in $(seq 1 "$RUNS"); do
   for p in 1 16; do
     start_single
-    echo "single-always,$p,$run,$(bench 16400 "$p")"
+    row "single-always,$p,$run,$(bench 16400 "$p")"
     stop_all "$SINGLE"
     start_cluster
-    echo "cluster3,$p,$run,$(bench 1640"$LEADER" "$p")"
+    row "cluster3,$p,$run,$(bench 1640"$LEADER" "$p")"
     stop_all "${NODES[@]}"
   done
+done
+
+median() { # setup pipeline
+  grep "^$1,$2," "$WORK/results.csv" | cut -d, -f4 | sort -n |
+    awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.2f\n", (v[NR/2]+v[NR/2+1])/2}'
+}
+for p in 1 16; do
+  s=$(median single-always "$p"); c=$(median cluster3 "$p")
+  echo "median -P $p: single-always $s, cluster3 $c, ratio $(awk -v c="$c" -v s="$s" 'BEGIN {printf "%.2f", c/s}')"
 done

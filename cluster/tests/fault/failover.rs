@@ -10,7 +10,7 @@ use crate::procs::ProcCluster;
 use crate::resp::{Conn, Value};
 
 #[test]
-#[ignore = "a figure (about 3 minutes): run by hand"]
+#[ignore = "a figure (about a minute and a half): run by hand"]
 fn failover_50_kills() {
     let kills: usize = std::env::var("BLOOMKV_FAILOVER_KILLS")
         .ok()
