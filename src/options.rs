@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::compaction_filter::CompactionFilter;
 use crate::env::{Env, StdEnv};
-use crate::filter::{BloomPolicy, FilterPolicy, PrefixExtractor};
+use crate::filter::{FilterPolicy, LeveledPolicy, PrefixExtractor};
 pub use crate::sstable::compression::Compression;
 
 /// Number of levels in the LSM tree (L0..L6).
@@ -184,10 +184,31 @@ pub struct Options {
     /// assert!(opts.validate().is_ok());
     /// ```
     pub compaction_bytes_per_sec: Option<u64>,
+    /// Once no write has arrived for this long (default 5 s), the level-0 tables left over
+    /// after the last writes (fewer than `level0_compaction_trigger`, so never due on their
+    /// own) are compacted into the base level by a compaction thread that has nothing else to
+    /// do: each costs every point lookup one more filter probe until then. One job at a time,
+    /// only when no flush or other compaction runs, and at most one per flushed memtable.
+    /// [`crate::Db::wait_for_compactions`] compacts them without waiting for the delay.
+    /// `None`: level 0 is compacted only when due.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let opts = bloomkv::Options {
+    ///     idle_compaction_delay: Some(Duration::from_secs(30)),
+    ///     ..Default::default()
+    /// };
+    /// assert!(opts.validate().is_ok());
+    /// ```
+    pub idle_compaction_delay: Option<std::time::Duration>,
     /// The file system to use (default: the real one).
     pub env: Arc<dyn Env>,
-    /// The kind of filter tables are built with (default [`BloomPolicy`], cache-line blocked
-    /// Bloom filters). Its size per table comes from `filter_bits_per_key` /
+    /// The kind of filter tables are built with (default [`LeveledPolicy`]: cache-line
+    /// blocked Bloom filters on level 0, Ribbon filters from level 1 down, where nearly all
+    /// keys live and a lookup probes one table per level; see `docs/FILTERS.md`). A policy
+    /// that differs by level gives each level's kind through [`FilterPolicy::for_level`];
+    /// any other policy builds every level's tables. Its size per table comes from
+    /// `filter_bits_per_key` /
     /// `filter_bits_per_level` / `filter_allocation` through
     /// [`FilterPolicy::with_bits_per_key`]. Each table records the name of the policy that
     /// built it and is read with a policy of that name: this one or a built-in one; a table
@@ -347,8 +368,9 @@ impl Default for Options {
             compaction_pri: CompactionPri::MinOverlappingRatio,
             background_threads: 2,
             compaction_bytes_per_sec: None,
+            idle_compaction_delay: Some(std::time::Duration::from_secs(5)),
             env: Arc::new(StdEnv),
-            filter_policy: Arc::new(BloomPolicy::default()),
+            filter_policy: Arc::new(LeveledPolicy::default()),
             compression: Compression::Lz4,
             compression_per_level: None,
             filter_policy_per_level: None,
@@ -498,11 +520,23 @@ impl Options {
         }
     }
 
-    /// The kind of filter for tables written to `level`.
+    /// The kind of filter for tables written to `level`: `filter_policy_per_level`'s entry
+    /// if there is a list, else what `filter_policy` gives for the level
+    /// ([`FilterPolicy::for_level`]), else `filter_policy`.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use bloomkv::filter::{BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// // The default: Bloom on level 0, Ribbon below.
+    /// let default = bloomkv::Options::default();
+    /// assert_eq!(default.filter_policy_for_level(0).name(), BloomPolicy::NAME);
+    /// assert_eq!(default.filter_policy_for_level(1).name(), RibbonPolicy::NAME);
+    /// // One kind everywhere.
+    /// let bloom = bloomkv::Options {
+    ///     filter_policy: Arc::new(BloomPolicy::new(10)),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(bloom.filter_policy_for_level(3).name(), BloomPolicy::NAME);
     /// let opts = bloomkv::Options {
     ///     filter_policy_per_level: Some(vec![
     ///         Arc::new(BloomPolicy::default()),
@@ -516,7 +550,10 @@ impl Options {
     pub fn filter_policy_for_level(&self, level: usize) -> &Arc<dyn FilterPolicy> {
         match &self.filter_policy_per_level {
             Some(v) if !v.is_empty() => &v[level.min(v.len() - 1)],
-            _ => &self.filter_policy,
+            _ => self
+                .filter_policy
+                .for_level(level)
+                .unwrap_or(&self.filter_policy),
         }
     }
 

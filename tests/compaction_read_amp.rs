@@ -80,7 +80,9 @@ fn read_amp(n: u64, probes: u64) {
 
 #[test]
 fn absent_gets_read_no_more_than_expected_fpr_100k() {
-    read_amp(100_000, 20_000);
+    // Enough probes for ~500 expected false positives at Ribbon's ~0.2% per table (the
+    // default below level 0), so that +20% is four standard deviations, not two.
+    read_amp(100_000, 120_000);
 }
 
 #[test]
@@ -95,6 +97,9 @@ fn bottom_level_with_fewer_bits_shows_in_stats() {
     let opts = Options {
         block_cache_bytes: 0,
         filter_bits_per_level: Some(per_level.clone()),
+        // Bloom realizes any bits per key (Ribbon, the default below level 0, whole result
+        // bits only).
+        filter_policy: std::sync::Arc::new(bloomkv::filter::BloomPolicy::default()),
         ..small_options()
     };
     let (_dir, db) = load(opts.clone(), 100_000);

@@ -178,7 +178,7 @@ fn json_parses_and_holds_the_phases() {
     assert_eq!(get_absent["ops"], 2000);
     assert!(get_absent["ops_per_sec"].as_f64().unwrap() > 0.0);
     assert!(v["absent"]["tables_probed_per_get"].as_f64().unwrap() > 0.0);
-    assert_eq!(v["filter_kinds"], "bloom");
+    assert_eq!(v["filter_kinds"], "default");
 
     // Filter kinds per level: Ribbon from level 1 down, under Monkey.
     let mixed = stdout_of(

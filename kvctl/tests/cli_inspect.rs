@@ -145,8 +145,9 @@ fn sst_dump_shows_footer_properties_filter_blocks_and_entries() {
         "compression  lz4: data blocks",
         "499 entries",
         "filter",
-        "bloomkv.BloomFilter",
-        "k = ",
+        // Compacted to level 1: the default policy's Ribbon filter.
+        "bloomkv.Ribbon",
+        "checksum verified",
         "expected FPR",
         "data blocks",
         "verified",
@@ -204,7 +205,7 @@ fn sst_dump_of_a_corrupt_table_is_exit_3_naming_file_and_offset() {
     let out = kvctl().args(["sst", "dump", &path]).assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     let filter_at: usize = text
-        .split("filter.bloomkv.BloomFilter @")
+        .split("filter.bloomkv.Ribbon @")
         .nth(1)
         .and_then(|r| r.split('+').next())
         .unwrap()
@@ -230,6 +231,42 @@ fn sst_dump_of_a_corrupt_table_is_exit_3_naming_file_and_offset() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("shorter than a table footer"));
+}
+
+/// A Bloom filter (the default on level 0, or everywhere with `BloomPolicy`) is decoded:
+/// probes, bits, layout, keys, expected rate and fill.
+#[test]
+fn sst_dump_decodes_a_bloom_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = bloomkv::Db::open(
+        dir.path(),
+        bloomkv::Options {
+            filter_policy: std::sync::Arc::new(bloomkv::filter::BloomPolicy::new(10)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for i in 0..500u32 {
+        db.put(format!("key{i:06}"), "value").unwrap();
+    }
+    db.compact().unwrap();
+    let table = db.live_files()[0];
+    drop(db);
+    let path = dir.path().join(bloomkv::sstable::table_file_name(table));
+    let out = kvctl()
+        .args(["sst", "dump", path.to_str().unwrap()])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for needle in [
+        "bloomkv.BloomFilter",
+        "k = ",
+        "layout Blocked",
+        "500 keys",
+        "expected FPR",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
 }
 
 #[test]

@@ -141,6 +141,8 @@ mod tests {
     fn monkey(bits_per_key: f64) -> Options {
         Options {
             filter_allocation: FilterAllocation::Monkey { bits_per_key },
+            // Bloom everywhere: Monkey's closed form (mixed kinds have tests of their own).
+            filter_policy: std::sync::Arc::new(BloomPolicy::default()),
             ..Options::default()
         }
     }

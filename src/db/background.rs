@@ -76,11 +76,17 @@ pub(crate) fn run_compactions(db: Arc<DbInner>) {
                 if st.shutting_down {
                     return;
                 }
-                if let Some(work) = db.take_compaction(&mut st) {
-                    st.compactions_running += 1;
-                    break work;
+                match db.take_compaction(&mut st) {
+                    Ok(work) => {
+                        st.compactions_running += 1;
+                        break work;
+                    }
+                    // Level-0 leftovers become due once the tree has been idle long enough.
+                    Err(Some(wait)) => {
+                        db.work_cv.wait_for(&mut st, wait);
+                    }
+                    Err(None) => db.work_cv.wait(&mut st),
                 }
-                db.work_cv.wait(&mut st);
             }
         };
         let (result, claim, manual) = match work {
@@ -286,23 +292,44 @@ impl DbInner {
         }
     }
 
-    /// Whether a compaction should run now.
-    fn wants_compaction(&self, st: &State) -> bool {
-        let version = self.view.load();
+    /// Whether a compaction should run now (for a caller of `wait_for_compactions`: level-0
+    /// tables left over count, see [`super::idle`]).
+    fn wants_compaction(&self, st: &mut State) -> bool {
+        let version = self.current_version();
         st.manual_requested > st.manual_completed
-            || compaction::is_due(&version.version, &self.opts, &st.refilter_given_up)
+            || compaction::is_due(&version, &self.opts, &st.refilter_given_up)
+            || self.idle_plan(st, &version).is_ok()
     }
 
-    /// The compaction work to start now, if any, taken under the state lock so that no two
-    /// threads take the same: a manual compaction once no other job runs (it runs alone),
-    /// else the most needed job that takes nothing a running job holds.
-    fn take_compaction(&self, st: &mut State) -> Option<CompactionWork> {
+    /// The idle compaction of level 0 to start now ([`super::idle::plan`]).
+    fn idle_plan(
+        &self,
+        st: &mut State,
+        version: &Version,
+    ) -> std::result::Result<pick::Plan, Option<std::time::Duration>> {
+        let quiet = super::idle::Quiet {
+            nothing_running: st.imm.is_none() && !st.flushing && st.compactions_running == 0,
+            quiet_for: st.idle.quiet_for(self.visible_seq()),
+            settling: st.settling > 0,
+        };
+        super::idle::plan(version, &self.opts, &quiet, &st.busy)
+    }
+
+    /// The compaction work to start now, taken under the state lock so that no two threads
+    /// take the same: a manual compaction once no other job runs (it runs alone), else the
+    /// most needed job that takes nothing a running job holds, else (the tree idle) the
+    /// level-0 leftovers. `Err(Some(wait))`: nothing now, but the idle compaction may be due
+    /// after `wait`; `Err(None)`: nothing until woken.
+    fn take_compaction(
+        &self,
+        st: &mut State,
+    ) -> std::result::Result<CompactionWork, Option<std::time::Duration>> {
         if st.bg_error.is_some() || st.manual_running {
-            return None;
+            return Err(None);
         }
         if st.manual_requested > st.manual_completed {
             if st.compactions_running > 0 {
-                return None;
+                return Err(None);
             }
             st.manual_running = true;
             // Every request made before this point is served by this run (it compacts the
@@ -311,7 +338,7 @@ impl DbInner {
                 .manual_range
                 .take()
                 .unwrap_or((Bound::Unbounded, Bound::Unbounded));
-            return Some(CompactionWork::Manual {
+            return Ok(CompactionWork::Manual {
                 request: st.manual_requested,
                 range,
             });
@@ -323,15 +350,23 @@ impl DbInner {
             busy,
             ..
         } = st;
-        let job = compaction::pick_job(
+        let job = match compaction::pick_job(
             &version,
             &self.opts,
             compact_pointers,
             refilter_given_up,
             busy,
-        )?;
+        ) {
+            Some(job) => job,
+            None => {
+                let plan = self.idle_plan(st, &version)?;
+                let job = Job::Compact(plan);
+                st.busy.take(&job.claim());
+                job
+            }
+        };
         let claim = job.claim();
-        Some(CompactionWork::Job {
+        Ok(CompactionWork::Job {
             job,
             version,
             claim,
@@ -503,19 +538,23 @@ impl DbInner {
             return Ok(());
         }
         let mut st = self.state.lock();
-        loop {
+        // While this caller waits, level-0 leftovers are due (see `super::idle`).
+        st.settling += 1;
+        let result = loop {
             if let Some(why) = &st.bg_error {
-                return Err(crate::Error::WritesStopped(why.clone()));
+                break Err(crate::Error::WritesStopped(why.clone()));
             }
             // Not busy: a job that has just installed its version may still be dropping
             // (and so deleting) the files it replaced.
             let idle = !st.flushing && st.compactions_running == 0;
-            if st.imm.is_none() && idle && !self.wants_compaction(&st) {
-                return Ok(());
+            if st.imm.is_none() && idle && !self.wants_compaction(&mut st) {
+                break Ok(());
             }
             self.work_cv.notify_all();
             self.done_cv.wait(&mut st);
-        }
+        };
+        st.settling -= 1;
+        result
     }
 
     pub(crate) fn current_version(&self) -> Arc<Version> {

@@ -114,6 +114,11 @@ pub(crate) struct State {
     /// MANIFEST, which does not name them, current (a reopen instead keeps them if the
     /// record is there, and removes them as orphans if not).
     pub unsettled_tables: Vec<u64>,
+    /// How long no write has arrived (see [`super::idle`]).
+    pub idle: super::idle::IdleWatch,
+    /// Callers of `wait_for_compactions` waiting now: while there are any, level-0 tables
+    /// left over are compacted without waiting for `Options::idle_compaction_delay`.
+    pub settling: usize,
 }
 
 impl State {

@@ -118,15 +118,32 @@ impl DbInner {
             heap = key::encode(user_key, seq, key::KIND_SEEK);
             &heap
         };
+        // A table built by another policy (a per-level kind) is probed with that policy's
+        // hash: the same one when both hash with `filter::hash_key` (every built-in does),
+        // computed at most once per lookup otherwise.
+        let mut default_hash = policy.uses_default_hash().then_some(hash);
         for (level, file) in view.version.tables_for_get(user_key) {
             let table = file.reader()?;
             let hash = match table.filter_policy() {
-                Some(p) if !Arc::ptr_eq(p, policy) => p.hash_key(user_key),
+                Some(p) if !Arc::ptr_eq(p, policy) => {
+                    if p.uses_default_hash() {
+                        *default_hash.get_or_insert_with(|| crate::filter::hash_key(user_key))
+                    } else {
+                        p.hash_key(user_key)
+                    }
+                }
                 _ => hash,
             };
-            // `tables_for_get` matched the key against the table's range already.
-            let got = table.get_in_range(lookup, hash)?;
             let counters = &self.level_counters[level];
+            // `tables_for_get` matched the key against the table's range already. Most
+            // tables probed by a lookup rule the key out on their filter: count that and go
+            // on, unless a range tombstone of the table may still answer.
+            let verdict = table.filter_verdict(hash);
+            if verdict == FilterVerdict::Absent && !table.has_range_deletions() && trace.is_none() {
+                bump(&counters.checks, 1);
+                continue;
+            }
+            let got = table.get_in_range_after(lookup, verdict)?;
             let false_positive = got.false_positive;
             match got.verdict {
                 FilterVerdict::Absent => bump(&counters.checks, 1),

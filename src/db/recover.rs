@@ -196,7 +196,10 @@ pub(super) fn table_cache(
         )
         .with_filter_policy(
             Arc::clone(&opts.filter_policy),
-            opts.filter_policy_per_level.clone().unwrap_or_default(),
+            // Every level's policy: a table records the name of the one that built it.
+            (0..crate::options::NUM_LEVELS)
+                .map(|level| Arc::clone(opts.filter_policy_for_level(level)))
+                .collect(),
         )
         .with_mmap_reads(opts.mmap_reads),
     );
@@ -310,6 +313,8 @@ pub(super) fn assemble(parts: Parts<'_>) -> DbInner {
             compact_pointers,
             refilter_given_up: Vec::new(),
             unsettled_tables: Vec::new(),
+            idle: super::idle::IdleWatch::new(last_seq),
+            settling: 0,
         }),
         work_cv: Condvar::new(),
         done_cv: Condvar::new(),

@@ -295,6 +295,10 @@ fn peek(bytes: &[u8]) -> Option<Header<'_>> {
 }
 
 impl FilterPolicy for BinaryFusePolicy {
+    fn uses_default_hash(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         Self::NAME
     }

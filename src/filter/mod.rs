@@ -5,7 +5,8 @@
 //! * [`CountingBloomFilter`]: 4-bit counters instead of bits, so keys can be removed.
 //! * [`ScalableBloomFilter`]: a chain of Bloom filters that grows and keeps its error rate.
 //! * [`AnyFilter`]: whichever of the three a file holds.
-//! * [`BloomPolicy`]: the [`FilterPolicy`] SSTables use (blocked layout).
+//! * [`BloomPolicy`], [`BinaryFusePolicy`], [`RibbonPolicy`]: the [`FilterPolicy`] kinds
+//!   SSTables use; [`LeveledPolicy`] (the engine's default) picks one per level.
 //! * [`PrefixExtractor`] ([`FixedPrefix`], [`DelimiterPrefix`]): what tables' prefix filters
 //!   hold.
 //! * [`math`]: sizing formulas and predicted false-positive rates.
@@ -20,6 +21,7 @@ mod encoding;
 mod file;
 mod fuse;
 pub mod layout;
+mod leveled;
 pub mod math;
 pub mod monkey;
 pub(crate) mod monkey_kinds;
@@ -37,6 +39,7 @@ pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
 pub use counting::CountingBloomFilter;
 pub use fuse::BinaryFusePolicy;
 pub use layout::Layout;
+pub use leveled::LeveledPolicy;
 pub use policy::FilterPolicy;
 pub use prefix::{DelimiterPrefix, FixedPrefix, PrefixExtractor};
 pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
@@ -57,6 +60,7 @@ pub fn builtin_policy(name: &str) -> Option<std::sync::Arc<dyn FilterPolicy>> {
         BloomPolicy::NAME => Some(std::sync::Arc::new(BloomPolicy::default())),
         BinaryFusePolicy::NAME => Some(std::sync::Arc::new(BinaryFusePolicy::new())),
         RibbonPolicy::NAME => Some(std::sync::Arc::new(RibbonPolicy::default())),
+        LeveledPolicy::NAME => Some(std::sync::Arc::new(LeveledPolicy::default())),
         _ => None,
     }
 }

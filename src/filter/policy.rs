@@ -63,6 +63,31 @@ pub trait FilterPolicy: Send + Sync + Debug {
         super::hash_key(key)
     }
 
+    /// The policy that builds tables of `level`, for a policy that differs by level (as
+    /// [`LeveledPolicy`](super::LeveledPolicy) does); `None` (the default): this policy
+    /// builds every level's tables. The engine resolves each level's policy through this
+    /// (see `Options::filter_policy_for_level`).
+    fn for_level(&self, level: usize) -> Option<&Arc<dyn FilterPolicy>> {
+        let _ = level;
+        None
+    }
+
+    /// Whether [`FilterPolicy::hash_key`] is [`filter::hash_key`](super::hash_key) (xxh3-64,
+    /// seed 0), as for every built-in policy. A lookup then hashes its key once for all the
+    /// tables built by such policies, whichever kind each table's filter is. The default,
+    /// `false`, is always safe: the key is hashed with this policy's own
+    /// [`FilterPolicy::hash_key`] for its tables.
+    ///
+    /// ```
+    /// use bloomkv::filter::{BinaryFusePolicy, BloomPolicy, FilterPolicy, RibbonPolicy};
+    /// assert!(BloomPolicy::default().uses_default_hash());
+    /// assert!(BinaryFusePolicy::new().uses_default_hash());
+    /// assert!(RibbonPolicy::default().uses_default_hash());
+    /// ```
+    fn uses_default_hash(&self) -> bool {
+        false
+    }
+
     /// Builds a serialized filter over the keys whose hashes are given (duplicates allowed).
     fn create_filter_from_hashes(&self, hashes: &[u64]) -> Vec<u8>;
 

@@ -39,7 +39,7 @@ impl TableIter {
 
     fn locate(&self, e: Error) -> Error {
         match self.table.index.get(self.block_pos) {
-            Some(entry) => e.located(self.table.path(), entry.handle.offset),
+            Some(handle) => e.located(self.table.path(), handle.offset),
             None => e.located(self.table.path(), 0),
         }
     }

@@ -15,6 +15,7 @@ pub mod cache;
 pub(crate) mod cache;
 pub mod compression;
 pub mod format;
+mod index;
 mod iter;
 mod multi_get;
 mod properties;

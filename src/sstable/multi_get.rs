@@ -67,11 +67,11 @@ impl Table {
             }
             probe.maybe = true;
             let pos = self.index_seek(lookup);
-            let Some(entry) = self.index.get(pos) else {
+            let Some(handle) = self.index.get(pos) else {
                 out.push(probe);
                 continue;
             };
-            let locate = |e: crate::Error| e.located(self.path(), entry.handle.offset);
+            let locate = |e: crate::Error| e.located(self.path(), handle.offset);
             match &mut open {
                 Some((at, it)) if *at == pos && it.valid() => {
                     // The iterator is on the first entry >= the previous (smaller) lookup, so

@@ -23,6 +23,7 @@ use crate::sstable::format::{
     BLOCK_TRAILER_LEN, BlockHandle, FOOTER_LEN, Footer, located_in_block, raw_block_in, read_block,
     read_block_with_codec,
 };
+use crate::sstable::index::Index;
 use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
 
@@ -113,13 +114,6 @@ pub struct TableGet {
     pub false_positive: bool,
 }
 
-/// One index entry: a separator key and the data block it leads to.
-#[derive(Clone, Debug)]
-pub(crate) struct IndexEntry {
-    pub(crate) separator: Vec<u8>,
-    pub(crate) handle: BlockHandle,
-}
-
 /// An open, immutable table. `Send + Sync`: share it as `Arc<Table>`.
 ///
 /// # Examples
@@ -156,7 +150,7 @@ pub struct Table {
     file_number: u64,
     /// Offset where the footer starts: no block may reach past it.
     blocks_end: u64,
-    pub(crate) index: Vec<IndexEntry>,
+    pub(crate) index: Index,
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
     cache: Option<Arc<BlockCache>>,
@@ -189,7 +183,7 @@ fn no_block_verified(blocks: usize) -> Box<[AtomicU64]> {
 #[derive(Debug)]
 pub(crate) struct TableParts {
     blocks_end: u64,
-    index: Vec<IndexEntry>,
+    index: Index,
     props: TableProperties,
     filter: Option<(Arc<dyn FilterPolicy>, Vec<u8>)>,
     range_dels: Option<Arc<Fragments>>,
@@ -199,12 +193,7 @@ pub(crate) struct TableParts {
 impl TableParts {
     /// Bytes of memory it holds, roughly: index entries and the filter.
     pub(crate) fn bytes(&self) -> usize {
-        let index: usize = self
-            .index
-            .iter()
-            .map(|e| e.separator.len() + std::mem::size_of::<IndexEntry>())
-            .sum();
-        index
+        self.index.bytes()
             + self.filter.as_ref().map_or(0, |(_, f)| f.len())
             + self.prefix_filter.as_ref().map_or(0, |(_, f)| f.len())
     }
@@ -412,7 +401,7 @@ impl Table {
 
         if props.format_version < 2 {
             // Version 1 stored every block raw and recorded no data sizes.
-            props.data_bytes = index.iter().map(|e| e.handle.size).sum();
+            props.data_bytes = index.handles().iter().map(|h| h.size).sum();
             props.data_raw_bytes = props.data_bytes;
         }
         let range_dels = Self::read_range_dels(&*file, &path, &props, range_handle, blocks_end)?;
@@ -449,12 +438,12 @@ impl Table {
         path: &Path,
         handle: BlockHandle,
         blocks_end: u64,
-    ) -> Result<Vec<IndexEntry>> {
+    ) -> Result<Index> {
         let (raw, codec) = read_block_with_codec(file, path, handle, blocks_end, Vec::new())?;
         let locate = |e: Error| located_in_block(e, path, handle, codec);
         let block = Block::new(raw).map_err(locate)?;
         let mut it = BlockIter::new(Arc::new(block), key::compare);
-        let mut out = Vec::new();
+        let mut out = Index::default();
         let mut next_free = 0u64;
         it.seek_to_first().map_err(locate)?;
         while it.valid() {
@@ -473,12 +462,12 @@ impl Table {
                 ));
             }
             next_free = h.offset + h.size + BLOCK_TRAILER_LEN as u64;
-            out.push(IndexEntry {
-                separator: it.key().to_vec(),
-                handle: h,
-            });
+            if !out.push(it.key(), h) {
+                return Err(Error::corruption(path, at, "index separators exceed 4 GiB"));
+            }
             it.advance().map_err(locate)?;
         }
+        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -865,7 +854,7 @@ impl Table {
         pos: usize,
         target: Option<&[u8]>,
     ) -> Result<(Arc<Block>, bool, Option<Found>)> {
-        let handle = self.index[pos].handle;
+        let handle = self.index.handle(pos);
         if let Some(map) = &self.mapping
             && let Some(range) = raw_block_in(map, &self.path, handle, self.blocks_end)?
         {
@@ -926,7 +915,7 @@ impl Table {
     /// Index position of the first block whose separator is `>= target`.
     pub(crate) fn index_seek(&self, target: &[u8]) -> usize {
         self.index
-            .partition_point(|e| key::compare(&e.separator, target) == Ordering::Less)
+            .partition_point(|separator| key::compare(separator, target) == Ordering::Less)
     }
 
     /// Looks up the newest version of a user key visible at a snapshot.
@@ -976,22 +965,62 @@ impl Table {
         Ok(out)
     }
 
-    /// [`Table::get`] without its key-range check, for a caller that has already matched the
-    /// key against the table's range (the engine does, from the manifest's record of it).
+    /// [`Table::filter_verdict`] then [`Table::get_in_range_after`]: the lookup of a key
+    /// already matched against the table's range.
+    #[cfg(any(test, feature = "internals"))]
+    pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+        let verdict = self.filter_verdict(hash);
+        self.get_in_range_after(lookup, verdict)
+    }
+
+    /// What the table's filter says of a key with this hash, counted in the table's own
+    /// counters: [`FilterVerdict::NoFilter`], [`FilterVerdict::Absent`] or
+    /// [`FilterVerdict::MayContain`]. The first half of [`Table::get_in_range`], for a caller
+    /// that can skip the rest when the filter rules the key out and the table has no range
+    /// tombstones ([`Table::has_range_deletions`]).
+    #[inline]
+    pub(crate) fn filter_verdict(&self, hash: u64) -> FilterVerdict {
+        match &self.filter {
+            None => FilterVerdict::NoFilter,
+            Some((policy, bytes)) => {
+                self.filter_checks.fetch_add(1, Relaxed);
+                if policy.may_contain_hash(bytes, hash) {
+                    FilterVerdict::MayContain
+                } else {
+                    FilterVerdict::Absent
+                }
+            }
+        }
+    }
+
+    /// Whether the table holds range tombstones (which a point lookup consults whatever the
+    /// filter says).
+    #[inline]
+    pub(crate) fn has_range_deletions(&self) -> bool {
+        self.range_dels.is_some()
+    }
+
+    /// [`Table::get`] without its key-range check and after [`Table::filter_verdict`] gave
+    /// `verdict` for the key, for a caller that has already matched the key against the
+    /// table's range (the engine does, from the manifest's record of it).
     /// Never a wrong answer if that record were off: a key outside the table is simply not
     /// found in the block the index leads to (or the index leads to no block at all).
     ///
-    /// It counts the filter's answer in the table's own counters only, not in the shared
-    /// [`ReadCounters`]' filter figures: the engine keeps those per level (one increment per
-    /// check instead of two) and adds the levels up for its totals.
+    /// [`Table::filter_verdict`] counts the filter's answer in the table's own counters only,
+    /// not in the shared [`ReadCounters`]' filter figures: the engine keeps those per level
+    /// (one increment per check instead of two) and adds the levels up for its totals.
     ///
     /// A range tombstone of this table that covers the key and is newer than the version
     /// found (or finds none) makes the answer a delete at the tombstone's sequence number:
     /// the tombstones are consulted before the filter, which knows nothing of them.
     ///
     /// `lookup` must be at least a trailer long.
-    pub(crate) fn get_in_range(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
-        let mut out = self.get_point(lookup, hash)?;
+    pub(crate) fn get_in_range_after(
+        &self,
+        lookup: &[u8],
+        verdict: FilterVerdict,
+    ) -> Result<TableGet> {
+        let mut out = self.get_point(lookup, verdict)?;
         if let Some(f) = &self.range_dels {
             let snapshot = lookup_seq(lookup);
             if let Some(t) = f.covering_seq(key::user_key(lookup), snapshot)
@@ -1003,30 +1032,22 @@ impl Table {
         Ok(out)
     }
 
-    fn get_point(&self, lookup: &[u8], hash: u64) -> Result<TableGet> {
+    fn get_point(&self, lookup: &[u8], verdict: FilterVerdict) -> Result<TableGet> {
         let user_key = key::user_key(lookup);
-        let mut out = TableGet {
-            verdict: FilterVerdict::OutOfRange,
+        let out = TableGet {
+            verdict,
             blocks_read: 0,
             cache_hits: 0,
             entry: None,
             false_positive: false,
         };
-        out.verdict = match &self.filter {
-            None => FilterVerdict::NoFilter,
-            Some((policy, bytes)) => {
-                let maybe = policy.may_contain_hash(bytes, hash);
-                self.filter_checks.fetch_add(1, Relaxed);
-                if !maybe {
-                    out.verdict = FilterVerdict::Absent;
-                    return Ok(out);
-                }
-                FilterVerdict::MayContain
-            }
-        };
+        if verdict == FilterVerdict::Absent {
+            return Ok(out);
+        }
+        let mut out = out;
         let pos = self.index_seek(lookup);
         let mut user_key_present = false;
-        if let Some(entry) = self.index.get(pos) {
+        if let Some(handle) = self.index.get(pos) {
             let (block, hit, found) = self.data_block_finding(pos, Some(lookup))?;
             if hit {
                 out.cache_hits += 1;
@@ -1036,7 +1057,7 @@ impl Table {
             let bad_key = |at: usize, e: Error| {
                 Error::corruption(
                     &self.path,
-                    entry.handle.offset + at as u64,
+                    handle.offset + at as u64,
                     format!("bad internal key in data block: {e}"),
                 )
             };
@@ -1060,7 +1081,7 @@ impl Table {
                 }
                 return Ok(out);
             }
-            let locate = |e: Error| e.located(&self.path, entry.handle.offset);
+            let locate = |e: Error| e.located(&self.path, handle.offset);
             let mut it = BlockIter::new(block, key::compare);
             it.seek(lookup).map_err(locate)?;
             if it.valid() {

@@ -6,7 +6,7 @@
 //! `cargo run --release -- [--workload w1|w2] [--keys N] [--gets N] [--scan N]
 //! [--overwrite N] [--bits-per-key B] [--monkey] [--peer-bits-per-key B]
 //! [--compression none|lz4|zstd] [--memtable-mib N] [--table-mib N] [--level1-mib N]
-//! [--filter bloom|ribbon] [--mmap-reads] [--only bloomkv,fjall,rocksdb]`
+//! [--filter default|bloom|ribbon] [--mmap-reads] [--only bloomkv,fjall,rocksdb]`
 //! (from benches/peers; `--features rocksdb` adds RocksDB, whose C++ build takes ~20 min on
 //! 2 cores and needs libclang).
 
@@ -38,8 +38,9 @@ struct Args {
     level1_mib: Option<u64>,
     /// Run only the engines named (comma-separated); all when unset.
     only: Option<Vec<String>>,
-    /// bloomkv's filter kind on every level (`--filter ribbon`); `None`: its default (Bloom).
-    ribbon: bool,
+    /// bloomkv's filter kind on every level (`--filter bloom|ribbon`); `None`: its default
+    /// (`LeveledPolicy`: Bloom on level 0, Ribbon below).
+    filter: Option<&'static str>,
     /// bloomkv (`Options::mmap_reads`) and RocksDB (`allow_mmap_reads`) read table files through
     /// memory maps; fjall has no such mode.
     mmap: bool,
@@ -61,7 +62,7 @@ fn parse_args() -> Res<Args> {
         table_mib: None,
         level1_mib: None,
         only: None,
-        ribbon: false,
+        filter: None,
         mmap: false,
     };
     let mut args = std::env::args().skip(1);
@@ -92,10 +93,13 @@ fn parse_args() -> Res<Args> {
             "--table-mib" => a.table_mib = Some(v()?.parse()?),
             "--level1-mib" => a.level1_mib = Some(v()?.parse()?),
             "--filter" => {
-                a.ribbon = match v()?.as_str() {
-                    "bloom" => false,
-                    "ribbon" => true,
-                    other => return Err(format!("--filter {other}: bloom or ribbon").into()),
+                a.filter = match v()?.as_str() {
+                    "default" => None,
+                    "bloom" => Some("Bloom"),
+                    "ribbon" => Some("Ribbon"),
+                    other => {
+                        return Err(format!("--filter {other}: default, bloom or ribbon").into());
+                    }
                 }
             }
             "--only" => a.only = Some(v()?.split(',').map(str::to_string).collect()),
@@ -141,8 +145,11 @@ fn main() -> Res<()> {
     if let Some(c) = a.compression {
         opts.compression = c;
     }
-    if a.ribbon {
-        opts.filter_policy = std::sync::Arc::new(bloomkv::filter::RibbonPolicy::default());
+    if a.filter == Some("Bloom") {
+        opts.filter_policy = std::sync::Arc::new(bloomkv::filter::BloomPolicy::new(a.bits));
+    }
+    if a.filter == Some("Ribbon") {
+        opts.filter_policy = std::sync::Arc::new(bloomkv::filter::RibbonPolicy::new(a.bits));
     }
     let compression = opts.compression;
     let tmp = tempfile::tempdir_in(std::env::var_os("PEERS_DIR").unwrap_or(".".into()))?;
@@ -178,17 +185,18 @@ fn main() -> Res<()> {
         let mut reports = Vec::new();
         for e in engines.iter_mut() {
             eprintln!("W2 on {} ({} keys)", e.name(), s.keys);
-            reports.push(w2::run(e.as_mut(), &s)?);
+            let base = w2::memory_baseline();
+            reports.push(w2::run(e.as_mut(), &s, base)?);
             // Free the disk and the page cache for the next engine.
             e.close();
         }
         println!(
             "W2, {} keys, page cache evicted before reopen, 64 MiB block cache, bloomkv at \
-             {} bits/key{monkey} ({} filters) with {} compression, peers at {peers} and default \
-             compression",
+                 {} bits/key{monkey} ({} filters) with {} compression, peers at {peers} and default \
+                 compression",
             s.keys,
             a.bits,
-            if a.ribbon { "Ribbon" } else { "Bloom" },
+            a.filter.unwrap_or("default: Bloom on L0, Ribbon below"),
             compression.name()
         );
         w2::print(&reports);
@@ -209,7 +217,7 @@ fn main() -> Res<()> {
         "W1, {} keys, 32 MiB cache, bloomkv at {} bits/key{monkey} ({} filters), peers at {peers}",
         s.keys,
         a.bits,
-        if a.ribbon { "Ribbon" } else { "Bloom" }
+        a.filter.unwrap_or("default: Bloom on L0, Ribbon below")
     );
     w1::print(&results);
     Ok(())

@@ -57,6 +57,33 @@ pub struct Report {
     pub puts_over_100ms: u64,
     /// Sum of the latencies of puts slower than 1 ms, fill and overwrite.
     pub stalled_secs: f64,
+    /// The process's peak resident memory during this engine's run (`VmHWM`, reset before
+    /// it where the kernel allows), this harness's own included: the latency record of the
+    /// fill (4 bytes per put) and whatever an engine run before it left allocated. Run one
+    /// engine per process (`--only`) to compare.
+    pub peak_rss_bytes: Option<u64>,
+    /// Resident memory just before this engine's database was opened (`VmRSS`).
+    pub start_rss_bytes: Option<u64>,
+}
+
+/// `VmHWM` or `VmRSS` of `/proc/self/status`, in bytes.
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Resets the process's peak resident memory to its current one (Linux 4.0+; ignored where
+/// it cannot).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// Times each of `n` operations of a phase.
@@ -117,7 +144,14 @@ fn progress(engine: &str, phase: &str, done: u64, total: u64) {
     }
 }
 
-pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Report> {
+/// Resident memory before the database is created and the reset of the peak, for [`run`]:
+/// call before constructing the engine.
+pub fn memory_baseline() -> Option<u64> {
+    reset_peak_rss();
+    proc_status_bytes("VmRSS")
+}
+
+pub fn run(e: &mut dyn Engine, s: &Sizes, start_rss_bytes: Option<u64>) -> Res<Report> {
     let name = e.name();
     let ks = KeySpace::new(s.seed);
     let mut rng = SplitMix64::new(mix(s.seed ^ 0x5732));
@@ -197,6 +231,8 @@ pub fn run(e: &mut dyn Engine, s: &Sizes) -> Res<Report> {
         longest_put_ns: longest,
         puts_over_100ms: over,
         stalled_secs: stalled as f64 / 1e9,
+        peak_rss_bytes: proc_status_bytes("VmHWM"),
+        start_rss_bytes,
     })
 }
 
@@ -263,6 +299,12 @@ pub fn print(reports: &[Report]) {
             r.longest_put_ns as f64 / 1e6,
             r.puts_over_100ms,
             r.stalled_secs,
+        );
+        let mib = |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1048576.0));
+        println!(
+            "peak RSS {} MiB (resident before open {} MiB)",
+            mib(r.peak_rss_bytes),
+            mib(r.start_rss_bytes)
         );
     }
     let Some(ours) = reports.first() else {

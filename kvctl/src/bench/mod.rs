@@ -22,7 +22,7 @@ pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
 pub use evict::evict_dir;
 pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
-pub use procio::ProcIo;
+pub use procio::{Memory, ProcIo};
 pub use report::{compare_table, fmt_duration, headline, json_string};
 pub use svg::{runs_chart, sweep_chart};
 
@@ -264,20 +264,21 @@ impl W1Config {
         }
     }
 
-    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon"); "bloom"
-    /// when none were given.
+    /// The filter kinds per level as given to `--filter` ("bloom,bloom,ribbon");
+    /// "default" when none were given (the engine's default, `LeveledPolicy`: Bloom on level
+    /// 0, Ribbon below).
     pub fn filter_kinds_label(&self) -> String {
         if self.filter_kinds.is_empty() {
-            return FilterKind::Bloom.name().into();
+            return "default".into();
         }
         let names: Vec<&str> = self.filter_kinds.iter().map(|k| k.name()).collect();
         names.join(",")
     }
 
     /// A short label: "10 bits/key", "10 bits/key Monkey", "no filters", with the filter
-    /// kinds when they are not Bloom everywhere ("10 bits/key Monkey bloom,bloom,ribbon").
+    /// kinds when they are not the default ("10 bits/key Monkey bloom,bloom,ribbon").
     pub fn label(&self) -> String {
-        let kinds = if self.filter_kinds.iter().all(|k| *k == FilterKind::Bloom) {
+        let kinds = if self.filter_kinds.is_empty() {
             String::new()
         } else {
             format!(" {}", self.filter_kinds_label())
@@ -367,6 +368,9 @@ pub struct Phase {
     pub engine: EngineDelta,
     /// `/proc/self/io` over the phase (`None` off Linux).
     pub io: Option<ProcIo>,
+    /// Resident memory at the phase's end and the phase's peak (`None` off Linux); the whole
+    /// process's, the latency record included (4 bytes per timed operation).
+    pub memory: Option<Memory>,
 }
 
 impl Phase {
@@ -568,11 +572,13 @@ fn timed(
     body: impl FnOnce(&mut Option<Latencies>) -> Result<()>,
 ) -> Result<Phase> {
     let s0 = db.stats();
+    Memory::reset_peak();
     let io0 = ProcIo::now();
     let t0 = Instant::now();
     body(&mut lat)?;
     let elapsed = t0.elapsed();
     let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
+    let memory = Memory::now();
     let s1 = db.stats();
     let mut q = |q: f64| lat.as_mut().and_then(|l| l.quantile(q));
     let (p50_ns, p99_ns, p999_ns, max_ns) = (q(0.5), q(0.99), q(0.999), q(1.0));
@@ -586,6 +592,7 @@ fn timed(
         max_ns,
         engine: EngineDelta::between(&s0, &s1),
         io,
+        memory,
     })
 }
 
@@ -660,6 +667,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
     cfg.tick("reopen", 0, 1);
     let t0 = Instant::now();
     let io0 = ProcIo::now();
+    Memory::reset_peak();
     drop(db);
     if cfg.evict_page_cache {
         evict_dir(&cfg.dir)?;
@@ -676,6 +684,7 @@ pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
         max_ns: None,
         engine: EngineDelta::between(&db.stats(), &db.stats()),
         io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
+        memory: Memory::now(),
     });
 
     // 3. get_present

@@ -50,6 +50,46 @@ impl ProcIo {
     }
 }
 
+/// The process's resident memory (`VmRSS`) and its peak (`VmHWM`) from
+/// `/proc/self/status`, in bytes; `None` off Linux.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    /// Resident now.
+    pub rss: u64,
+    /// The most resident at once since the process started or since [`Memory::reset_peak`].
+    pub peak: u64,
+}
+
+impl Memory {
+    /// The figures now.
+    pub fn now() -> Option<Memory> {
+        let text = std::fs::read_to_string("/proc/self/status").ok()?;
+        Self::parse(&text)
+    }
+
+    fn parse(text: &str) -> Option<Memory> {
+        let kib = |name: &str| -> Option<u64> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        };
+        Some(Memory {
+            rss: kib("VmRSS")? * 1024,
+            peak: kib("VmHWM")? * 1024,
+        })
+    }
+
+    /// Restarts the peak from the current resident size (Linux 4.0 and later; nothing
+    /// where the kernel does not allow it), so that a phase's peak is its own.
+    pub fn reset_peak() {
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +107,18 @@ mod tests {
             })
         );
         assert_eq!(ProcIo::parse("wchar: 1\n"), None);
+    }
+
+    #[test]
+    fn parses_the_status_format() {
+        let t = "Name:\tkvctl\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n";
+        assert_eq!(
+            Memory::parse(t),
+            Some(Memory {
+                rss: 1 << 20,
+                peak: 2 << 20
+            })
+        );
+        assert_eq!(Memory::parse("VmRSS: 1 kB\n"), None);
     }
 }

@@ -345,6 +345,8 @@ pub fn json_string(r: &W1Report) -> String {
                 "write_bytes": p.io.map(|io| io.write_bytes),
                 "device_read_bytes_per_op": p.io.map(|io| p.per_op(io.read_bytes)),
                 "read_calls_per_op": p.io.map(|io| p.per_op(io.syscr)),
+                "rss_bytes": p.memory.map(|m| m.rss),
+                "peak_rss_bytes": p.memory.map(|m| m.peak),
             })
         })
         .collect();

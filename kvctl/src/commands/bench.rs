@@ -65,8 +65,9 @@ pub struct Args {
     #[arg(long)]
     pub monkey: bool,
     /// Filter kind per level, comma-separated, the last for all deeper levels: bloom,
-    /// ribbon or fuse (e.g. `bloom,bloom,ribbon`: Ribbon from level 2 down).
-    #[arg(long, default_value = "bloom", value_parser = parse_filter_kinds, value_name = "KINDS")]
+    /// ribbon or fuse (e.g. `bloom,bloom,ribbon`: Ribbon from level 2 down; `bloom`: Bloom
+    /// everywhere); `default`: the engine's default (Bloom on level 0, Ribbon below).
+    #[arg(long, default_value = "default", value_parser = parse_filter_kinds, value_name = "KINDS")]
     pub filter: FilterKinds,
     /// Block cache capacity in bytes; default 32M (W1) or 64M (W2).
     #[arg(long, value_parser = parse_count, value_name = "BYTES")]
@@ -459,10 +460,14 @@ fn parse_count(s: &str) -> Result<u64, String> {
 pub struct FilterKinds(pub Vec<FilterKind>);
 
 fn parse_filter_kinds(s: &str) -> Result<FilterKinds, String> {
+    if s.trim() == "default" {
+        return Ok(FilterKinds(Vec::new()));
+    }
     s.split(',')
         .map(|k| {
-            FilterKind::parse(k.trim())
-                .ok_or_else(|| format!("{k:?} is not a filter kind (bloom, ribbon or fuse)"))
+            FilterKind::parse(k.trim()).ok_or_else(|| {
+                format!("{k:?} is not a filter kind (bloom, ribbon or fuse, or default)")
+            })
         })
         .collect::<Result<Vec<_>, _>>()
         .map(FilterKinds)

@@ -278,9 +278,41 @@ fn filter(
         handle(h)
     );
     if policy_name != BloomPolicy::NAME {
-        let _ = writeln!(s, "             (unknown policy: parameters not decoded)");
-        out.bytes(s.as_bytes())?;
-        return Ok(());
+        // Another built-in kind (binary fuse, Ribbon): checked whole and its predicted rate
+        // shown; its parameters are its own.
+        let Some(policy) = bloomkv::filter::builtin_policy(&policy_name) else {
+            let _ = writeln!(s, "             (unknown policy: parameters not decoded)");
+            out.bytes(s.as_bytes())?;
+            return Ok(());
+        };
+        let checked = read_block(file, path, h, blocks_end).and_then(|bytes| {
+            policy
+                .check_filter(&bytes)
+                .map(|()| (bytes.len(), policy.expected_fp_rate(&bytes)))
+                .map_err(|e| e.located(path, h.offset))
+        });
+        return match checked {
+            Ok((len, fpr)) => {
+                let per_entry = if p.entries > 0 {
+                    len as f64 * 8.0 / p.entries as f64
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    s,
+                    "             {len} bytes ({per_entry:.2} bits/entry), checksum verified, \
+                     expected FPR {}",
+                    fpr.map_or("-".to_string(), rate)
+                );
+                out.bytes(s.as_bytes())?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = writeln!(s, "             DAMAGED: {e}");
+                out.bytes(s.as_bytes())?;
+                Err(Failure::Db(e))
+            }
+        };
     }
     let decoded = read_block(file, path, h, blocks_end).and_then(|bytes| {
         BloomPolicy::default()
