@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put, repair,
-    scan, serve, sst, sst_dump, stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put,
+    repair, scan, serve, sst, sst_dump, stats, verify,
 };
 use crate::escape::Codec;
 

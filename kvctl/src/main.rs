@@ -21,8 +21,8 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::{Cli, Command};
 use crate::commands::{
-    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put, repair,
-    scan, serve, sst, stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put,
+    repair, scan, serve, sst, stats, verify,
 };
 
 fn main() -> ExitCode {
