@@ -20,7 +20,7 @@ REDIS_PORT=${REDIS_PORT:-7102}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/server-bench.XXXXXX)
 
-"$ROOT/target/release/bloomkv-server" --dir "$WORK/bkv" --port "$BKV_PORT" 2> "$WORK/bkv.log" &
+"$ROOT/target/release/bloomkv-server" --dir "$WORK/bkv" --port "$BKV_PORT" ${BKV_ARGS:-} 2> "$WORK/bkv.log" &
 BKV_PID=$!
 redis-server --port "$REDIS_PORT" --appendonly yes --appendfsync everysec --save "" \
   --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
