@@ -356,6 +356,10 @@ pub fn encode_reply(r: &Reply, out: &mut Vec<u8>) {
         }
         Reply::Push(items) => list(out, 15, items),
         Reply::Seq(items) => list(out, 16, items),
+        Reply::Bool(b) => {
+            out.push(17);
+            out.push(u8::from(*b));
+        }
         Reply::Stream(_) => encode_reply(
             &Reply::err("a streamed reply cannot be sent between nodes"),
             out,
@@ -502,6 +506,16 @@ impl<'a> Reader<'a> {
             },
             15 => Reply::Push(list(self)?),
             16 => Reply::Seq(list(self)?),
+            17 => match self.u8()? {
+                0 => Reply::Bool(false),
+                1 => Reply::Bool(true),
+                b => {
+                    return Err(DecodeError(format!(
+                        "boolean reply byte {b} at offset {}",
+                        self.pos - 1
+                    )));
+                }
+            },
             t => return Err(DecodeError(format!("unknown reply tag {t} at offset {at}"))),
         })
     }
@@ -534,6 +548,8 @@ mod tests {
             },
             Reply::Push(vec![Reply::bulk("message")]),
             Reply::Seq(vec![Reply::Ok, Reply::Ok]),
+            Reply::Bool(true),
+            Reply::Bool(false),
             Reply::Array(vec![]),
         ])
     }
