@@ -153,6 +153,16 @@ fn three_nodes_serve_every_command_from_every_node() {
         });
     }
 
+    // Scripts that write are refused on every node alike (not replicated yet).
+    match f
+        .call(&["EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "k"])
+        .unwrap()
+    {
+        Value::Error(e) => assert!(e.contains("not supported in cluster mode"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(l.call(&["GET", "k"]).unwrap(), bulk("v1"));
+
     // ROLE, INFO replication and CLUSTER INFO name the leader and every node's progress.
     let first = |v: Value| match v {
         Value::Array(Some(items)) => items[0].text(),

@@ -301,6 +301,16 @@ impl Entry<'_, '_> {
         {
             return Answer::Reply(Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")));
         }
+        if matches!(c.name, "eval" | "evalsha") {
+            // Refused the same way on every node. A script's body and its SHA cache are
+            // per node (SCRIPT LOAD is not replicated, so EVALSHA could find the script on
+            // the leader only) and whether a script decides the same on every node is not
+            // established yet; read-only scripts (EVAL_RO) run on the client's node.
+            return Answer::Reply(Reply::err(format!(
+                "'{}' is not supported in cluster mode yet (EVAL_RO and EVALSHA_RO are)",
+                c.name
+            )));
+        }
         if matches!(c.name, "flushdb" | "flushall") && !self.watches.is_empty() {
             for k in self.watches.keys() {
                 if matches!(self.txn.record(k), Ok(Some(_)) | Err(_)) {
