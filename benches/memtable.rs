@@ -5,11 +5,11 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use bloomkv::WriteBatch;
+use bloomkv::db::memtable::MemTable;
 use bloomkv::iter::InternalIterator;
 use bloomkv::iter::db_iter::DbIter;
 use bloomkv::iter::merge::MergingIterator;
-use bloomkv::key::Kind;
-use bloomkv::memtable::MemTable;
+use bloomkv::util::key::Kind;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const N: u64 = 100_000;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use bloomkv::env::{MemRandomAccessFile, MemWritableFile};
 use bloomkv::filter::{BloomPolicy, FilterPolicy, hash_key};
-use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use bloomkv::sstable::cache::BlockCache;
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
+use bloomkv::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use criterion::{BatchSize, Criterion, Throughput, black_box, criterion_group, criterion_main};
 
 const N: u64 = 100_000;

@@ -88,23 +88,6 @@ macro_rules! internal_item {
     };
 }
 
-// The public API: the database, its options and answers, the environment, the standalone
-// filters, table files and repair.
-mod batch;
-mod compaction;
-mod compaction_filter;
-mod db;
-pub mod env;
-mod error;
-pub mod filter;
-mod metrics;
-mod options;
-mod rate;
-mod repair;
-pub mod sstable;
-mod stats;
-mod stats_display;
-
 /// Declares the engine's internal modules: `pub(crate)`, or public but hidden with the
 /// `internals` feature, which the fuzz targets and the internal benchmarks build with.
 /// Nothing reached only through them is covered by semver.
@@ -120,20 +103,18 @@ macro_rules! internal_modules {
     };
 }
 
-internal_modules!(
-    coding, filename, iter, key, manifest, memtable, range_del, version, wal,
-);
+// The public API: the database, its options and answers, the environment, the standalone
+// filters, table files and repair.
+mod compaction_filter;
+pub mod env;
+mod error;
+pub mod filter;
+mod options;
+pub mod sstable;
+mod stats;
 
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod table_cache;
-#[cfg(not(feature = "internals"))]
-#[allow(
-    dead_code,
-    reason = "TableCache::{pinned, len, is_empty} serve its tests only; table_cache.rs is being reworked separately"
-)]
-pub(crate) mod table_cache;
-mod table_writer;
+// The engine (`db`) and what every layer shares (`iter`, `range_del`, `util`).
+internal_modules!(db, iter, range_del, util);
 
 /// The README's Rust snippets, run as doc tests so the README stays true.
 #[cfg(doctest)]
@@ -143,16 +124,19 @@ struct ReadmeSnippets;
 #[cfg(test)]
 extern crate self as bloomkv;
 #[cfg(test)]
+mod design_doc;
+#[cfg(test)]
 mod fuzz_regressions;
 #[cfg(test)]
 mod test_util;
 
+pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 /// What one operation of a write batch does (for the fuzz targets and internal benches).
 #[cfg(feature = "internals")]
 #[doc(hidden)]
-pub use batch::OpKind;
-pub use batch::WriteBatch;
-pub use compaction_filter::{CompactionDecision, CompactionFilter, CompactionFilterContext};
+pub use db::batch::OpKind;
+pub use db::batch::WriteBatch;
+pub use db::repair::{RepairReport, repair};
 pub use db::{
     Db, GetExplain, KeyRange, ReadOptions, RecoveryReport, Snapshot, StallCause, TableProbe,
     VerifyReport, WritePressure,
@@ -164,5 +148,4 @@ pub use options::{
     CompactionPri, Compression, FilterAllocation, MAX_BATCH_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES,
     NUM_LEVELS, Options,
 };
-pub use repair::{RepairReport, repair};
 pub use stats::{LevelStats, Stats, TableStats};

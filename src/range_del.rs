@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use crate::coding::{Decoder, put_length_prefixed, put_varint64};
+use crate::util::coding::{Decoder, put_length_prefixed, put_varint64};
 use crate::error::{Error, Result};
-use crate::key::{self, Kind, SeqNo};
+use crate::util::key::{self, Kind, SeqNo};
 
 /// One range deletion: user keys `start <= k < end`, at sequence number `seq`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

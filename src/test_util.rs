@@ -9,7 +9,7 @@ pub(crate) use rng::{Rng, mix};
 
 use std::cmp::Ordering;
 
-use crate::key::{Kind, SeqNo, compare, encode};
+use crate::util::key::{Kind, SeqNo, compare, encode};
 
 /// An owned internal key ordered by [`compare`], usable as a map key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -39,7 +39,7 @@ pub(crate) mod wal {
 
     use std::path::PathBuf;
 
-    use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogReader, LogWriter, RecoveryMode};
+    use crate::db::wal::{BLOCK_SIZE, HEADER_SIZE, LogReader, LogWriter, RecoveryMode};
     use crate::{Error, Result};
 
     pub use crate::env::MemWritableFile as MemFile;
@@ -342,7 +342,7 @@ pub(crate) mod sstable {
             it.advance().unwrap();
         }
         let mut data = Vec::new();
-        let mut it = BlockIter::new(block(footer.index), crate::key::compare);
+        let mut it = BlockIter::new(block(footer.index), crate::util::key::compare);
         it.seek_to_first().unwrap();
         while it.valid() {
             data.push(BlockHandle::decode_exact(it.value()).unwrap());
@@ -416,7 +416,7 @@ pub(crate) mod iter {
     use crate::Error;
     use crate::Result;
     use crate::iter::InternalIterator;
-    use crate::key;
+    use crate::util::key;
 
     /// Entries sorted by `key::compare`, with an optional injected failure and a record of the
     /// furthest index ever positioned on (to check read-ahead).

@@ -10,15 +10,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use bloomkv::WriteBatch;
+use bloomkv::db::manifest::{self, VersionEdit};
+use bloomkv::db::version::{TableFile, Version};
+use bloomkv::db::wal::{LogReader, LogWriter, RecoveryMode};
 use bloomkv::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use bloomkv::filter::{BloomFilter, BloomPolicy, FilterPolicy};
 use bloomkv::iter::InternalIterator;
-use bloomkv::key::{self, KIND_SEEK, Kind, MAX_SEQ};
-use bloomkv::manifest::{self, VersionEdit};
 use bloomkv::sstable::block::{Block, BlockIter, bytewise};
 use bloomkv::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
-use bloomkv::version::{TableFile, Version};
-use bloomkv::wal::{LogReader, LogWriter, RecoveryMode};
+use bloomkv::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 
 /// Splits `data` into length-prefixed chunks (1-byte lengths), the last one taking the rest.
 fn chunks(mut data: &[u8]) -> Vec<&[u8]> {
@@ -266,14 +266,14 @@ pub fn wal_replay(data: &[u8]) {
 
 struct ManifestScratch {
     dir: tempfile::TempDir,
-    cache: Arc<bloomkv::table_cache::TableCache>,
+    cache: Arc<bloomkv::db::table_cache::TableCache>,
 }
 
 fn scratch() -> &'static ManifestScratch {
     static S: OnceLock<ManifestScratch> = OnceLock::new();
     S.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
-        let cache = Arc::new(bloomkv::table_cache::TableCache::new(
+        let cache = Arc::new(bloomkv::db::table_cache::TableCache::new(
             StdEnv::shared(),
             dir.path().to_path_buf(),
             4,

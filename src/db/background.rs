@@ -10,18 +10,18 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::core::{DbInner, State};
-use crate::compaction::filter_budget;
-use crate::compaction::pick::UserRange;
-use crate::compaction::refilter::Refiltered;
-use crate::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
+use crate::db::compaction::filter_budget;
+use crate::db::compaction::pick::UserRange;
+use crate::db::compaction::refilter::Refiltered;
+use crate::db::compaction::{self, Context, Host, Job, JobKind, Outcome, pick};
 use crate::error::Result;
-use crate::filename;
-use crate::key::SeqNo;
-use crate::manifest::VersionEdit;
-use crate::memtable::MemTable;
-use crate::metrics::bump;
-use crate::table_writer::TableWriter;
-use crate::version::{TableFile, Version};
+use crate::util::filename;
+use crate::util::key::SeqNo;
+use crate::db::manifest::VersionEdit;
+use crate::db::memtable::MemTable;
+use crate::stats::metrics::bump;
+use crate::db::table_writer::TableWriter;
+use crate::db::version::{TableFile, Version};
 
 /// The flush thread: writes each frozen memtable to a level-0 table.
 pub(crate) fn run_flushes(db: Arc<DbInner>) {
@@ -128,7 +128,7 @@ fn guarded(job: impl FnOnce() -> Result<()>) -> Result<()> {
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        Err(crate::Error::WritesStopped(format!(
+        Err(crate::error::Error::WritesStopped(format!(
             "background job panicked: {why}"
         )))
     })
@@ -236,7 +236,7 @@ impl DbInner {
                 self.env.sync_dir(&self.dir)?;
             }
             if manifest.is_none() {
-                return Err(crate::Error::WritesStopped("no MANIFEST is open".into()));
+                return Err(crate::error::Error::WritesStopped("no MANIFEST is open".into()));
             }
             Ok(next)
         })();
@@ -517,13 +517,13 @@ impl DbInner {
         self.work_cv.notify_all();
         loop {
             if let Some(why) = &st.bg_error {
-                return Err(crate::Error::WritesStopped(why.clone()));
+                return Err(crate::error::Error::WritesStopped(why.clone()));
             }
             if st.manual_completed >= mine {
                 return Ok(());
             }
             if st.shutting_down {
-                return Err(crate::Error::WritesStopped(
+                return Err(crate::error::Error::WritesStopped(
                     "the database is closing".into(),
                 ));
             }
@@ -542,7 +542,7 @@ impl DbInner {
         st.settling += 1;
         let result = loop {
             if let Some(why) = &st.bg_error {
-                break Err(crate::Error::WritesStopped(why.clone()));
+                break Err(crate::error::Error::WritesStopped(why.clone()));
             }
             // Not busy: a job that has just installed its version may still be dropping
             // (and so deleting) the files it replaced.

@@ -22,15 +22,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::core::{DbInner, ReadView};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::iter::InternalIterator;
-use crate::key::{self, Kind, SeqNo};
-use crate::manifest::{self, ManifestWriter};
-use crate::memtable::MemTable;
-use crate::wal::LogWriter;
+use crate::util::key::{self, Kind, SeqNo};
+use crate::db::manifest::{self, ManifestWriter};
+use crate::db::memtable::MemTable;
+use crate::db::wal::LogWriter;
 
 /// Bytes copied per read when a table cannot be linked.
 const COPY_CHUNK: usize = 1 << 20;

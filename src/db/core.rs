@@ -15,14 +15,14 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::env::{Env, FileLock};
-use crate::key::SeqNo;
-use crate::manifest::ManifestWriter;
-use crate::memtable::MemTable;
-use crate::metrics::{LevelCounters, ReadCounters, WorkCounters};
+use crate::util::key::SeqNo;
+use crate::db::manifest::ManifestWriter;
+use crate::db::memtable::MemTable;
+use crate::stats::metrics::{LevelCounters, ReadCounters, WorkCounters};
 use crate::options::{NUM_LEVELS, Options};
-use crate::table_cache::TableCache;
-use crate::version::Version;
-use crate::wal::LogWriter;
+use crate::db::table_cache::TableCache;
+use crate::db::version::Version;
+use crate::db::wal::LogWriter;
 
 /// What a reader needs: the memtables and the table set at one moment.
 #[derive(Debug, Clone)]
@@ -52,7 +52,7 @@ pub(crate) struct Writer {
     pub log_number: u64,
     pub mem: Arc<MemTable>,
     /// Paces writes while they are delayed (see [`super::write_delay`]).
-    pub pacing: crate::rate::TokenBucket,
+    pub pacing: crate::util::rate::TokenBucket,
     /// Syncs the WAL in the background as it grows (see [`super::wal_sync`]).
     pub wal_sync: super::wal_sync::WalSyncer,
 }
@@ -66,7 +66,7 @@ pub(crate) struct WalTip {
     pub log_number: u64,
     /// `None` when the env cannot sync a file from another thread: `sync_wal` then syncs
     /// under the writer lock.
-    pub sync: Option<crate::wal::LogSyncHandle>,
+    pub sync: Option<crate::db::wal::LogSyncHandle>,
     /// The WAL's directory entry is durable: `sync_wal` need not sync the directory again
     /// until the next WAL.
     pub entry_synced: bool,
@@ -91,7 +91,7 @@ pub(crate) struct State {
     /// The request count the last finished manual compaction started with.
     pub manual_completed: u64,
     /// The smallest key range holding every manual request not yet started.
-    pub manual_range: Option<crate::compaction::pick::UserRange>,
+    pub manual_range: Option<crate::db::compaction::pick::UserRange>,
     /// The flush thread is writing the frozen memtable.
     pub flushing: bool,
     /// Compactions (and re-filters) running now. While a job runs the table set may be about
@@ -100,7 +100,7 @@ pub(crate) struct State {
     /// A manual compaction runs (alone: no other compaction starts meanwhile).
     pub manual_running: bool,
     /// What the running compactions and re-filters hold.
-    pub busy: crate::compaction::pick::Busy,
+    pub busy: crate::db::compaction::pick::Busy,
     /// Completed background jobs, so waiters can tell theirs has run.
     pub jobs_done: u64,
     /// Per level, the largest key of the last compaction's inputs: the next compaction of
@@ -168,9 +168,9 @@ pub(crate) struct DbInner {
     pub manifest: Mutex<Option<ManifestWriter>>,
     /// Live snapshots: sequence number -> count.
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
-    pub recovery: super::RecoveryReport,
+    pub recovery: super::recovery_report::RecoveryReport,
     /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
-    pub compaction_limiter: Option<crate::rate::RateLimiter>,
+    pub compaction_limiter: Option<crate::util::rate::RateLimiter>,
 }
 
 impl DbInner {
@@ -203,9 +203,9 @@ impl DbInner {
     }
 
     /// `Err(Error::ReadOnly)` naming `operation` if the database was opened read-only.
-    pub fn refuse_if_read_only(&self, operation: &str) -> crate::Result<()> {
+    pub fn refuse_if_read_only(&self, operation: &str) -> crate::error::Result<()> {
         if self.read_only {
-            return Err(crate::Error::ReadOnly(format!(
+            return Err(crate::error::Error::ReadOnly(format!(
                 "{operation} refused: database {} was opened read-only (Db::open_read_only \
                  or Db::open_secondary)",
                 self.dir.display()
@@ -214,7 +214,7 @@ impl DbInner {
         Ok(())
     }
 
-    pub fn set_bg_error(&self, st: &mut State, err: &crate::Error) {
+    pub fn set_bg_error(&self, st: &mut State, err: &crate::error::Error) {
         st.bg_failures += 1;
         if st.bg_error.is_none() {
             st.bg_error = Some(err.to_string());

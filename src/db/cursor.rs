@@ -7,7 +7,7 @@ use super::prefix::prefix_range;
 use super::{Db, KeyRange, Snapshot};
 use crate::iter::cursor::Cursor;
 use crate::iter::db_iter::DbIter;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 
 /// Options of a read through a cursor ([`Db::cursor`]).
 ///

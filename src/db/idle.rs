@@ -13,10 +13,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::compaction::pick;
-use crate::key::SeqNo;
+use crate::db::compaction::pick;
+use crate::util::key::SeqNo;
 use crate::options::Options;
-use crate::version::Version;
+use crate::db::version::Version;
 
 /// When the database last took a write, as far as the compaction threads have seen.
 #[derive(Debug)]

@@ -1,15 +1,54 @@
 //! The database: open, write, read, scan, snapshot, flush, compact, stats.
+//!
+//! This folder is the engine, as LevelDB's `db/` is. The files directly in it are the `Db`
+//! itself: opening and recovery, the write and read paths, background work, secondaries and
+//! checkpoints. The subfolders and the other files are the parts it drives, each below it:
+//!
+//! * [`compaction`]: what to compact and the merge that does it; it gets a version, the
+//!   options and a table cache from the `Db` and returns an edit, so it never calls back up.
+//! * [`version`]: the live tables per level; [`manifest`]: the log of edits between versions;
+//!   [`table_cache`]: the open table readers a version's files go through.
+//! * [`table_writer`]: the one way tables are written (flush, compaction, re-filter, repair).
+//! * [`wal`]: the write-ahead log (whose framing the MANIFEST shares); [`memtable`]: recent
+//!   writes in memory; [`batch`]: a group of writes, applied to the WAL and the memtable.
+//! * [`repair`](mod@repair): rebuilding a database from what can still be read, out of the
+//!   same parts.
+//!
+//! They live here rather than beside `sstable` because they know a database's lifecycle
+//! (file numbers, sequence numbers, recovery). `compaction` is among them because it edits
+//! versions and writes tables through `table_writer`: outside this folder it would import
+//! from it while the `Db` imports it, a loop between two folders. Only `sstable`, `filter`,
+//! `iter`, `range_del`, `env` and `util` are below the whole folder, and none of them
+//! imports from it.
+
+pub(crate) mod batch;
+pub(crate) mod compaction;
+internal_modules!(manifest, memtable, version, wal);
+pub(crate) mod repair;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod table_cache;
+#[cfg(not(feature = "internals"))]
+#[allow(
+    dead_code,
+    reason = "TableCache::{pinned, len, is_empty} serve its tests only; table_cache.rs is being reworked separately"
+)]
+pub(crate) mod table_cache;
+pub(crate) mod table_writer;
 
 mod background;
 mod checkpoint;
 mod core;
 mod cursor;
+mod handle;
 mod idle;
+mod manifest_switch;
 mod multi_get;
 mod open_handles;
 mod prefix;
 mod read;
 mod recover;
+mod recovery_report;
 mod secondary;
 mod secondary_files;
 mod secondary_tail;
@@ -28,39 +67,20 @@ use std::ops::{Bound, Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, Rang
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
 use self::core::DbInner;
+use self::handle::Handle;
+pub use self::recovery_report::RecoveryReport;
 pub use self::cursor::ReadOptions;
 pub use self::read::{GetExplain, TableProbe};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::iter::db_iter::DbIter;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::options::{MAX_KEY_BYTES, MAX_VALUE_BYTES, NUM_LEVELS, Options};
 use crate::stats::{LevelStats, Stats, TableStats};
-
-/// What `open` found and did while recovering.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RecoveryReport {
-    /// WAL files replayed.
-    pub logs_replayed: usize,
-    /// WAL records (write batches) replayed.
-    pub records: u64,
-    /// Level-0 tables written from replayed WAL contents (a memtable's worth each).
-    pub tables_written: usize,
-    /// Replayed records copied into the new WAL: they stay in the memtable rather than
-    /// becoming a small table.
-    pub records_carried: u64,
-    /// What was dropped: torn WAL tails (a crash mid-write; never acknowledged data when
-    /// `sync_writes` is on) and, with `best_effort_recovery`, damaged records.
-    pub dropped: Vec<String>,
-    /// Table files no MANIFEST named (left by a flush or compaction that crashed), removed.
-    pub orphan_tables_removed: Vec<String>,
-}
 
 /// An open database. Cheap to clone: clones share one database; it closes when the last
 /// handle (and the last [`Snapshot`]) is dropped.
@@ -79,28 +99,6 @@ pub struct RecoveryReport {
 #[derive(Clone)]
 pub struct Db {
     handle: Arc<Handle>,
-}
-
-struct Handle {
-    inner: Arc<DbInner>,
-    /// The flush thread and the compaction threads.
-    background: Mutex<Vec<JoinHandle<()>>>,
-    /// A secondary's reading position ([`Db::open_secondary`]); `None` for other handles.
-    secondary: Option<Mutex<secondary_tail::Tail>>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        {
-            let mut st = self.inner.state.lock();
-            st.shutting_down = true;
-            self.inner.work_cv.notify_all();
-            self.inner.done_cv.notify_all();
-        }
-        for t in self.background.lock().drain(..) {
-            let _ = t.join();
-        }
-    }
 }
 
 impl std::fmt::Debug for Db {
@@ -327,7 +325,7 @@ impl Db {
     /// # }
     /// ```
     pub fn exists(dir: impl AsRef<Path>) -> bool {
-        crate::filename::current_path(dir.as_ref()).is_file()
+        crate::util::filename::current_path(dir.as_ref()).is_file()
     }
 
     fn inner(&self) -> &DbInner {
@@ -959,7 +957,7 @@ impl Db {
 
 /// Per-table figures: the manifest's record of each table plus, for tables whose reader is
 /// open, that reader's filter counters.
-fn table_stats(version: &crate::version::Version) -> Vec<TableStats> {
+fn table_stats(version: &crate::db::version::Version) -> Vec<TableStats> {
     let mut out = Vec::new();
     for (level, files) in version.levels().iter().enumerate() {
         for f in files {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use super::{Db, check_key};
 use crate::error::Result;
-use crate::key::{self, KIND_SEEK, Kind, SeqNo};
-use crate::metrics::bump;
+use crate::util::key::{self, KIND_SEEK, Kind, SeqNo};
+use crate::stats::metrics::bump;
 use crate::options::MAX_KEY_BYTES;
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 /// One distinct key of a batch, while it is being looked up.
 struct Pending<'k> {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use super::Handle;
+use super::handle::Handle;
 use crate::error::Error;
 
 static OPEN: Mutex<Vec<(PathBuf, Weak<Handle>)>> = Mutex::new(Vec::new());

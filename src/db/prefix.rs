@@ -9,9 +9,9 @@ use super::core::DbInner;
 use super::read::{TableProbe, range_del_view};
 use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 use crate::sstable::FilterVerdict;
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 impl DbInner {
     /// The live entries whose key starts with `prefix`, at `seq`.

@@ -9,12 +9,12 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
-use crate::key::{self, Kind, SeqNo};
-use crate::metrics::bump;
+use crate::util::key::{self, Kind, SeqNo};
+use crate::stats::metrics::bump;
 use crate::range_del::RangeDelView;
 use crate::sstable::FilterVerdict;
-use crate::version::TableFile;
-use crate::version::level_iter::{ErrorIter, LevelIter};
+use crate::db::version::TableFile;
+use crate::db::version::level_iter::{ErrorIter, LevelIter};
 use std::sync::Arc;
 
 /// One table consulted by a lookup (see [`crate::Db::get_explained`]).

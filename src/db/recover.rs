@@ -12,23 +12,24 @@ use std::sync::atomic::AtomicU64;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::RecoveryReport;
+use super::recovery_report::RecoveryReport;
+use super::manifest_switch::{current_names_another, snapshot_edit, switch_manifest};
 use super::core::{DbInner, ReadView, State, WalTip, Writer};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::env::{Env, FileLock};
 use crate::error::{Error, Result};
-use crate::filename::{self, FileType};
-use crate::key::SeqNo;
-use crate::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
-use crate::memtable::MemTable;
+use crate::util::filename::{self, FileType};
+use crate::util::key::SeqNo;
+use crate::db::manifest::{self, FileMeta, ManifestWriter, VersionEdit};
+use crate::db::memtable::MemTable;
 use crate::options::{NUM_LEVELS, Options};
-use crate::rate::RateLimiter;
+use crate::util::rate::RateLimiter;
 use crate::sstable::ReadCounters;
 use crate::sstable::cache::BlockCache;
-use crate::table_cache::TableCache;
-use crate::table_writer::TableWriter;
-use crate::version::{TableFile, Version};
-use crate::wal::{LogReader, LogWriter, RecoveryMode};
+use crate::db::table_cache::TableCache;
+use crate::db::table_writer::TableWriter;
+use crate::db::version::{TableFile, Version};
+use crate::db::wal::{LogReader, LogWriter, RecoveryMode};
 
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     opts.validate()?;
@@ -723,59 +724,6 @@ fn write_new_state(
         manifest,
         manifest_number,
     })
-}
-
-/// The edit a fresh MANIFEST starts with: the whole of `version` and the counters that
-/// recovery needs.
-pub(crate) fn snapshot_edit(
-    version: &Version,
-    log_number: u64,
-    next_file_number: u64,
-    last_seq: SeqNo,
-    compact_pointers: &[Option<Vec<u8>>],
-) -> VersionEdit {
-    let mut snapshot = version.snapshot_edit();
-    snapshot.log_number = Some(log_number);
-    snapshot.next_file_number = Some(next_file_number);
-    snapshot.last_sequence = Some(last_seq);
-    for (level, key) in compact_pointers.iter().enumerate() {
-        if let Some(k) = key {
-            snapshot.compact_pointers.push((level, k.clone()));
-        }
-    }
-    snapshot
-}
-
-/// Writes `MANIFEST-number` holding `snapshot`, synced with its directory entry, and points
-/// CURRENT at it (atomically: a crash leaves CURRENT naming the old or the new one). On
-/// failure the new MANIFEST is removed unless CURRENT already names it (the rename happened
-/// and only the directory sync after it failed).
-pub(crate) fn switch_manifest(
-    env: &dyn Env,
-    dir: &Path,
-    number: u64,
-    snapshot: &VersionEdit,
-) -> Result<ManifestWriter> {
-    let written = ManifestWriter::create(env, dir, number).and_then(|mut manifest| {
-        manifest.append(snapshot)?;
-        // The new tables, WAL and MANIFEST are durable; make their directory entries durable
-        // before CURRENT points at them (set_current syncs the directory again after the
-        // rename).
-        env.sync_dir(dir)?;
-        manifest::set_current(env, dir, number)?;
-        Ok(manifest)
-    });
-    if written.is_err() && current_names_another(env, dir, number) {
-        let _ = env.remove_file(&filename::manifest_path(dir, number));
-    }
-    written
-}
-
-/// Whether CURRENT can be read and names a MANIFEST other than `number`. A CURRENT that cannot
-/// be read (the failure at hand may be the disk's) could name `number`: then nothing of the
-/// new state may be removed, or the database would point at a missing MANIFEST.
-fn current_names_another(env: &dyn Env, dir: &Path, number: u64) -> bool {
-    matches!(manifest::read_current(env, dir), Ok(n) if n != number)
 }
 
 /// Step 5: everything the new state does not reference is garbage now. Returns the table

@@ -11,12 +11,14 @@ use parking_lot::Mutex;
 use super::recover::{self, Durable, Parts};
 use super::secondary_files::HeldFiles;
 use super::secondary_tail::Tail;
-use super::{Db, Handle, RecoveryReport, Snapshot};
+use super::handle::Handle;
+use super::recovery_report::RecoveryReport;
+use super::{Db, Snapshot};
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::options::Options;
-use crate::wal::LogWriter;
+use crate::db::wal::LogWriter;
 
 impl Db {
     /// Opens the database in `path` as a **secondary**: a read-only handle that works while a

@@ -18,8 +18,8 @@ use parking_lot::Mutex;
 
 use crate::env::{Env, FileLock, RandomAccessFile, WritableFile};
 use crate::error::Result;
-use crate::table_cache::TableCache;
-use crate::version::TableFile;
+use crate::db::table_cache::TableCache;
+use crate::db::version::TableFile;
 
 /// One held table: its open file, and the table files (of live versions) reading it.
 #[derive(Debug)]

@@ -27,17 +27,17 @@ use std::time::Duration;
 use super::core::DbInner;
 use super::recover::{self, Durable};
 use super::secondary_files::HeldFiles;
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::env::Env;
 use crate::error::{Error, Result};
-use crate::filename::{self, FileType};
-use crate::key::SeqNo;
-use crate::manifest::{self, FileMeta, VersionEdit};
-use crate::memtable::MemTable;
+use crate::util::filename::{self, FileType};
+use crate::util::key::SeqNo;
+use crate::db::manifest::{self, FileMeta, VersionEdit};
+use crate::db::memtable::MemTable;
 use crate::options::Options;
-use crate::table_cache::TableCache;
-use crate::version::{TableFile, Version};
-use crate::wal::{LogReader, RecoveryMode};
+use crate::db::table_cache::TableCache;
+use crate::db::version::{TableFile, Version};
+use crate::db::wal::{LogReader, RecoveryMode};
 
 /// Attempts of one catch-up before it gives up with an error: each failed attempt means the
 /// writer made a flush, a reopen or a compaction durable during it.

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use super::core::DbInner;
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::util::filename;
 use crate::filter::{self, FilterPolicy};
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
-use crate::version::TableFile;
+use crate::db::version::TableFile;
 
 /// What [`crate::Db::verify`] checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

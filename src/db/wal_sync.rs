@@ -12,7 +12,7 @@
 
 use std::sync::mpsc::{Sender, channel};
 
-use crate::wal::LogSyncHandle;
+use crate::db::wal::LogSyncHandle;
 
 /// Bytes appended to the WAL between background syncs.
 pub(crate) const WAL_BYTES_PER_SYNC: u64 = 1 << 20;
@@ -85,19 +85,19 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use crate::env::{SyncHandle, WritableFile};
-    use crate::wal::LogWriter;
+    use crate::db::wal::LogWriter;
 
     /// A file whose sync handle counts its calls.
     struct Counted(Arc<AtomicU64>);
 
     impl WritableFile for Counted {
-        fn append(&mut self, _: &[u8]) -> crate::Result<()> {
+        fn append(&mut self, _: &[u8]) -> crate::error::Result<()> {
             Ok(())
         }
-        fn flush(&mut self) -> crate::Result<()> {
+        fn flush(&mut self) -> crate::error::Result<()> {
             Ok(())
         }
-        fn sync(&mut self) -> crate::Result<()> {
+        fn sync(&mut self) -> crate::error::Result<()> {
             Ok(())
         }
         fn len(&self) -> u64 {

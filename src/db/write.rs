@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 use super::core::{DbInner, WalTip, Writer};
 use super::write_delay::{DELAY_SLICE, delayed_write_rate};
 use super::write_queue::{Group, Turn};
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
-use crate::filename;
-use crate::memtable::MemTable;
-use crate::metrics::bump;
-use crate::wal::LogWriter;
+use crate::util::filename;
+use crate::db::memtable::MemTable;
+use crate::stats::metrics::bump;
+use crate::db::wal::LogWriter;
 
 impl DbInner {
     /// Applies `batch` atomically: one WAL record, so a crash keeps all of it or none.
@@ -167,7 +167,7 @@ impl DbInner {
         // stays; a later resume clears the error once that cause is gone too.
         if st.bg_failures != failures_seen {
             let why = st.bg_error.clone().unwrap_or_default();
-            return Err(crate::Error::WritesStopped(format!(
+            return Err(crate::error::Error::WritesStopped(format!(
                 "{why}; another background job failed while resuming"
             )));
         }
@@ -175,55 +175,6 @@ impl DbInner {
         self.writes_stopped.store(false, Ordering::Release);
         self.work_cv.notify_all();
         self.done_cv.notify_all();
-        Ok(())
-    }
-
-    /// After a failed MANIFEST append the writer refuses every later edit, and which bytes
-    /// of the failed one reached the file is unknown, so the MANIFEST is not written again:
-    /// a new one holding the whole current version replaces it, as at open (written, synced,
-    /// then CURRENT switched atomically). The tables of the failed edit, which the old
-    /// MANIFEST may name but the new one does not, go once it is current; so does the old
-    /// MANIFEST. Called with the writer lock held and no flush or compaction starting (the
-    /// background error stops them).
-    fn restart_manifest_if_failed(&self) -> Result<()> {
-        let mut manifest = self.manifest.lock();
-        if manifest.as_ref().is_some_and(|m| !m.has_failed()) {
-            return Ok(());
-        }
-        let version = self.current_version();
-        let (number, snapshot) = {
-            let mut st = self.state.lock();
-            let number = st.new_file_number();
-            let snapshot = super::recover::snapshot_edit(
-                &version,
-                st.log_number,
-                st.next_file_number,
-                self.last_seq.load(Ordering::Acquire),
-                &st.compact_pointers,
-            );
-            (number, snapshot)
-        };
-        let fresh =
-            super::recover::switch_manifest(self.env.as_ref(), &self.dir, number, &snapshot)?;
-        // Dropped (closed) before its file is removed.
-        drop(manifest.replace(fresh));
-        drop(manifest);
-        if let Ok(names) = self.env.list_dir(&self.dir) {
-            for name in names {
-                if let Some((filename::FileType::Manifest, n)) = filename::parse_file_name(&name)
-                    && n < number
-                {
-                    // One left behind is removed by the next open.
-                    let _ = self.env.remove_file(&self.dir.join(name));
-                }
-            }
-        }
-        let unsettled = std::mem::take(&mut self.state.lock().unsettled_tables);
-        let unsettled: Vec<u64> = unsettled
-            .into_iter()
-            .filter(|n| !version.all_files().any(|f| f.meta.number == *n))
-            .collect();
-        self.remove_tables(&unsettled);
         Ok(())
     }
 

@@ -15,7 +15,7 @@
 //!   RepeatedWritesToSameKey, 200 KB values in a 100 KB memtable, waited ~12 s per put).
 //!
 //! The slower of the two applies. Writers are paced in pauses of at least a millisecond (see
-//! [`crate::rate`]), slept in slices of [`DELAY_SLICE`]: a pause ends early as soon as the
+//! [`crate::util::rate`]), slept in slices of [`DELAY_SLICE`]: a pause ends early as soon as the
 //! pressure it was computed for is gone.
 
 use std::time::Duration;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 
 /// A group grows to at most this many bytes of batches...

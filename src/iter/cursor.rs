@@ -15,7 +15,7 @@ use std::ops::Bound;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ, SeqNo};
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ, SeqNo};
 use crate::range_del::RangeDelView;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

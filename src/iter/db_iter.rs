@@ -8,7 +8,7 @@ use std::ops::Bound;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::iter::cursor::Cursor;
-use crate::key::SeqNo;
+use crate::util::key::SeqNo;
 
 /// The `(key, value)` pairs of every user key in a range whose newest version at a snapshot
 /// is a put, ascending from the front and descending from the back.

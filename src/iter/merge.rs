@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 
 /// An [`InternalIterator`] over the union of its children, in [`key::compare`] order.
 pub struct MergingIterator {

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 
-/// A cursor over entries sorted by internal key (see [`crate::key::compare`]).
+/// A cursor over entries sorted by internal key (see [`crate::util::key::compare`]).
 ///
 /// After any positioning call, either [`InternalIterator::valid`] is true and `key`/`value`
 /// describe the current entry, or the iterator is exhausted. Errors are returned by the call
@@ -45,15 +45,15 @@ pub trait InternalIterator: Send {
         if !self.valid() {
             return self.seek_to_last();
         }
-        if crate::key::compare(self.key(), target) == std::cmp::Ordering::Greater {
+        if crate::util::key::compare(self.key(), target) == std::cmp::Ordering::Greater {
             self.prev()?;
         }
         Ok(())
     }
 }
 
-fn reverse_unsupported() -> crate::Error {
-    crate::Error::InvalidArgument("this iterator does not support reverse iteration".into())
+fn reverse_unsupported() -> crate::error::Error {
+    crate::error::Error::InvalidArgument("this iterator does not support reverse iteration".into())
 }
 
 pub mod cursor;

@@ -10,9 +10,9 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::coding::{get_varint32, put_varint32};
 use crate::env::Mapping;
 use crate::error::{Error, Result};
+use crate::util::coding::{get_varint32, put_varint32};
 
 /// How the keys of a block are ordered: internal-key order for data and index blocks,
 /// bytewise for the metaindex and properties blocks.

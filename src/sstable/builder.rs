@@ -8,7 +8,6 @@ use std::sync::Arc;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::filter::{FilterPolicy, PrefixExtractor};
-use crate::key::{self, Kind};
 use crate::range_del::{self, RangeTombstone};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{CODEC_NONE, Compression, compress_block};
@@ -17,6 +16,7 @@ use crate::sstable::format::{
 };
 use crate::sstable::properties::TableProperties;
 use crate::sstable::separator::{last_separator, separator};
+use crate::util::key::{self, Kind};
 
 /// Metaindex name of the properties block.
 ///

@@ -4,10 +4,10 @@
 use std::ops::Range;
 use std::path::Path;
 
-use crate::coding::{Decoder, put_varint64};
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::sstable::compression::{CODEC_NONE, decompress_block};
+use crate::util::coding::{Decoder, put_varint64};
 
 /// The newest table format version this build reads and writes. Version 2 added block
 /// compression (the trailer's codec byte); version 3 added optional meta blocks (the

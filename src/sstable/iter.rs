@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key;
 use crate::sstable::block::BlockIter;
 use crate::sstable::table::Table;
+use crate::util::key;
 
 /// A forward iterator over a table's entries, owning a reference to the table.
 #[derive(Debug)]
@@ -19,6 +19,17 @@ pub struct TableIter {
     data: Option<BlockIter>,
     /// The last key of the previous block, to check order across block boundaries.
     boundary_key: Vec<u8>,
+}
+
+// Made here rather than in table.rs so that the table reader does not import its iterator,
+// which imports it.
+impl Table {
+    internal_item! {
+        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
+        fn iter(self: &Arc<Self>) -> TableIter {
+            TableIter::new(self.clone())
+        }
+    }
 }
 
 impl TableIter {

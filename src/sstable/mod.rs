@@ -22,8 +22,11 @@ mod properties;
 mod separator;
 mod table;
 
-pub use crate::metrics::{ReadCounters, ReadCountersSnapshot};
 pub use crate::sstable::cache::BlockCache;
+pub use crate::stats::metrics::{ReadCounters, ReadCountersSnapshot};
+// The names of table files are the database directory's business; re-exported here for tools
+// that open a table by its number.
+pub use crate::util::filename::table_file_name;
 pub use block::Block;
 pub use builder::{
     FILTER_BLOCK_PREFIX, PREFIX_FILTER_BLOCK_PREFIX, PROPERTIES_BLOCK_NAME,
@@ -53,7 +56,7 @@ pub use table::{FilterVerdict, Table, TableReadOptions};
 /// # Ok::<(), bloomkv::Error>(())
 /// ```
 pub mod internal_key {
-    pub use crate::key::{
+    pub use crate::util::key::{
         KIND_SEEK, Kind, MAX_SEQ, ParsedKey, SeqNo, TRAILER_LEN, compare, encode, parse, user_key,
     };
 }
@@ -84,20 +87,11 @@ pub type RangeDeletion = (Vec<u8>, Vec<u8>, u64);
 /// assert_eq!(tombstones, [(b"b".to_vec(), b"d".to_vec(), 7)]);
 /// # Ok::<(), bloomkv::Error>(())
 /// ```
-pub fn decode_range_deletions(block: &[u8]) -> crate::Result<Vec<RangeDeletion>> {
+pub fn decode_range_deletions(block: &[u8]) -> crate::error::Result<Vec<RangeDeletion>> {
     Ok(crate::range_del::decode_block(block)?
         .into_iter()
         .map(|t| (t.start, t.end, t.seq))
         .collect())
-}
-
-/// The file name of table `number` inside a database directory: `NNNNNN.sst`.
-///
-/// ```
-/// assert_eq!(bloomkv::sstable::table_file_name(42), "000042.sst");
-/// ```
-pub fn table_file_name(number: u64) -> String {
-    format!("{number:06}.sst")
 }
 
 #[cfg(test)]

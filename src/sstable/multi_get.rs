@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::key::{self, Kind};
 use crate::sstable::block::{Block, BlockIter};
 use crate::sstable::table::Table;
+use crate::util::key::{self, Kind};
 
 /// What one table said about one key of a [`Table::multi_get_in_range`] call.
 #[derive(Debug, Default)]
@@ -71,7 +71,7 @@ impl Table {
                 out.push(probe);
                 continue;
             };
-            let locate = |e: crate::Error| e.located(self.path(), handle.offset);
+            let locate = |e: crate::error::Error| e.located(self.path(), handle.offset);
             match &mut open {
                 Some((at, it)) if *at == pos && it.valid() => {
                     // The iterator is on the first entry >= the previous (smaller) lookup, so

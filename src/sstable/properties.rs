@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::coding::{get_varint64, put_varint64};
 use crate::error::{Error, Result};
 use crate::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
+use crate::util::coding::{get_varint64, put_varint64};
 
 /// What a table records about itself (returned by `TableBuilder::finish`, read by `Table::open`).
 ///

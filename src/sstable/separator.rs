@@ -9,7 +9,7 @@
 //!   of `u`, so every version of `last_user` lies in this block or an earlier one, and a lookup
 //!   for `last_user` at any snapshot lands in the block holding its versions.
 
-use crate::key;
+use crate::util::key;
 
 /// The separator between a block ending with internal key `last` and the next block starting
 /// with internal key `next` (`last < next`).
@@ -57,7 +57,7 @@ fn shortest_between(lo: &[u8], hi: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::{Kind, compare, encode};
+    use crate::util::key::{Kind, compare, encode};
     use std::cmp::Ordering::*;
 
     #[test]

@@ -9,8 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::env::{Mapping, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filter::FilterPolicy;
-use crate::key::{self, Kind, SeqNo};
-use crate::metrics::ReadCounters;
 use crate::range_del::{self, Fragments};
 use crate::sstable::block::{Block, BlockIter, Found, bytewise};
 use crate::sstable::builder::{
@@ -24,8 +22,9 @@ use crate::sstable::format::{
     read_block_with_codec,
 };
 use crate::sstable::index::Index;
-use crate::sstable::iter::TableIter;
 use crate::sstable::properties::TableProperties;
+use crate::stats::metrics::ReadCounters;
+use crate::util::key::{self, Kind, SeqNo};
 
 /// How to open a table.
 ///
@@ -831,13 +830,6 @@ impl Table {
             self.filter_checks.load(Relaxed),
             self.filter_false_positives.load(Relaxed),
         )
-    }
-
-    internal_item! {
-        /// An iterator over all entries (reads blocks through the cache; ignores the filter).
-        fn iter(self: &Arc<Self>) -> TableIter {
-            TableIter::new(self.clone())
-        }
     }
 
     /// The data block at index position `pos`, from the cache or the file. Returns it and

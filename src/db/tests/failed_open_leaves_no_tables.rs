@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::{named_tables, table_files};
 use crate::env::fault::{FaultKind, FaultOp};
-use crate::filename::{FileType, parse_file_name};
+use crate::util::filename::{FileType, parse_file_name};
 use crate::{Db, Options};
 
 fn key(i: u32) -> String {

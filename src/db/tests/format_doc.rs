@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::WriteBatch;
 use crate::env::{MemRandomAccessFile, MemWritableFile, StdEnv};
 use crate::filter::{BloomPolicy, FilterPolicy, FilterSize, hash_key};
-use crate::key::{self, Kind};
-use crate::manifest::{self, VersionEdit};
+use crate::util::key::{self, Kind};
+use crate::db::manifest::{self, VersionEdit};
 use crate::sstable::block::BlockBuilder;
 use crate::sstable::compression::{
     CODEC_LZ4, CODEC_NONE, CODEC_ZSTD, MAX_COMPRESSED_RAW_BYTES, decompress_block,
@@ -18,7 +18,7 @@ use crate::sstable::format::{
     block_crc,
 };
 use crate::sstable::{ReadCounters, Table, TableBuildOptions, TableBuilder, TableReadOptions};
-use crate::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
+use crate::db::wal::{BLOCK_SIZE, HEADER_SIZE, LogWriter};
 
 const DOC: &str = include_str!("../../../docs/FORMAT.md");
 
@@ -468,7 +468,7 @@ fn compressed_block_layout() {
         assert!(props.data_bytes * 2 < props.data_raw_bytes);
         let bytes = file.contents();
         // The first data block starts at offset 0; its raw length leads it.
-        let (raw_len, used) = crate::coding::get_varint32(&bytes).unwrap();
+        let (raw_len, used) = crate::util::coding::get_varint32(&bytes).unwrap();
         assert!(raw_len >= 4096);
         // Find its end: the index's first handle names it; instead walk the trailer by its
         // crc, which must cover the stored bytes and the codec byte.
@@ -487,7 +487,7 @@ fn compressed_block_layout() {
         assert!(h.end_with_trailer().unwrap() < bytes.len() as u64);
     }
     let mut v = Vec::new();
-    crate::coding::put_varint32(&mut v, 4096);
+    crate::util::coding::put_varint32(&mut v, 4096);
     assert_eq!(v, hex("80 20"));
 }
 

@@ -44,8 +44,8 @@ fn table_files(dir: &Path) -> BTreeSet<u64> {
         .unwrap()
         .filter_map(|e| {
             let name = e.unwrap().file_name().into_string().unwrap();
-            match crate::filename::parse_file_name(&name) {
-                Some((crate::filename::FileType::Table, n)) => Some(n),
+            match crate::util::filename::parse_file_name(&name) {
+                Some((crate::util::filename::FileType::Table, n)) => Some(n),
                 _ => None,
             }
         })
@@ -55,10 +55,10 @@ fn table_files(dir: &Path) -> BTreeSet<u64> {
 /// Numbers of the tables the MANIFEST that CURRENT names holds: what a reopen would need.
 fn named_tables(dir: &Path) -> BTreeSet<u64> {
     let env = crate::env::StdEnv;
-    let number = crate::manifest::read_current(&env, dir).unwrap();
-    let path = crate::filename::manifest_path(dir, number);
+    let number = crate::db::manifest::read_current(&env, dir).unwrap();
+    let path = crate::util::filename::manifest_path(dir, number);
     let mut live = BTreeSet::new();
-    for edit in crate::manifest::read_manifest(&env, &path).unwrap() {
+    for edit in crate::db::manifest::read_manifest(&env, &path).unwrap() {
         for (_, n) in &edit.deleted_files {
             live.remove(n);
         }

@@ -44,13 +44,13 @@ fn newer_format_version_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     drop(Db::open(dir.path(), Options::default()).unwrap());
     // A MANIFEST whose header claims the next format version, made current.
-    let path = crate::filename::manifest_path(dir.path(), 900);
-    let mut log = crate::wal::LogWriter::new(StdEnv.create_writable(&path).unwrap());
-    let mut header = crate::manifest::MANIFEST_MAGIC.to_vec();
-    header.extend_from_slice(&(crate::manifest::MANIFEST_FORMAT_VERSION + 1).to_le_bytes());
+    let path = crate::util::filename::manifest_path(dir.path(), 900);
+    let mut log = crate::db::wal::LogWriter::new(StdEnv.create_writable(&path).unwrap());
+    let mut header = crate::db::manifest::MANIFEST_MAGIC.to_vec();
+    header.extend_from_slice(&(crate::db::manifest::MANIFEST_FORMAT_VERSION + 1).to_le_bytes());
     log.add_record(&header).unwrap();
     log.sync().unwrap();
-    crate::manifest::set_current(&StdEnv, dir.path(), 900).unwrap();
+    crate::db::manifest::set_current(&StdEnv, dir.path(), 900).unwrap();
     let err = Db::open(dir.path(), Options::default()).unwrap_err();
     assert!(
         matches!(
@@ -76,7 +76,7 @@ fn checksummed_record_that_is_not_a_batch_is_named_by_file_and_offset() {
     }
     let log = newest_log(dir.path());
     let offset = std::fs::metadata(&log).unwrap().len();
-    let mut w = crate::wal::LogWriter::new(StdEnv.open_appendable(&log).unwrap());
+    let mut w = crate::db::wal::LogWriter::new(StdEnv.open_appendable(&log).unwrap());
     w.add_record(b"this is not a write batch").unwrap();
     w.sync().unwrap();
     drop(w);
@@ -113,7 +113,7 @@ fn checksummed_record_that_is_not_a_batch_is_named_by_file_and_offset() {
 #[test]
 fn compaction_pointers_survive_reopen() {
     use crate::env::StdEnv;
-    use crate::{filename, manifest};
+    use crate::{util::filename, db::manifest};
 
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), small_options()).unwrap();

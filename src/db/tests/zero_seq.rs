@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::env::{Env, StdEnv};
 use crate::iter::InternalIterator;
-use crate::key;
+use crate::util::key;
 use crate::sstable::{ReadCounters, Table, TableReadOptions};
 use crate::{Compression, Db, Options};
 
@@ -23,7 +23,7 @@ fn options() -> Options {
 fn stored(db: &Db, dir: &Path) -> Vec<(Vec<u8>, u64)> {
     let mut out = Vec::new();
     for number in db.live_files() {
-        let path = crate::filename::table_path(dir, number);
+        let path = crate::util::filename::table_path(dir, number);
         let table = Arc::new(
             Table::open(
                 StdEnv.open_random_access(&path).unwrap(),

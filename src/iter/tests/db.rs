@@ -10,8 +10,8 @@ use crate::iter::InternalIterator;
 use crate::iter::cursor::Cursor;
 use crate::iter::db_iter::DbIter;
 use crate::iter::merge::MergingIterator;
-use crate::key::{self, Kind, SeqNo};
-use crate::memtable::MemTable;
+use crate::util::key::{self, Kind, SeqNo};
+use crate::db::memtable::MemTable;
 use crate::test_util::iter::VecIter;
 use proptest::prelude::*;
 

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
-use crate::key::{self, Kind};
+use crate::util::key::{self, Kind};
 use crate::test_util::iter::{VecIter, drain};
 use proptest::prelude::*;
 

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::coding::put_varint32;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::cache::BlockCache;
 use crate::sstable::compression::{CODEC_LZ4, CODEC_NONE, CODEC_ZSTD};
 use crate::sstable::format::BlockHandle;
 use crate::sstable::{Compression, Table, TableBuildOptions};
 use crate::test_util::sstable::*;
+use crate::util::coding::put_varint32;
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use proptest::prelude::*;
 
 const CODECS: [Compression; 3] = [
@@ -168,7 +168,7 @@ fn first_key_of(bytes: &[u8], h: BlockHandle) -> Vec<u8> {
 /// Rewrites the stored raw length of the compressed block at `h` (same varint width).
 fn with_raw_len(bytes: &[u8], h: BlockHandle, lie: u32) -> Option<Vec<u8>> {
     let s = h.offset as usize;
-    let (_, used) = crate::coding::get_varint32(&bytes[s..]).unwrap();
+    let (_, used) = crate::util::coding::get_varint32(&bytes[s..]).unwrap();
     let mut v = Vec::new();
     put_varint32(&mut v, lie);
     if v.len() != used {
@@ -230,7 +230,7 @@ fn damaged_compressed_data_blocks_are_corruption_naming_file_and_offset() {
             assert_corruption_in(&e, h, &format!("{c} codec byte {bad}"));
         }
         // A lying raw length (checksum recomputed).
-        let (raw_len, _) = crate::coding::get_varint32(&bytes[s..]).unwrap();
+        let (raw_len, _) = crate::util::coding::get_varint32(&bytes[s..]).unwrap();
         for lie in [raw_len - 1, raw_len + 1, raw_len / 2, 16383, 128] {
             let Some(b) = with_raw_len(&bytes, h, lie) else {
                 continue;
@@ -275,7 +275,7 @@ fn damaged_compressed_index_block_fails_open_with_its_offset() {
             c.codec_byte(),
             "{c}: the index compresses"
         );
-        let (raw_len, _) = crate::coding::get_varint32(&bytes[h.offset as usize..]).unwrap();
+        let (raw_len, _) = crate::util::coding::get_varint32(&bytes[h.offset as usize..]).unwrap();
         for lie in [raw_len - 1, raw_len + 1] {
             if let Some(b) = with_raw_len(&bytes, h, lie) {
                 let e = open(b, read_opts(None, None)).unwrap_err();

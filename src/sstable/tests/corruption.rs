@@ -7,10 +7,10 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::format::BlockHandle;
 use crate::sstable::{Table, TableBuildOptions, TableProperties};
 use crate::test_util::sstable::*;
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 
 const N: u32 = 3000;
 

@@ -4,10 +4,10 @@ use std::sync::{Arc, OnceLock};
 
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind};
 use crate::sstable::TableBuildOptions;
 use crate::sstable::block::{Block, BlockBuilder, BlockIter, bytewise};
 use crate::test_util::sstable::*;
+use crate::util::key::{self, KIND_SEEK, Kind};
 use proptest::prelude::*;
 
 /// Walks a block every way the reader does; any result but a panic is fine.

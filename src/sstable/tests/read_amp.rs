@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use crate::filter::{BloomPolicy, FilterPolicy, hash_key};
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::{FilterVerdict, TableBuildOptions};
 use crate::test_util::sstable::*;
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 
 const N: u64 = 100_000;
 

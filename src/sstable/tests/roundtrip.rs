@@ -6,11 +6,11 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::filter::{FilterPolicy, hash_key};
 use crate::iter::InternalIterator;
-use crate::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 use crate::sstable::cache::BlockCache;
 use crate::sstable::{Compression, FilterVerdict, Table, TableBuildOptions};
 use crate::test_util::InternalKey;
 use crate::test_util::sstable::*;
+use crate::util::key::{self, KIND_SEEK, Kind, MAX_SEQ};
 
 /// 100k entries of mixed shapes, keyed by internal key. User keys are `k` + even numbers (odd
 /// ones are the absent keys), plus one-byte keys; values empty, short, or 64 KiB.

@@ -4,10 +4,10 @@
 
 use std::io::Write;
 
-use crate::batch::WriteBatch;
+use crate::db::batch::WriteBatch;
 use crate::env::{Env, StdEnv};
-use crate::filename::{self, FileType};
-use crate::wal::LogWriter;
+use crate::util::filename::{self, FileType};
+use crate::db::wal::LogWriter;
 use crate::{Db, Options};
 
 fn newest_log(dir: &std::path::Path) -> std::path::PathBuf {

@@ -1,0 +1,32 @@
+//! [`Handle`]: what the clones of one `Db` share. Dropping the last one stops the background
+//! threads before the database closes.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
+
+use super::core::DbInner;
+use super::secondary_tail;
+
+pub(super) struct Handle {
+    pub(super) inner: Arc<DbInner>,
+    /// The flush thread and the compaction threads.
+    pub(super) background: Mutex<Vec<JoinHandle<()>>>,
+    /// A secondary's reading position ([`Db::open_secondary`](super::Db::open_secondary)); `None` for other handles.
+    pub(super) secondary: Option<Mutex<secondary_tail::Tail>>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        {
+            let mut st = self.inner.state.lock();
+            st.shutting_down = true;
+            self.inner.work_cv.notify_all();
+            self.inner.done_cv.notify_all();
+        }
+        for t in self.background.lock().drain(..) {
+            let _ = t.join();
+        }
+    }
+}
