@@ -46,6 +46,9 @@ pub enum Error {
     Membership(String),
     /// A peer could not be reached or answered something unreadable.
     Network(String),
+    /// The Redis-protocol server of a cluster node could not start or stopped with an
+    /// error (an address in use, ...).
+    Server(String),
 }
 
 impl Error {
@@ -93,6 +96,7 @@ impl fmt::Display for Error {
             Error::Config(why) => write!(f, "cluster configuration: {why}"),
             Error::Membership(why) => write!(f, "membership change refused: {why}"),
             Error::Network(why) => write!(f, "cluster network: {why}"),
+            Error::Server(why) => write!(f, "server: {why}"),
         }
     }
 }

@@ -88,7 +88,7 @@
 //! milliseconds.
 //!
 //! Default timeouts aim at failover (leader killed -> first acknowledged write on the new
-//! leader) well under 1.5 s: heartbeat 100 ms, election timeout 300–600 ms, one forward
+//! leader) well under 1.5 s: heartbeat 100 ms, election timeout 250–500 ms, one forward
 //! attempt at most 1 s, requests 5 s in all.
 //!
 //! ## Test tools
@@ -125,6 +125,7 @@ mod machine;
 mod net;
 mod node;
 pub mod proxy;
+pub mod redis_server;
 mod sm_meta;
 mod snapshot;
 mod state_db;

@@ -12,6 +12,7 @@ use std::fmt::Debug;
 use std::io;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 
@@ -38,9 +39,16 @@ struct Ids {
 
 struct Inner {
     db: Db,
+    /// The last committed index openraft saved plus one (0: none), for the status.
+    committed: Arc<AtomicU64>,
     ids: Mutex<Ids>,
     to_sync: Mutex<Option<mpsc::Sender<LogFlushed<TypeConfig>>>>,
     syncer: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Reads a [`LogStore::committed_handle`].
+pub(crate) fn committed_index(handle: &AtomicU64) -> Option<u64> {
+    handle.load(Ordering::Relaxed).checked_sub(1)
 }
 
 impl Drop for Inner {
@@ -95,8 +103,13 @@ fn decode_at<T: serde::de::DeserializeOwned>(db: &Db, key: &[u8], what: &str) ->
 impl LogStore {
     /// Opens (creating) the log database in `dir`.
     pub(crate) fn open(dir: &Path, options: Options) -> Result<LogStore> {
+        // No compaction filter: the caller's options are the state machine's, whose GC
+        // is written for the server's key space, where `l` is the list-element tag (the
+        // log's 9-byte entry keys are too short to parse as sub-keys today, so it keeps
+        // them, but nothing should depend on that).
         let options = Options {
             sync_writes: false,
+            compaction_filter: None,
             ..options
         };
         let db = Db::open(dir, options)
@@ -116,6 +129,9 @@ impl LogStore {
             }
         }
         let purged = decode_at::<LogId>(&db, k::PURGED, "last purged log id")?;
+        let committed = decode_at::<Option<LogId>>(&db, k::COMMITTED, "committed log id")?
+            .flatten()
+            .map_or(0, |c| c.index.saturating_add(1));
         let last = match db
             .scan((
                 Bound::Included(k::entry(0).to_vec()),
@@ -145,6 +161,7 @@ impl LogStore {
         Ok(LogStore {
             inner: Arc::new(Inner {
                 db,
+                committed: Arc::new(AtomicU64::new(committed)),
                 ids: Mutex::new(Ids { purged, last }),
                 to_sync: Mutex::new(Some(tx)),
                 syncer: Mutex::new(Some(syncer)),
@@ -153,6 +170,18 @@ impl LogStore {
     }
 
     /// The last purged log id (everything up to it is gone from this log).
+    /// The last committed index this node knows (openraft's `save_committed`), shared:
+    /// plus one, 0 while none is known (see [`committed_index`]).
+    pub(crate) fn committed_handle(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.inner.committed)
+    }
+
+    /// The log database (tests look at its keys).
+    #[cfg(test)]
+    pub(crate) fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
     pub(crate) fn purged(&self) -> Option<LogId> {
         self.inner.ids.lock().purged
     }
@@ -254,7 +283,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // Not synced: it only lets a restart re-apply sooner, and the next append's fsync
         // covers it.
         let v = codec::encode(&committed).map_err(write_err)?;
-        self.inner.db.put(k::COMMITTED, v).map_err(write_err)
+        self.inner.db.put(k::COMMITTED, v).map_err(write_err)?;
+        if let Some(c) = committed {
+            self.inner
+                .committed
+                .fetch_max(c.index.saturating_add(1), Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {

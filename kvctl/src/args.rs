@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, repair, scan,
-    serve, sst, sst_dump, stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put,
+    repair, scan, serve, sst, sst_dump, stats, verify,
 };
 use crate::escape::Codec;
 
@@ -208,4 +208,8 @@ pub enum Command {
     Serve(serve::Args),
     /// Run the W1 read-amplification benchmark on a fresh temporary database of its own.
     Bench(bench::Args),
+    /// Membership of a replicated cluster (bloomkv-cluster nodes), through any node's
+    /// client port: status, add, remove.
+    #[command(subcommand)]
+    Cluster(cluster::Command),
 }

@@ -1,5 +1,6 @@
 //! The library half of kvctl: the W1 benchmark runner (`kvctl bench`, the `w1` example and
-//! `benches/peers` share it). The command-line tool itself is `src/main.rs`.
+//! `benches/peers` share it) and the cluster administration client (`kvctl cluster`). The
+//! command-line tool itself is `src/main.rs`.
 
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -11,3 +12,4 @@
 )]
 
 pub mod bench;
+pub mod cluster_admin;

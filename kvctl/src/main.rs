@@ -21,8 +21,8 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::{Cli, Command};
 use crate::commands::{
-    bench, checkpoint, compact, dedup, delete, delete_range, filter, get, load, put, repair, scan,
-    serve, sst, stats, verify,
+    bench, checkpoint, cluster, compact, dedup, delete, delete_range, filter, get, load, put,
+    repair, scan, serve, sst, stats, verify,
 };
 
 fn main() -> ExitCode {
@@ -88,6 +88,7 @@ fn main() -> ExitCode {
             serve::run(&g, a, db_given, dir_given)
         }
         Command::Bench(a) => bench::run(&top.resolve(None, None, None, None), a),
+        Command::Cluster(c) => cluster::run(c),
     };
     exit::finish(result)
 }

@@ -105,4 +105,18 @@ impl Config {
             ..Default::default()
         }
     }
+
+    /// [`Config::engine_options`] for a replicated state machine's database (cluster mode):
+    /// the same options, with the compaction-filter GC judging expiry by `log_clock`, the
+    /// newest leader time the node applied (`replica::Applier::log_clock`), as the
+    /// replicated commands do (`store::gc::filter_at_log_clock`).
+    pub fn replicated_engine_options(
+        &self,
+        log_clock: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ) -> bloomkv::Options {
+        bloomkv::Options {
+            compaction_filter: Some(crate::store::gc::filter_at_log_clock(log_clock)),
+            ..self.engine_options()
+        }
+    }
 }

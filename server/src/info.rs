@@ -124,7 +124,11 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntotal_watched_keys:{}\r\n",
             shared.clients.load(Ordering::Relaxed),
             cfg.maxclients,
-            shared.blocked.len(),
+            shared.blocked.len()
+                + shared
+                    .replica
+                    .as_ref()
+                    .map_or(0, |c| c.applier.waits().len()),
             shared.store.watches().watched_keys(),
         ),
         "memory" => {
@@ -148,6 +152,12 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
                 o,
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
             )
+        }
+        "replication" if shared.replica.is_some() => {
+            if let Some(c) = &shared.replica {
+                crate::replica::report::info_replication(&c.replicator.status(), o);
+            }
+            Ok(())
         }
         "replication" => write!(
             o,

@@ -41,6 +41,7 @@ mod housekeeping;
 mod info;
 pub mod log;
 pub mod pubsub;
+pub mod replica;
 pub mod resp;
 pub mod script;
 mod server;

@@ -81,10 +81,21 @@ pub struct Shared {
     pub refusals_log: crate::log::RateLimited,
     /// Stops the server (SHUTDOWN).
     pub stop: watch::Sender<bool>,
-    /// Pub/sub channels, patterns and their subscribers.
-    pub pubsub: crate::pubsub::PubSub,
+    /// Pub/sub channels, patterns and their subscribers (in cluster mode shared with the
+    /// state machine, which delivers PUBLISHes made on other nodes).
+    pub pubsub: Arc<crate::pubsub::PubSub>,
     /// Clients blocked in BLPOP and the other blocking pops.
     pub blocked: crate::blocking::Registry,
+    /// Cluster mode: the replication layer and the state machine (`None`: standalone).
+    pub replica: Option<crate::replica::Cluster>,
+}
+
+/// Where a server's data lives.
+enum Backend {
+    /// Its own database in `config.dir` (on `env` if given).
+    Local(Option<Arc<dyn bloomkv::env::Env>>),
+    /// A replicated state machine (cluster mode).
+    Replicated(crate::replica::Cluster),
 }
 
 /// A running server: its address, and the means to stop it.
@@ -129,6 +140,26 @@ impl Server {
         config: Config,
         env: Option<Arc<dyn bloomkv::env::Env>>,
     ) -> Result<Server, ServerError> {
+        Server::launch(config, Backend::Local(env))
+    }
+
+    /// Starts a server in cluster mode (docs/CLUSTER.md): its store is the replicated state
+    /// machine's (`cluster.applier`, already reset by the replication layer), writes go
+    /// through `cluster.replicator`'s log, reads take its read barrier. The replication layer
+    /// (the `bloomkv-cluster` package) calls this; `config.dir` and `config.appendfsync`
+    /// are the layer's business then (the log is synced on every append).
+    ///
+    /// # Errors
+    /// [`ServerError::Bind`] if the address cannot be bound; [`ServerError::Io`] if the
+    /// applier has no store yet (the layer did not reset it).
+    pub fn start_replicated(
+        config: Config,
+        cluster: crate::replica::Cluster,
+    ) -> Result<Server, ServerError> {
+        Server::launch(config, Backend::Replicated(cluster))
+    }
+
+    fn launch(config: Config, backend: Backend) -> Result<Server, ServerError> {
         let mut rt = tokio::runtime::Builder::new_multi_thread();
         rt.enable_all().thread_name("bloomkv-io");
         if config.threads > 0 {
@@ -142,12 +173,26 @@ impl Server {
             .map_err(|source| ServerError::Bind { addr: want, source })?;
         let addr = listener.local_addr()?;
         let (stop, stop_rx) = watch::channel(false);
-        let mut opts = config.engine_options();
-        if let Some(e) = env {
-            opts.env = e;
-        }
-        let db = bloomkv::Db::open(&config.dir, opts)?;
-        let store = Arc::new(Store::new(db)?);
+        let (store, pubsub, replica) = match backend {
+            Backend::Local(env) => {
+                let mut opts = config.engine_options();
+                if let Some(e) = env {
+                    opts.env = e;
+                }
+                let db = bloomkv::Db::open(&config.dir, opts)?;
+                let store = Arc::new(Store::new(db)?);
+                (store, Arc::new(crate::pubsub::PubSub::default()), None)
+            }
+            Backend::Replicated(cluster) => {
+                let store = cluster.applier.store().ok_or_else(|| {
+                    ServerError::Io(std::io::Error::other(
+                        "cluster mode: the state machine has no store (it was never reset)",
+                    ))
+                })?;
+                let pubsub = Arc::clone(cluster.applier.pubsub());
+                (store, pubsub, Some(cluster))
+            }
+        };
         let shared = Arc::new(Shared {
             store: Arc::clone(&store),
             port: addr.port(),
@@ -161,22 +206,48 @@ impl Server {
             client_list: Arc::default(),
             refusals_log: crate::log::RateLimited::default(),
             stop: stop.clone(),
-            pubsub: crate::pubsub::PubSub::default(),
+            pubsub,
             blocked: crate::blocking::Registry::new(),
+            replica,
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())
             .spawn(move || {
-                let housekeeper = crate::housekeeping::Housekeeper::start(
-                    Arc::clone(&shared.store),
-                    shared.config.appendfsync,
-                )?;
-                let reclaimer = crate::store::expire::Reclaimer::start(Arc::clone(&shared.store));
+                let (housekeeper, reclaimer) = match &shared.replica {
+                    // The replication layer owns the database's durability; expiry goes
+                    // through the log, proposed by the leader.
+                    // The housekeeper still runs: its sweeper compacts the ranges of big
+                    // dropped collections (store::gc) as on a standalone server; it has no
+                    // WAL to sync on a timer.
+                    Some(cluster) => {
+                        rt.spawn(crate::replica::expire::run(
+                            cluster.clone(),
+                            Arc::clone(&shared.store),
+                            stop_rx.clone(),
+                        ));
+                        (
+                            Some(crate::housekeeping::Housekeeper::start(
+                                Arc::clone(&shared.store),
+                                crate::config::AppendFsync::No,
+                            )?),
+                            None,
+                        )
+                    }
+                    None => (
+                        Some(crate::housekeeping::Housekeeper::start(
+                            Arc::clone(&shared.store),
+                            shared.config.appendfsync,
+                        )?),
+                        crate::store::expire::Reclaimer::start(Arc::clone(&shared.store)),
+                    ),
+                };
                 rt.block_on(accept_loop(listener, Arc::clone(&shared), stop_rx));
                 // Every connection has finished (or was cut off after the grace period):
                 // dropping the runtime drops their tasks and their handles on the store.
                 drop(rt);
-                housekeeper.stop();
+                if let Some(h) = housekeeper {
+                    h.stop();
+                }
                 if let Some(r) = reclaimer {
                     r.stop();
                 }

@@ -28,6 +28,7 @@
 
 mod kv_model;
 mod recorder;
+mod redis_model;
 mod search;
 
 use std::collections::BTreeMap;
@@ -36,6 +37,7 @@ use std::hash::Hash;
 
 pub use kv_model::{KvModel, KvOp, KvOut};
 pub use recorder::Recorder;
+pub use redis_model::{RedisModel, RedisOp, RedisOut, RedisState};
 
 /// A sequential specification of one key's object.
 pub trait Model {

@@ -20,6 +20,8 @@ pub(crate) struct Core {
     pub(crate) id: NodeId,
     pub(crate) raft: Raft,
     pub(crate) sm: Arc<Shared>,
+    /// The log store's committed index (`LogStore::committed_handle`).
+    pub(crate) committed: Arc<std::sync::atomic::AtomicU64>,
     pub(crate) env: Arc<dyn Env>,
     pub(crate) transport: Transport,
     pub(crate) config: NodeConfig,
@@ -210,6 +212,10 @@ impl Core {
             term: m.current_term,
             leader: m.current_leader,
             last_log_index: m.last_log_index,
+            // Never below what this node applied (applied entries are committed; the saved
+            // value may trail it for a moment).
+            committed_index: crate::log_store::committed_index(&self.committed)
+                .max(m.last_applied.map(|l| l.index)),
             applied_index: m.last_applied.map(|l| l.index),
             snapshot_index: m.snapshot.map(|l| l.index),
             purged_index: m.purged.map(|l| l.index),

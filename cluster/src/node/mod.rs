@@ -179,6 +179,7 @@ impl Node {
             snapshot_timeout: config.snapshot_timeout,
         };
         let shared = Arc::clone(&sm.shared);
+        let committed = log.committed_handle();
         let raft = Raft::new(id, Arc::new(raft_config), network, log, sm)
             .await
             .map_err(|e| Error::Stopped(format!("starting Raft: {e}")))?;
@@ -186,6 +187,7 @@ impl Node {
             id,
             raft: raft.clone(),
             sm: shared,
+            committed,
             env,
             transport,
             config: config.clone(),
@@ -464,9 +466,17 @@ impl Node {
                     continue;
                 }
                 Some((id, _)) if id == core.id => core.serve(&op, left).await,
-                Some((_, addr)) => {
+                Some((id, addr)) => {
                     let attempt = left.min(core.config.forward_attempt_timeout);
-                    match core.transport.forward(&addr, &op, attempt).await {
+                    // A leader that died with its machine answers nothing: the attempt would
+                    // wait its whole timeout. Once another leader is known, the attempt is
+                    // given up (its outcome unknown) and the request goes there, with the
+                    // same request id, so it is applied once either way.
+                    let forwarded = tokio::select! {
+                        r = core.transport.forward(&addr, &op, attempt) => r,
+                        () = self.leader_other_than(id) => Err(CallError::Timeout),
+                    };
+                    match forwarded {
                         Ok(a) => a,
                         Err(CallError::NotSent(_)) => {
                             self.wait_for_change(left).await;
@@ -491,6 +501,19 @@ impl Node {
                         _ => self.wait_for_change(left).await,
                     }
                 }
+            }
+        }
+    }
+
+    /// Resolves once this node knows of a leader other than `id` (never, if it shuts down).
+    async fn leader_other_than(&self, id: u64) {
+        let mut rx = self.core.raft.metrics();
+        loop {
+            if rx.borrow().current_leader.is_some_and(|l| l != id) {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                return std::future::pending().await;
             }
         }
     }

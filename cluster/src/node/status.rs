@@ -49,6 +49,9 @@ pub struct Status {
     pub leader: Option<u64>,
     /// The last index in its log.
     pub last_log_index: Option<u64>,
+    /// The last index it knows to be committed (on a majority's disks).
+    #[serde(default)]
+    pub committed_index: Option<u64>,
     /// The last index its state machine applied.
     pub applied_index: Option<u64>,
     /// The last index its newest snapshot covers.

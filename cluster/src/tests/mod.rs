@@ -2,5 +2,6 @@
 //! exactly-once application and startup restore, on the crate's private types.
 
 mod dedup;
+mod log_gc;
 mod restore;
 mod suite;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod checkpoint;
+pub mod cluster;
 pub mod compact;
 pub mod dedup;
 pub mod dedup_approx;

@@ -20,7 +20,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+mod cluster_cmds;
 mod handshake;
+mod replicated;
 mod subscribe;
 mod watching;
 
@@ -73,6 +75,8 @@ struct Conn {
     /// A long reply still being produced (`Reply::Stream`): it goes out before anything
     /// else, [`OUT_CHUNK`] at a time.
     stream: Option<crate::resp::Stream>,
+    /// Cluster mode: the connection's replication state (`None`: a standalone server).
+    cluster: Option<replicated::ClusterConn>,
 }
 
 impl Drop for Conn {
@@ -142,6 +146,7 @@ pub async fn serve(
         entry: Arc::clone(&registration.entry),
         id,
         authed: shared.config.requirepass.is_none(),
+        cluster: shared.replica.clone().map(replicated::ClusterConn::new),
         shared,
         proto: 2,
         name: None,
@@ -221,7 +226,18 @@ pub async fn serve(
             // Replies go out whenever they pass OUT_CHUNK, so a client that pipelines big
             // reads holds at most about one chunk of replies here (plus one reply) at a time.
             while !batch.is_empty() || conn.stream.is_some() {
-                let flow = conn.run_batch(&mut batch, &mut out);
+                let flow = if conn.cluster.is_some() {
+                    let mut io = replicated::Io {
+                        sock: &mut sock,
+                        buf: &mut buf,
+                        max_buf: parser.limits().max_query_buffer,
+                        shutdown: &mut shutdown,
+                    };
+                    conn.run_batch_replicated(&mut batch, &mut out, &mut io)
+                        .await
+                } else {
+                    conn.run_batch(&mut batch, &mut out)
+                };
                 if flow == Flow::Close {
                     batch.clear();
                     close = true;
@@ -793,6 +809,8 @@ impl Conn {
                 self.unwatch_all();
                 Reply::Ok
             }
+            "role" => self.role(),
+            "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
         (r, Flow::Continue)

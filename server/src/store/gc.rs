@@ -19,6 +19,7 @@
 //! housekeeping thread compacts each range (`Db::compact_range`), which filters it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bloomkv::{CompactionDecision, CompactionFilter, CompactionFilterContext};
 use parking_lot::Mutex;
@@ -41,9 +42,26 @@ pub fn filter() -> Arc<dyn CompactionFilter> {
     Arc::new(Gc)
 }
 
+/// The filter of a replicated state machine's database (cluster mode): the same decisions
+/// as [`filter`], but "now" is `log_clock`, the newest leader timestamp applied from the
+/// replicated log (`replica::Applier::log_clock`), not this machine's wall clock. Every
+/// node's commands judge expiry by the log's times; a node whose clock ran ahead of the
+/// leader's would otherwise drop members of a collection its own state machine (and every
+/// other node's) still holds live, and a later PERSIST would bring the collection back
+/// without them on that node only. The log's times never go back, so what is garbage at
+/// one reading stays garbage; before anything is applied the clock reads 0 and nothing is
+/// judged expired.
+pub fn filter_at_log_clock(log_clock: Arc<AtomicU64>) -> Arc<dyn CompactionFilter> {
+    Arc::new(LogClockGc(log_clock))
+}
+
 /// The server's compaction filter (see the module's doc).
 #[derive(Debug)]
 pub struct Gc;
+
+/// [`Gc`] judging expiry at the replicated log's time ([`filter_at_log_clock`]).
+#[derive(Debug)]
+pub struct LogClockGc(Arc<AtomicU64>);
 
 /// The owner last looked up in a compaction: its Redis key and (version, expiry) if it is a
 /// live-or-expired collection, `None` if it has no metadata or is a string.
@@ -65,11 +83,36 @@ impl CompactionFilter for Gc {
         key: &[u8],
         value: &[u8],
     ) -> CompactionDecision {
-        match key.first() {
-            Some(&tag::META) => expired_string(value),
-            Some(t) if tag::SUBKEYS.contains(t) => member(ctx, key),
-            _ => CompactionDecision::Keep,
-        }
+        decide(ctx, key, value, now_ms)
+    }
+}
+
+impl CompactionFilter for LogClockGc {
+    fn name(&self) -> &str {
+        "bloomkv-server.gc-log-clock"
+    }
+
+    fn filter(
+        &self,
+        ctx: &mut CompactionFilterContext<'_>,
+        key: &[u8],
+        value: &[u8],
+    ) -> CompactionDecision {
+        decide(ctx, key, value, || self.0.load(Ordering::Acquire))
+    }
+}
+
+/// [`Gc`]'s decision on one entry, with `now` the time expiry is judged at.
+fn decide(
+    ctx: &mut CompactionFilterContext<'_>,
+    key: &[u8],
+    value: &[u8],
+    now: impl Fn() -> u64,
+) -> CompactionDecision {
+    match key.first() {
+        Some(&tag::META) => expired_string(value, now),
+        Some(t) if tag::SUBKEYS.contains(t) => member(ctx, key, now),
+        _ => CompactionDecision::Keep,
     }
 }
 
@@ -78,7 +121,7 @@ fn now_ms() -> u64 {
 }
 
 /// An expired inline string with a long value: the value goes, the record stays.
-fn expired_string(value: &[u8]) -> CompactionDecision {
+fn expired_string(value: &[u8], now: impl Fn() -> u64) -> CompactionDecision {
     if value.len() <= STUB_OVER {
         return CompactionDecision::Keep;
     }
@@ -87,7 +130,7 @@ fn expired_string(value: &[u8]) -> CompactionDecision {
             r @ Record {
                 meta: Meta::Str(_), ..
             },
-        ) if r.expired(now_ms()) => CompactionDecision::ChangeValue(
+        ) if r.expired(now()) => CompactionDecision::ChangeValue(
             Record {
                 expire_at: r.expire_at,
                 meta: Meta::Str(Vec::new()),
@@ -100,7 +143,11 @@ fn expired_string(value: &[u8]) -> CompactionDecision {
 
 /// A versioned sub-key: garbage unless its owner's metadata names its version and has not
 /// expired. A read error keeps the entry (a filter may only ever save space).
-fn member(ctx: &mut CompactionFilterContext<'_>, key: &[u8]) -> CompactionDecision {
+fn member(
+    ctx: &mut CompactionFilterContext<'_>,
+    key: &[u8],
+    now: impl Fn() -> u64,
+) -> CompactionDecision {
     let Some(sub) = keys::parse_sub_key(key) else {
         return CompactionDecision::Keep;
     };
@@ -121,7 +168,7 @@ fn member(ctx: &mut CompactionFilterContext<'_>, key: &[u8]) -> CompactionDecisi
     }
     let owner = ctx.job_state::<Owner>();
     match owner.meta {
-        Some((version, at)) if version == sub.version && (at == 0 || at > now_ms()) => {
+        Some((version, at)) if version == sub.version && (at == 0 || at > now()) => {
             CompactionDecision::Keep
         }
         _ => CompactionDecision::Remove,
@@ -268,6 +315,48 @@ mod tests {
         }
         .encode();
         assert_eq!(decide(&m, b"", Some(string)), CompactionDecision::Remove);
+    }
+
+    #[test]
+    fn the_log_clock_judges_expiry_in_cluster_mode() {
+        let clock = Arc::new(AtomicU64::new(0));
+        let gc = filter_at_log_clock(Arc::clone(&clock));
+        let run = |key: &[u8], value: &[u8], meta: Option<Vec<u8>>| {
+            let read = move |_k: &[u8]| -> bloomkv::Result<Option<Vec<u8>>> { Ok(meta.clone()) };
+            let mut ctx = CompactionFilterContext::new(1, &read);
+            gc.filter(&mut ctx, key, value)
+        };
+        // Expiring at 10 s after the epoch: long past by the wall clock, so the standalone
+        // filter drops the members; by the log's clock only once the log has reached it.
+        let m = keys::member_key(b"k", 7, b"a");
+        let meta = || Some(set_meta(7, 10_000));
+        assert_eq!(decide(&m, b"", meta()), CompactionDecision::Remove);
+        assert_eq!(
+            run(&m, b"", meta()),
+            CompactionDecision::Keep,
+            "nothing applied yet"
+        );
+        clock.store(9_999, Ordering::Release);
+        assert_eq!(run(&m, b"", meta()), CompactionDecision::Keep);
+        let long = Record {
+            expire_at: 10_000,
+            meta: Meta::Str(vec![b'x'; 1000]),
+        }
+        .encode();
+        assert_eq!(run(&meta_key(b"k"), &long, None), CompactionDecision::Keep);
+        clock.store(10_000, Ordering::Release);
+        assert_eq!(run(&m, b"", meta()), CompactionDecision::Remove);
+        assert!(matches!(
+            run(&meta_key(b"k"), &long, None),
+            CompactionDecision::ChangeValue(_)
+        ));
+        // Versions and deletions do not depend on the clock.
+        clock.store(0, Ordering::Release);
+        assert_eq!(run(&m, b"", None), CompactionDecision::Remove);
+        assert_eq!(
+            run(&m, b"", Some(set_meta(8, 0))),
+            CompactionDecision::Remove
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! ```text
 //! 0x00 "format"                                 the data format of this database (u32 LE)
 //! 0x00 "version"                                 high-water mark of collection versions (u64 LE)
+//! 0x00 "watch/" be64(token)                      cluster mode: a connection's replicated WATCH
 //! 'M' key                                        metadata: type, expiry, version, type fields
 //! 'e' be64(expire_ms) key                        expiry index: one entry per key with a TTL
 //! 's' be32(len) key be64(ver) member             set member (empty value)
@@ -58,6 +59,9 @@ pub const FORMAT_KEY: &[u8] = b"\x00format";
 pub const FORMAT: u32 = 2;
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
+/// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per
+/// connection token (be64) that watches keys.
+pub const WATCH_PREFIX: &[u8] = b"\x00watch/";
 
 /// Bytes a versioned sub-key adds to the Redis key and member: tag, length, version, and up
 /// to 12 bytes of position (a Bloom chunk's layer and index, or a score).

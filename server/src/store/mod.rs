@@ -32,8 +32,10 @@ pub mod meta;
 pub mod migrate;
 pub mod txn;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use arc_swap::ArcSwap;
 use bloomkv::Db;
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -113,7 +115,9 @@ struct Versions {
 /// The engine, the writer locks and the key count.
 #[derive(Debug)]
 pub struct Store {
-    db: Db,
+    /// The database. Replaced only in cluster mode, when a node installs a snapshot of the
+    /// state machine ([`Store::replace_db`]); a swap, so readers never wait.
+    db: ArcSwap<Db>,
     /// `appendfsync everysec` syncs that found writes to make durable.
     wal_syncs: AtomicU64,
     stripes: Vec<Mutex<()>>,
@@ -199,33 +203,13 @@ impl Store {
     /// # Errors
     /// Engine errors; a database of a newer format than this server's.
     pub fn new(db: Db) -> Result<Store, bloomkv::Error> {
-        migrate::to_current(&db)?;
-        let count = |t: u8| -> Result<i64, bloomkv::Error> {
-            let mut n = 0i64;
-            for kv in db.scan([t].as_slice()..[t + 1].as_slice()) {
-                kv?;
-                n += 1;
-            }
-            Ok(n)
-        };
-        let n = count(tag::META)?;
-        let volatile = count(tag::EXPIRY)?;
-        let hw = match db.get(keys::VERSION_KEY)? {
-            Some(v) => v
-                .as_slice()
-                .try_into()
-                .map(u64::from_le_bytes)
-                .map_err(|_| {
-                    bloomkv::Error::corrupt_bytes(0, "version high-water mark: not 8 bytes")
-                })?,
-            None => 1,
-        };
+        let (keys, volatile, hw) = open_counts(&db)?;
         Ok(Store {
-            db,
+            db: ArcSwap::from_pointee(db),
             wal_syncs: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             global: RwLock::new(()),
-            keys: AtomicI64::new(n),
+            keys: AtomicI64::new(keys),
             volatile: AtomicI64::new(volatile),
             cursors: Mutex::new(Cursors::default()),
             versions: Mutex::new(Versions {
@@ -243,12 +227,35 @@ impl Store {
         })
     }
 
+    /// Serves `db` from now on instead of the current database (cluster mode: a snapshot
+    /// install replaced the state machine's database). Migrates and counts it as
+    /// [`Store::new`] does; scan cursors are forgotten (they name keys of the old data).
+    /// Commands already running finish on the database they started with. The caller
+    /// makes sure no write set is being built meanwhile (a replicated state machine applies
+    /// from one task at a time).
+    ///
+    /// # Errors
+    /// Engine errors; a database of a newer format. The old database stays in use then.
+    pub fn replace_db(&self, db: Db) -> Result<(), bloomkv::Error> {
+        let (keys, volatile, hw) = open_counts(&db)?;
+        {
+            let mut v = self.versions.lock();
+            v.next = v.next.max(hw);
+            v.limit = v.limit.max(hw);
+        }
+        self.db.store(Arc::new(db));
+        self.keys.store(keys, Ordering::Relaxed);
+        self.volatile.store(volatile, Ordering::Relaxed);
+        *self.cursors.lock() = Cursors::default();
+        Ok(())
+    }
+
     /// A fresh collection version (see [`Versions`]).
     pub(crate) fn alloc_version(&self) -> Result<u64, Reply> {
         let mut v = self.versions.lock();
         if v.next >= v.limit {
             let limit = v.next + VERSION_BLOCK;
-            self.db.put(keys::VERSION_KEY, limit.to_le_bytes())?;
+            self.db.load().put(keys::VERSION_KEY, limit.to_le_bytes())?;
             v.limit = limit;
         }
         v.next += 1;
@@ -297,7 +304,7 @@ impl Store {
     /// # Errors
     /// The engine's error: writes stay stopped.
     pub fn try_resume(&self) -> Result<(), bloomkv::Error> {
-        self.db.resume()?;
+        self.db.load().resume()?;
         let mut st = self.stopped.lock();
         *st = None;
         self.is_stopped.store(false, Ordering::Release);
@@ -363,9 +370,9 @@ impl Store {
         self.volatile.load(Ordering::Relaxed)
     }
 
-    /// The engine.
-    pub fn db(&self) -> &Db {
-        &self.db
+    /// The engine (a cheap guard: hold it for one operation, not across commands).
+    pub fn db(&self) -> arc_swap::Guard<Arc<Db>> {
+        self.db.load()
     }
 
     /// Background WAL syncs that found a WAL to sync.
@@ -380,7 +387,7 @@ impl Store {
     /// # Errors
     /// The sync error.
     pub fn sync_wal(&self) -> Result<(), bloomkv::Error> {
-        match self.db.sync_wal() {
+        match self.db.load().sync_wal() {
             Ok(()) => {
                 self.wal_syncs.fetch_add(1, Ordering::Relaxed);
                 Ok(())
@@ -480,8 +487,35 @@ impl Store {
     /// so a command reading several keys (MGET, SINTER) or a key and its members answers as
     /// of one moment, as Redis's single thread does.
     pub fn reader(&self) -> Txn<'_> {
-        Txn::new(self, Some(self.db.snapshot()), Ctx::local())
+        Txn::new(self, Some(self.db.load().snapshot()), Ctx::local())
     }
+}
+
+/// Migrates `db` to the current format, then counts its keys and keys with a time to live
+/// (one scan each) and reads the version allocator's high-water mark.
+fn open_counts(db: &Db) -> Result<(i64, i64, u64), bloomkv::Error> {
+    migrate::to_current(db)?;
+    let count = |t: u8| -> Result<i64, bloomkv::Error> {
+        let mut n = 0i64;
+        for kv in db.scan([t].as_slice()..[t + 1].as_slice()) {
+            kv?;
+            n += 1;
+        }
+        Ok(n)
+    };
+    let n = count(tag::META)?;
+    let volatile = count(tag::EXPIRY)?;
+    let hw = match db.get(keys::VERSION_KEY)? {
+        Some(v) => v
+            .as_slice()
+            .try_into()
+            .map(u64::from_le_bytes)
+            .map_err(|_| {
+                bloomkv::Error::corrupt_bytes(0, "version high-water mark: not 8 bytes")
+            })?,
+        None => 1,
+    };
+    Ok((n, volatile, hw))
 }
 
 /// A store over a database opened in `dir` with the server's engine options, for unit tests.

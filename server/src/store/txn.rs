@@ -71,9 +71,15 @@ impl Ctx {
     /// A command applied from replicated log entry `index`, decided at `now_ms` by the
     /// leader: every replica derives the same time, randomness and versions from them.
     pub fn replicated(index: u64, now_ms: u64) -> Ctx {
+        Ctx::from_log(index, now_ms, mix(index))
+    }
+
+    /// As [`Ctx::replicated`], with the entry's random seed given by the log (the
+    /// replication layer derives it from the index, the same on every node).
+    pub fn from_log(index: u64, now_ms: u64, seed: u64) -> Ctx {
         Ctx {
             now_ms,
-            rng: mix(index),
+            rng: seed,
             versions: Versions::Log {
                 next: index << 16,
                 end: (index + 1) << 16,
@@ -113,6 +119,10 @@ pub struct Txn<'a> {
     /// What undoes the changes made since each open savepoint, innermost last
     /// ([`Txn::savepoint`] replaces the innermost, [`Txn::begin_nested`] opens another).
     undo: Vec<Undo>,
+    /// Redis keys written since [`Txn::track_touched`] (or the last
+    /// [`Txn::take_touched`]), while tracking: a replicated state machine marks the WATCHes
+    /// of each log entry's keys.
+    touched_log: Option<BTreeSet<Vec<u8>>>,
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
@@ -163,7 +173,40 @@ impl<'a> Txn<'a> {
             ready: Vec::new(),
             flushed: Vec::new(),
             undo: Vec::new(),
+            touched_log: None,
             dropped: Vec::new(),
+        }
+    }
+
+    /// Starts noting the Redis keys this write set writes (see [`Txn::take_touched`]).
+    pub fn track_touched(&mut self) {
+        self.touched_log.get_or_insert_with(BTreeSet::new);
+    }
+
+    /// The Redis keys written since tracking started or since the last call, each with
+    /// whether the write set now leaves it absent. A key written and then restored by a
+    /// rollback counts as touched (a WATCH on it fails: cautious, never wrong data).
+    ///
+    /// # Errors
+    /// Engine errors reading a key's record.
+    pub fn take_touched(&mut self) -> Result<Vec<Touched>, Reply> {
+        let Some(log) = self.touched_log.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let keys = std::mem::take(log);
+        keys.into_iter()
+            .map(|k| {
+                let gone = self.record(&k)?.is_none();
+                Ok((k, gone))
+            })
+            .collect()
+    }
+
+    fn note_touched(&mut self, k: &[u8]) {
+        if let Some(log) = self.touched_log.as_mut()
+            && let Some(o) = owner(k)
+        {
+            log.insert(o.to_vec());
         }
     }
 
@@ -274,11 +317,11 @@ impl<'a> Txn<'a> {
         self.ctx.now_ms
     }
 
-    /// Moves the clock on to `ctx`'s for the next command of a group (a write set that spans
-    /// several commands), keeping its version source.
+    /// Moves on to `ctx` for the next command (or log entry) of a write set that spans
+    /// several: its clock and randomness, and for a replicated entry its own range of
+    /// versions, so that each entry decides exactly as it would in a write set of its own.
     pub fn set_ctx(&mut self, ctx: Ctx) {
-        self.ctx.now_ms = ctx.now_ms;
-        self.ctx.rng = ctx.rng;
+        self.ctx = ctx;
     }
 
     /// A pseudo-random number, the same on every replica for the same log entry.
@@ -357,12 +400,14 @@ impl<'a> Txn<'a> {
     /// Sets engine key `k`.
     pub fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
         self.note_write(&k);
+        self.note_touched(&k);
         self.writes.insert(k, Some(v));
     }
 
     /// Deletes engine key `k`.
     pub fn delete(&mut self, k: Vec<u8>) {
         self.note_write(&k);
+        self.note_touched(&k);
         self.writes.insert(k, None);
     }
 
@@ -382,6 +427,7 @@ impl<'a> Txn<'a> {
             self.note_write(&k);
             self.writes.remove(&k);
         }
+        self.note_touched(&start);
         self.ranges.push((start, end));
     }
 

@@ -1,0 +1,23 @@
+//! The fault-injection harness of the replicated bloomkv-server: `bloomkv-cluster`
+//! processes on loopback, links through proxies the tests control, concurrent recorded
+//! clients, a nemesis; histories checked for linearizability and lost writes. One
+//! scenario per file; the shared tools in `procs`, `resp` and `history`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests panic with the error"
+)]
+
+mod history;
+mod procs;
+mod resp;
+
+mod catch_up;
+mod failover;
+mod gc;
+mod membership;
+mod nemesis;
+mod planted;
+mod power_cut;
+mod smoke;

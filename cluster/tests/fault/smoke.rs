@@ -1,0 +1,255 @@
+//! Three server processes: every command family through every node, blocking pops, WATCH,
+//! pub/sub and expiry across nodes, ROLE/INFO/CLUSTER INFO, READONLY, a kill -9 of the
+//! leader, and no quorum answered in bounded time.
+
+use std::time::{Duration, Instant};
+
+use crate::procs::ProcCluster;
+use crate::resp::{Conn, Value, call_until};
+
+fn conn(c: &ProcCluster, id: u64) -> Conn {
+    Conn::connect(c.port(id), Duration::from_secs(10)).unwrap()
+}
+
+fn ok(v: Value) {
+    assert_eq!(v, Value::Status("OK".into()));
+}
+
+fn bulk(s: &str) -> Value {
+    Value::Bulk(Some(s.as_bytes().to_vec()))
+}
+
+#[test]
+fn three_nodes_serve_every_command_from_every_node() {
+    let mut c = ProcCluster::start(3, &["--request-timeout-ms", "2000"]);
+    let leader = c.wait_leader();
+    let follower = c.ids().into_iter().find(|&i| i != leader).unwrap();
+    let other = c
+        .ids()
+        .into_iter()
+        .find(|&i| i != leader && i != follower)
+        .unwrap();
+    let (mut l, mut f, mut o) = (conn(&c, leader), conn(&c, follower), conn(&c, other));
+
+    // Writes through a follower, read back everywhere (reads wait for the read barrier).
+    ok(f.call(&["SET", "k", "v1"]).unwrap());
+    assert_eq!(f.call(&["INCR", "n"]).unwrap(), Value::Int(1));
+    assert_eq!(o.call(&["INCR", "n"]).unwrap(), Value::Int(2));
+    for x in [&mut l, &mut f, &mut o] {
+        assert_eq!(x.call(&["GET", "k"]).unwrap(), bulk("v1"));
+        assert_eq!(x.call(&["GET", "n"]).unwrap(), bulk("2"));
+    }
+    assert_eq!(
+        o.call(&["SADD", "s", "a", "b", "c"]).unwrap(),
+        Value::Int(3)
+    );
+    assert_eq!(l.call(&["SCARD", "s"]).unwrap(), Value::Int(3));
+    assert_eq!(f.call(&["BF.ADD", "bf", "x"]).unwrap(), Value::Int(1));
+    assert_eq!(o.call(&["BF.EXISTS", "bf", "x"]).unwrap(), Value::Int(1));
+    assert_eq!(
+        f.call(&["RPUSH", "list", "1", "2", "3"]).unwrap(),
+        Value::Int(3)
+    );
+    assert_eq!(f.call(&["HSET", "h", "f", "v"]).unwrap(), Value::Int(1));
+    assert_eq!(l.call(&["ZADD", "z", "1", "m"]).unwrap(), Value::Int(1));
+    // SPOP picks the same member on every node: every node's copy ends up equal.
+    let popped = o.call(&["SPOP", "s"]).unwrap();
+    for x in [&mut l, &mut f, &mut o] {
+        x.call(&["READONLY"]).unwrap();
+    }
+    c.wait_converged();
+    let members: Vec<Value> = [&mut l, &mut f, &mut o]
+        .into_iter()
+        .map(|x| x.call(&["SMEMBERS", "s"]).unwrap())
+        .collect();
+    assert!(members.iter().all(|m| *m == members[0]), "{members:?}");
+    let Value::Array(Some(left)) = &members[0] else {
+        panic!("{members:?}")
+    };
+    assert_eq!(left.len(), 2);
+    assert!(!left.contains(&popped), "{popped:?} popped and still there");
+    for x in [&mut l, &mut f, &mut o] {
+        ok(x.call(&["READWRITE"]).unwrap());
+    }
+
+    // A pipelined run of writes is one log entry; its replies come back in order.
+    for _ in 0..50 {
+        f.send(&["INCR", "pipe"]).unwrap();
+    }
+    for i in 1..=50 {
+        assert_eq!(f.read().unwrap(), Value::Int(i));
+    }
+
+    // MULTI/EXEC through a follower, with a connection command queued in the middle.
+    ok(f.call(&["MULTI"]).unwrap());
+    f.call(&["SET", "t", "1"]).unwrap();
+    f.call(&["PING"]).unwrap();
+    f.call(&["INCR", "t"]).unwrap();
+    assert_eq!(
+        f.call(&["EXEC"]).unwrap(),
+        Value::Array(Some(vec![
+            Value::Status("OK".into()),
+            Value::Status("PONG".into()),
+            Value::Int(2)
+        ]))
+    );
+
+    // WATCH on one node, a write on another: EXEC fails; unwatched, it runs.
+    ok(l.call(&["WATCH", "w"]).unwrap());
+    ok(o.call(&["SET", "w", "theirs"]).unwrap());
+    ok(l.call(&["MULTI"]).unwrap());
+    l.call(&["SET", "w", "mine"]).unwrap();
+    assert_eq!(l.call(&["EXEC"]).unwrap(), Value::Array(None));
+    ok(l.call(&["WATCH", "w"]).unwrap());
+    ok(l.call(&["MULTI"]).unwrap());
+    l.call(&["SET", "w", "mine"]).unwrap();
+    assert_eq!(
+        l.call(&["EXEC"]).unwrap(),
+        Value::Array(Some(vec![Value::Status("OK".into())]))
+    );
+    assert_eq!(o.call(&["GET", "w"]).unwrap(), bulk("mine"));
+
+    // BLPOP waits on its node; a push through another node serves it.
+    let port = c.port(follower);
+    let waiter = std::thread::spawn(move || {
+        let mut b = Conn::connect(port, Duration::from_secs(20)).unwrap();
+        b.call(&["BLPOP", "queue", "10"]).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(o.call(&["RPUSH", "queue", "job"]).unwrap(), Value::Int(1));
+    assert_eq!(
+        waiter.join().unwrap(),
+        Value::Array(Some(vec![bulk("queue"), bulk("job")]))
+    );
+    assert_eq!(l.call(&["LLEN", "queue"]).unwrap(), Value::Int(0));
+    // And times out in bounded time with nothing pushed.
+    let t = Instant::now();
+    assert_eq!(
+        f.call(&["BLPOP", "empty", "0.3"]).unwrap(),
+        Value::Array(None)
+    );
+    assert!(t.elapsed() < Duration::from_secs(3));
+
+    // PUBLISH on one node reaches a subscriber on another.
+    let mut sub = conn(&c, other);
+    sub.call(&["SUBSCRIBE", "news"]).unwrap();
+    assert_eq!(
+        l.call(&["PUBLISH", "news", "hello"]).unwrap(),
+        Value::Int(0)
+    );
+    assert_eq!(
+        sub.read().unwrap(),
+        Value::Array(Some(vec![bulk("message"), bulk("news"), bulk("hello")]))
+    );
+
+    // Expiry: the leader reclaims, every node's key count follows.
+    ok(f.call(&["SET", "gone", "x", "PX", "200"]).unwrap());
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(o.call(&["EXISTS", "gone"]).unwrap(), Value::Int(0));
+    let dbsize = l.call(&["DBSIZE"]).unwrap();
+    for id in c.ids() {
+        call_until(c.port(id), &["DBSIZE"], Duration::from_secs(10), |v| {
+            *v == dbsize
+        });
+    }
+
+    // Scripts that write are refused on every node alike (not replicated yet).
+    match f
+        .call(&["EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "k"])
+        .unwrap()
+    {
+        Value::Error(e) => assert!(e.contains("not supported in cluster mode"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(l.call(&["GET", "k"]).unwrap(), bulk("v1"));
+
+    // ROLE, INFO replication and CLUSTER INFO name the leader and every node's progress.
+    let first = |v: Value| match v {
+        Value::Array(Some(items)) => items[0].text(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(first(l.call(&["ROLE"]).unwrap()), "master");
+    assert_eq!(first(f.call(&["ROLE"]).unwrap()), "slave");
+    let info = o.call(&["INFO", "replication"]).unwrap().text();
+    assert!(info.contains(&format!("raft_leader_id:{leader}")), "{info}");
+    let field = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no numeric {name} in {text}"))
+    };
+    // A follower knows the commit index and has applied up to it (everything above was
+    // acknowledged and the nodes converged).
+    let finfo = f.call(&["INFO", "replication"]).unwrap().text();
+    assert!(finfo.contains("role:slave\r\n") && finfo.contains("master_link_status:up"));
+    let (commit, applied) = (
+        field(&finfo, "raft_commit_index"),
+        field(&finfo, "raft_applied_index"),
+    );
+    assert!(commit > 0 && applied >= commit, "{finfo}");
+    assert!(field(&finfo, "raft_term") >= 1, "{finfo}");
+    // The leader lists both followers with their match index and lag (in entries).
+    let linfo = l.call(&["INFO", "replication"]).unwrap().text();
+    assert_eq!(field(&linfo, "connected_slaves"), 2, "{linfo}");
+    assert_eq!(
+        linfo
+            .lines()
+            .filter(|l| l.starts_with("slave") && l.contains("state=online,offset="))
+            .count(),
+        2,
+        "{linfo}"
+    );
+    let ci = f.call(&["CLUSTER", "INFO"]).unwrap().text();
+    assert!(ci.contains("cluster_state:ok"), "{ci}");
+    assert_eq!(
+        ci.lines()
+            .filter(|l| l.starts_with("node") && l.contains("state=up") && l.contains(",commit="))
+            .count(),
+        3,
+        "{ci}"
+    );
+    assert_eq!(field(&ci, "cluster_leader"), leader, "{ci}");
+
+    // kill -9 of the leader: writes go on through the others; the old leader catches up.
+    c.kill(leader);
+    call_until(
+        c.port(follower),
+        &["SET", "after", "1"],
+        Duration::from_secs(15),
+        |v| *v == Value::Status("OK".into()),
+    );
+    c.restart(leader);
+    c.wait_converged();
+    let mut back = conn(&c, leader);
+    back.call(&["READONLY"]).unwrap();
+    assert_eq!(back.call(&["GET", "after"]).unwrap(), bulk("1"));
+    assert_eq!(back.call(&["GET", "n"]).unwrap(), bulk("2"));
+
+    // Two nodes down: no quorum; a write answers -CLUSTERDOWN/-TRYAGAIN within the request
+    // timeout (2 s) instead of hanging.
+    let survivor = follower;
+    for id in c.ids() {
+        if id != survivor {
+            c.kill(id);
+        }
+    }
+    let mut s = conn(&c, survivor);
+    let t = Instant::now();
+    let v = s.call(&["SET", "nope", "1"]).unwrap();
+    assert!(
+        matches!(&v, Value::Error(e) if e.starts_with("CLUSTERDOWN") || e.starts_with("TRYAGAIN")),
+        "{v:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let v = s.call(&["GET", "k"]).unwrap();
+    assert!(
+        matches!(&v, Value::Error(_)),
+        "a linearizable read needs a quorum: {v:?}"
+    );
+    ok(s.call(&["READONLY"]).unwrap());
+    assert_eq!(
+        s.call(&["GET", "k"]).unwrap(),
+        bulk("v1"),
+        "stale reads still work"
+    );
+}

@@ -1,0 +1,604 @@
+//! A connection in cluster mode (see `crate::replica`): writes go through the replicated
+//! log, reads wait for a read barrier, blocked clients wait here for applied entries.
+//!
+//! The standalone path (`Conn::run_batch`) runs everything against the local store; this
+//! one sends a connection's run of pipelined write commands as one log entry
+//! ([`Request::Commands`]), a whole `MULTI`/`EXEC` as one, `WATCH`/`UNWATCH` and `PUBLISH`
+//! as entries of their own, and runs everything else locally: reads after one read barrier
+//! per run of pipelined reads (none after `READONLY`), connection commands as always.
+//! Commands that never reach execution (unknown, wrong arity, refused while subscribed,
+//! queued by MULTI) take the standalone path, which answers them.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::{Conn, Flow, MAX_GROUP, OUT_CHUNK, is_heavy, unknown_command};
+use crate::cmd::{self, Kind};
+use crate::replica::codec::{Answer, Request, decode_answers};
+use crate::replica::{Cluster, Membership, ReplicaError, report};
+use crate::resp::{Args, Reply};
+use crate::store::MAX_KEY_LEN;
+
+/// Most bytes of arguments one write entry carries (a longer pipeline becomes several
+/// entries; one bigger command still goes alone).
+const MAX_ENTRY_BYTES: usize = 4 << 20;
+
+/// A connection's cluster-mode state.
+pub(super) struct ClusterConn {
+    pub(super) cluster: Cluster,
+    /// `READONLY`: reads are served from this node's data without a barrier.
+    readonly: bool,
+    /// The token of this connection's replicated WATCHes, while it watches.
+    watch_token: Option<u64>,
+}
+
+impl ClusterConn {
+    pub(super) fn new(cluster: Cluster) -> ClusterConn {
+        ClusterConn {
+            cluster,
+            readonly: false,
+            watch_token: None,
+        }
+    }
+
+    /// Forgets the connection's watches on every node, without waiting (a disconnect).
+    fn drop_watch(&mut self) {
+        if let Some(token) = self.watch_token.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            let f = self
+                .cluster
+                .replicator
+                .propose(Request::Unwatch { token }.encode());
+            rt.spawn(async move {
+                let _ = f.await;
+            });
+        }
+    }
+}
+
+impl Drop for ClusterConn {
+    fn drop(&mut self) {
+        self.drop_watch();
+    }
+}
+
+/// The socket and input buffer, for a blocked client (disconnects are seen while it
+/// waits; what it sends meanwhile is kept for later).
+pub(super) struct Io<'a> {
+    pub(super) sock: &'a mut TcpStream,
+    pub(super) buf: &'a mut BytesMut,
+    pub(super) max_buf: usize,
+    pub(super) shutdown: &'a mut watch::Receiver<bool>,
+}
+
+/// Where a request goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// The standalone path answers it (connection commands, refusals, MULTI queueing).
+    Local,
+    /// A read: after the read barrier, locally.
+    Read,
+    /// A write through the log; `blocking`: a blocking pop (it ends its entry).
+    Write {
+        blocking: bool,
+    },
+    Exec,
+    Watch,
+    /// UNWATCH, DISCARD, RESET: run locally, then forget the replicated watches.
+    Unwatch,
+    Publish,
+    Cluster,
+    ReadOnly(bool),
+}
+
+fn new_token(conn: u64, node: u64) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    crate::store::txn::mix(nanos ^ conn.rotate_left(24) ^ node.rotate_left(48)).max(1)
+}
+
+impl Conn {
+    fn cluster(&self) -> Option<Cluster> {
+        self.cluster.as_ref().map(|c| c.cluster.clone())
+    }
+
+    fn route(&self, args: &Args) -> Route {
+        let Some(c) = cmd::lookup(&args[0]) else {
+            return Route::Local;
+        };
+        if !c.arity_ok(args.len())
+            || (!self.authed && !matches!(c.name, "auth" | "hello" | "quit"))
+            || c.key_positions(args.len())
+                .any(|i| args[i].len() > MAX_KEY_LEN)
+            || self.refused_while_subscribed(c.name).is_some()
+        {
+            return Route::Local;
+        }
+        if self.multi.is_some()
+            && !matches!(
+                c.name,
+                "exec" | "discard" | "multi" | "quit" | "reset" | "watch"
+            )
+        {
+            return Route::Local;
+        }
+        match c.kind {
+            Kind::Read(_) => Route::Read,
+            Kind::Write(_) | Kind::Exclusive(_) => Route::Write { blocking: false },
+            Kind::Blocking(_) => Route::Write { blocking: true },
+            Kind::Conn => match c.name {
+                "exec" if self.multi.is_some() => Route::Exec,
+                "watch" if self.multi.is_none() => Route::Watch,
+                "unwatch" | "discard" | "reset" => Route::Unwatch,
+                "publish" => Route::Publish,
+                "cluster" => Route::Cluster,
+                "readonly" => Route::ReadOnly(true),
+                "readwrite" => Route::ReadOnly(false),
+                _ => Route::Local,
+            },
+        }
+    }
+
+    /// Counts a command run outside `execute`, and sends the pub/sub messages that came
+    /// before it.
+    fn note_command(&mut self, args: &Args, out: &mut Vec<u8>) {
+        self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+        self.entry.touch(cmd::index(&args[0]));
+        if self.subscribed() {
+            while self.deliver(out) {}
+        }
+    }
+
+    /// [`Conn::run_batch`] in cluster mode: runs requests off the front of `batch` until
+    /// `out` holds [`OUT_CHUNK`] bytes or `batch` is empty. Never answers [`Flow::Block`]:
+    /// a blocked client waits inside (on `io`).
+    pub(super) async fn run_batch_replicated(
+        &mut self,
+        batch: &mut VecDeque<Args>,
+        out: &mut Vec<u8>,
+        io: &mut Io<'_>,
+    ) -> Flow {
+        if self.continue_stream(out) == Flow::Close {
+            return Flow::Close;
+        }
+        let Some(cluster) = self.cluster() else {
+            return self.run_batch(batch, out);
+        };
+        while let Some(args) = batch.pop_front() {
+            if out.len() >= OUT_CHUNK || self.stream.is_some() {
+                batch.push_front(args);
+                break;
+            }
+            let flow = match self.route(&args) {
+                Route::Local => self.local(args, out),
+                Route::Read => {
+                    batch.push_front(args);
+                    self.reads(&cluster, batch, out).await
+                }
+                Route::Write { blocking } => {
+                    let mut cmds = vec![args];
+                    let mut bytes: usize = cmds[0].iter().map(Bytes::len).sum();
+                    if !blocking {
+                        while cmds.len() < MAX_GROUP && bytes < MAX_ENTRY_BYTES {
+                            let Some(next) = batch.front() else { break };
+                            let Route::Write { blocking } = self.route(next) else {
+                                break;
+                            };
+                            bytes += next.iter().map(Bytes::len).sum::<usize>();
+                            if let Some(a) = batch.pop_front() {
+                                cmds.push(a);
+                            }
+                            if blocking {
+                                break;
+                            }
+                        }
+                    }
+                    self.writes(&cluster, cmds, out, io).await
+                }
+                Route::Exec => {
+                    self.note_command(&args, out);
+                    let r = self.exec_replicated(&cluster).await;
+                    r.encode(self.proto, out);
+                    Flow::Continue
+                }
+                Route::Watch => {
+                    self.note_command(&args, out);
+                    let r = self.watch_replicated(&cluster, &args).await;
+                    r.encode(self.proto, out);
+                    Flow::Continue
+                }
+                Route::Unwatch => {
+                    let in_multi = self.multi.is_some();
+                    let forget = !args[0].eq_ignore_ascii_case(b"discard") || in_multi;
+                    let flow = self.local(args, out);
+                    if forget {
+                        self.unwatch_replicated(&cluster).await;
+                    }
+                    flow
+                }
+                Route::Publish => {
+                    self.note_command(&args, out);
+                    let r = self.publish_replicated(&cluster, &args).await;
+                    r.encode(self.proto, out);
+                    Flow::Continue
+                }
+                Route::Cluster => {
+                    self.note_command(&args, out);
+                    let r = cluster_command(&cluster, &args).await;
+                    r.encode(self.proto, out);
+                    Flow::Continue
+                }
+                Route::ReadOnly(on) => {
+                    self.note_command(&args, out);
+                    if let Some(c) = self.cluster.as_mut() {
+                        c.readonly = on;
+                    }
+                    Reply::Ok.encode(self.proto, out);
+                    Flow::Continue
+                }
+            };
+            if flow == Flow::Close {
+                return Flow::Close;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Runs a request on the standalone path (it never blocks here: blocking pops are
+    /// routed to the log).
+    fn local(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
+        let always = false;
+        let heavy = cmd::lookup(&args[0]).is_some_and(|c| is_heavy(c, always));
+        let run = || match self.execute(args, out) {
+            Flow::Close => Flow::Close,
+            _ => self.continue_stream(out),
+        };
+        if heavy {
+            tokio::task::block_in_place(run)
+        } else {
+            run()
+        }
+    }
+
+    /// A run of reads off the front of `batch`: one read barrier (unless `READONLY`),
+    /// then each read on this node's data. Stops early at a streamed reply.
+    async fn reads(
+        &mut self,
+        cluster: &Cluster,
+        batch: &mut VecDeque<Args>,
+        out: &mut Vec<u8>,
+    ) -> Flow {
+        let mut n = 0;
+        while n < batch.len() && n < MAX_GROUP && self.route(&batch[n]) == Route::Read {
+            n += 1;
+        }
+        let readonly = self.cluster.as_ref().is_some_and(|c| c.readonly);
+        let barrier = if readonly {
+            Ok(())
+        } else {
+            cluster.replicator.read_barrier().await
+        };
+        if let Err(e) = barrier {
+            for args in batch.drain(..n) {
+                self.note_command(&args, out);
+                e.reply().encode(self.proto, out);
+            }
+            return Flow::Continue;
+        }
+        for _ in 0..n {
+            if out.len() >= OUT_CHUNK || self.stream.is_some() {
+                // The rest take a barrier of their own later.
+                break;
+            }
+            let Some(args) = batch.pop_front() else { break };
+            if self.local(args, out) == Flow::Close {
+                return Flow::Close;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Write commands as one log entry; the last may be a blocking pop, whose client then
+    /// waits here until it is served or times out.
+    async fn writes(
+        &mut self,
+        cluster: &Cluster,
+        cmds: Vec<Args>,
+        out: &mut Vec<u8>,
+        io: &mut Io<'_>,
+    ) -> Flow {
+        for args in &cmds {
+            self.note_command(args, out);
+        }
+        let last = cmds.last().cloned().unwrap_or_default();
+        let blocking = cmd::lookup(&last[0]).is_some_and(|c| matches!(c.kind, Kind::Blocking(_)));
+        // Registered before the first attempt: a push applied after the attempt's entry
+        // finds the registration (replica::wake).
+        let registration = blocking.then(|| {
+            let c = cmd::lookup(&last[0]);
+            let keys: Vec<&[u8]> = c
+                .map(|c| c.key_positions(last.len()).map(|i| &last[i][..]).collect())
+                .unwrap_or_default();
+            cluster.applier.waits().register(&keys)
+        });
+        let n = cmds.len();
+        let answers = propose(cluster, Request::Commands(cmds)).await;
+        let answers = match answers {
+            Ok(a) if a.len() == n => a,
+            Ok(a) => {
+                let e = Reply::err(format!("the leader answered {} of {n} commands", a.len()));
+                for _ in 0..n {
+                    e.encode(self.proto, out);
+                }
+                return Flow::Continue;
+            }
+            Err(e) => {
+                for _ in 0..n {
+                    e.encode(self.proto, out);
+                }
+                return Flow::Continue;
+            }
+        };
+        for a in answers {
+            match a {
+                Answer::Reply(r) => r.encode(self.proto, out),
+                Answer::Block {
+                    timeout,
+                    on_timeout,
+                    ..
+                } => {
+                    let Some(reg) = registration.as_ref() else {
+                        on_timeout.encode(self.proto, out);
+                        continue;
+                    };
+                    // The replies before the blocking command go out first.
+                    if !out.is_empty() {
+                        if io.sock.write_all(out).await.is_err() {
+                            return Flow::Close;
+                        }
+                        out.clear();
+                    }
+                    let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+                    match self
+                        .block(cluster, &last, reg, deadline, on_timeout, io)
+                        .await
+                    {
+                        Some(r) => r.encode(self.proto, out),
+                        None => return Flow::Close,
+                    }
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Waits for one of the keys to be made ready by an applied entry, then tries the pop
+    /// again through the log; until served or the deadline. `None`: the client left or the
+    /// server is shutting down.
+    async fn block(
+        &mut self,
+        cluster: &Cluster,
+        args: &Args,
+        reg: &crate::replica::wake::Registration,
+        deadline: Option<tokio::time::Instant>,
+        on_timeout: Reply,
+        io: &mut Io<'_>,
+    ) -> Option<Reply> {
+        loop {
+            tokio::select! {
+                _ = reg.notified() => {}
+                _ = sleep_until(deadline) => return Some(on_timeout),
+                r = io.sock.read_buf(io.buf) => match r {
+                    Ok(0) | Err(_) => return None,
+                    Ok(_) if io.buf.len() > io.max_buf => return None,
+                    Ok(_) => continue,
+                },
+                _ = io.shutdown.changed() => return None,
+            }
+            match propose(cluster, Request::Commands(vec![args.clone()])).await {
+                Err(e) => return Some(e),
+                Ok(mut a) if a.len() == 1 => match a.remove(0) {
+                    Answer::Reply(r) => return Some(r),
+                    // Another client took it first: wait again.
+                    Answer::Block { .. } => {}
+                },
+                Ok(a) => {
+                    return Some(Reply::err(format!(
+                        "the leader answered {} of 1 commands",
+                        a.len()
+                    )));
+                }
+            }
+        }
+    }
+
+    /// EXEC: the queued data commands as one entry (with the WATCH token, if any); the
+    /// queued connection commands (PING, ECHO, ...) run here and their replies take their
+    /// places in the array.
+    async fn exec_replicated(&mut self, cluster: &Cluster) -> Reply {
+        let queue = self.multi.take().unwrap_or_default();
+        self.entry.set_multi(None);
+        let token = self.cluster.as_mut().and_then(|c| c.watch_token.take());
+        if std::mem::take(&mut self.multi_error) {
+            if let Some(t) = token {
+                forget(cluster, t);
+            }
+            return Reply::Error(
+                "EXECABORT Transaction discarded because of previous errors.".into(),
+            );
+        }
+        let data: Vec<Args> = queue
+            .iter()
+            .filter(|a| cmd::lookup(&a[0]).is_some_and(|c| !matches!(c.kind, Kind::Conn)))
+            .cloned()
+            .collect();
+        let req = Request::Exec {
+            watch: token,
+            commands: data,
+        };
+        let answer = match propose(cluster, req).await {
+            Ok(mut a) if a.len() == 1 => a.remove(0),
+            Ok(a) => {
+                return Reply::err(format!("the leader answered {} of 1 commands", a.len()));
+            }
+            Err(e) => {
+                // The token may or may not have been consumed: make sure it goes.
+                if let Some(t) = token {
+                    forget(cluster, t);
+                }
+                return e;
+            }
+        };
+        let replies = match answer {
+            Answer::Reply(Reply::Array(rs)) => rs,
+            Answer::Reply(other) => return other,
+            Answer::Block { on_timeout, .. } => return on_timeout,
+        };
+        let mut data_replies = replies.into_iter();
+        let mut out = Vec::with_capacity(queue.len());
+        for args in &queue {
+            match cmd::lookup(&args[0]) {
+                Some(c) if matches!(c.kind, Kind::Conn) => match self.conn_command(c, args).0 {
+                    Reply::Seq(rs) => out.extend(rs),
+                    r => out.push(r),
+                },
+                Some(_) => out.push(data_replies.next().unwrap_or(Reply::Nil)),
+                None => out.push(unknown_command(args)),
+            }
+        }
+        Reply::Array(out)
+    }
+
+    /// WATCH: registers the keys under this connection's token through the log.
+    async fn watch_replicated(&mut self, cluster: &Cluster, args: &Args) -> Reply {
+        let node = cluster.replicator.node_id();
+        let id = self.id;
+        let Some(c) = self.cluster.as_mut() else {
+            return Reply::err("not in cluster mode");
+        };
+        let token = *c.watch_token.get_or_insert_with(|| new_token(id, node));
+        let req = Request::Watch {
+            token,
+            keys: args[1..].to_vec(),
+        };
+        match propose(cluster, req).await {
+            Ok(_) => Reply::Ok,
+            Err(e) => e,
+        }
+    }
+
+    /// Forgets this connection's watches on every node (UNWATCH, DISCARD, RESET).
+    async fn unwatch_replicated(&mut self, cluster: &Cluster) {
+        let token = self.cluster.as_mut().and_then(|c| c.watch_token.take());
+        if let Some(token) = token {
+            // A failure leaves the token to the hour's sweep; a new WATCH takes a new one.
+            let _ = propose(cluster, Request::Unwatch { token }).await;
+        }
+    }
+
+    /// PUBLISH: through the log, so every node's subscribers get it; this node's own
+    /// subscribers get it once the entry is committed, and they are what the reply counts
+    /// (as Redis Cluster's PUBLISH counts the receiving node's clients).
+    async fn publish_replicated(&mut self, cluster: &Cluster, args: &Args) -> Reply {
+        let req = Request::Publish {
+            origin: cluster.replicator.node_id(),
+            channel: args[1].clone(),
+            message: args[2].clone(),
+        };
+        match propose(cluster, req).await {
+            Ok(_) => Reply::Int(self.shared.pubsub.publish(&args[1], &args[2]) as i64),
+            Err(e) => e,
+        }
+    }
+}
+
+/// Drops watch `token` on every node without waiting.
+fn forget(cluster: &Cluster, token: u64) {
+    let f = cluster
+        .replicator
+        .propose(Request::Unwatch { token }.encode());
+    tokio::spawn(async move {
+        let _ = f.await;
+    });
+}
+
+/// Proposes `req`; the answers, or the error reply.
+async fn propose(cluster: &Cluster, req: Request) -> Result<Vec<Answer>, Reply> {
+    let bytes = cluster
+        .replicator
+        .propose(req.encode())
+        .await
+        .map_err(|e| e.reply())?;
+    decode_answers(&bytes).map_err(Reply::err)
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn parse_id(b: &[u8]) -> Option<u64> {
+    std::str::from_utf8(b).ok()?.parse().ok().filter(|&i| i > 0)
+}
+
+/// `CLUSTER INFO | MYID | LEADER | ADDLEARNER id raft-addr | PROMOTE id | REMOVE id | HELP`.
+pub(super) async fn cluster_command(cluster: &Cluster, a: &[Bytes]) -> Reply {
+    let sub = a[1].to_ascii_lowercase();
+    let r = &cluster.replicator;
+    let change = |m: Membership| async {
+        match r.change_membership(m).await {
+            Ok(()) => Reply::Ok,
+            Err(ReplicaError::Refused(why)) => Reply::err(why),
+            Err(e) => e.reply(),
+        }
+    };
+    match (sub.as_slice(), a.len()) {
+        (b"info", 2) => {
+            let own = r.status();
+            let peers = r.cluster_status().await;
+            Reply::Verbatim(report::cluster_info(&own, &peers))
+        }
+        (b"myid", 2) => Reply::bulk(r.node_id().to_string()),
+        (b"leader", 2) => match r.status().leader {
+            Some(l) => Reply::Int(l as i64),
+            None => Reply::Nil,
+        },
+        (b"addlearner", 4) => match (parse_id(&a[2]), std::str::from_utf8(&a[3])) {
+            (Some(id), Ok(addr)) if !addr.is_empty() => {
+                change(Membership::AddLearner {
+                    id,
+                    addr: addr.to_string(),
+                })
+                .await
+            }
+            _ => Reply::err("usage: CLUSTER ADDLEARNER <node-id> <raft-host:port>"),
+        },
+        (b"promote", 3) => match parse_id(&a[2]) {
+            Some(id) => change(Membership::Promote { id }).await,
+            None => Reply::err("usage: CLUSTER PROMOTE <node-id>"),
+        },
+        (b"remove", 3) => match parse_id(&a[2]) {
+            Some(id) => change(Membership::Remove { id }).await,
+            None => Reply::err("usage: CLUSTER REMOVE <node-id>"),
+        },
+        (b"help", 2) => Reply::Array(
+            super::cluster_cmds::HELP
+                .iter()
+                .map(|l| Reply::Status((*l).into()))
+                .collect(),
+        ),
+        _ => Reply::err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+            String::from_utf8_lossy(&a[1])
+        )),
+    }
+}

@@ -1,0 +1,264 @@
+//! Cluster mode's state machine (`replica::Applier`) is deterministic: the same log
+//! entries leave byte-identical databases and give identical answers however the
+//! replication layer groups them into apply calls (one per call, all in one, pairs), with
+//! random choices (SPOP, SRANDMEMBER's sampling), new collection versions, expiry times,
+//! Bloom filter growth, WATCH/EXEC and the expiry sweep in the mix; and a node that
+//! restarts rebuilds the same watch table from its database.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests panic with the error"
+)]
+
+use bloomkv::{Db, WriteBatch};
+use bloomkv_server::replica::codec::{Answer, Request, decode_answers};
+use bloomkv_server::replica::{Applier, LogCommand};
+use bloomkv_server::resp::Reply;
+use bytes::Bytes;
+
+fn cmd(args: &[&str]) -> Vec<Bytes> {
+    args.iter().map(|a| Bytes::from(a.to_string())).collect()
+}
+
+/// The log: (leader time, request), indexes from 1.
+fn log() -> Vec<(u64, Request)> {
+    let t0 = 1_700_000_000_000u64;
+    let mut entries = vec![
+        (
+            t0,
+            Request::Commands(vec![cmd(&["SADD", "s", "a", "b", "c", "d", "e", "f", "g"])]),
+        ),
+        (
+            t0 + 1,
+            Request::Commands(vec![
+                cmd(&["SPOP", "s", "2"]),
+                cmd(&["SRANDMEMBER", "s", "-5"]),
+            ]),
+        ),
+        (
+            t0 + 2,
+            Request::Commands(vec![
+                cmd(&["RPUSH", "l", "1", "2", "3"]),
+                cmd(&["LPOP", "l"]),
+            ]),
+        ),
+        (
+            t0 + 3,
+            Request::Commands(vec![
+                cmd(&["SET", "k", "v", "PX", "50"]),
+                cmd(&["INCR", "n"]),
+            ]),
+        ),
+        (
+            t0 + 4,
+            Request::Watch {
+                token: 7,
+                keys: vec![Bytes::from("n"), Bytes::from("k")],
+            },
+        ),
+        (t0 + 5, Request::Commands(vec![cmd(&["INCR", "n"])])),
+        (
+            t0 + 6,
+            Request::Exec {
+                watch: Some(7),
+                commands: vec![cmd(&["SET", "x", "1"])],
+            },
+        ),
+        (
+            t0 + 7,
+            Request::Watch {
+                token: 8,
+                keys: vec![Bytes::from("untouched")],
+            },
+        ),
+        (
+            t0 + 8,
+            Request::Exec {
+                watch: Some(8),
+                commands: vec![
+                    cmd(&["SET", "y", "1"]),
+                    cmd(&["BLPOP", "none", "0"]),
+                    cmd(&["HSET", "h", "f", "v"]),
+                ],
+            },
+        ),
+        (
+            t0 + 9,
+            Request::Commands(vec![
+                cmd(&["ZADD", "z", "1", "a", "2", "b"]),
+                cmd(&["ZRANDMEMBER", "z", "-3"]),
+            ]),
+        ),
+        (
+            t0 + 10,
+            Request::Commands(vec![cmd(&["BLPOP", "empty", "1"])]),
+        ),
+        (
+            t0 + 100,
+            Request::Expire {
+                due: vec![(t0 + 53, Bytes::from("k"))],
+            },
+        ),
+        (
+            t0 + 101,
+            Request::Watch {
+                token: 9,
+                keys: vec![Bytes::from("s")],
+            },
+        ),
+        (
+            t0 + 102,
+            Request::Commands(vec![cmd(&["DEL", "s"]), cmd(&["SADD", "s", "new"])]),
+        ),
+        (
+            t0 + 103,
+            Request::Commands(vec![cmd(&["NOSUCH"]), cmd(&["GET"])]),
+        ),
+    ];
+    // A Bloom filter grown past its first layer (capacity 100) by one entry of 300 adds.
+    let mut adds = vec![cmd(&["BF.RESERVE", "bf", "0.01", "100"])];
+    adds.extend((0..300).map(|i| cmd(&["BF.ADD", "bf", &format!("item{i}")])));
+    entries.push((t0 + 104, Request::Commands(adds)));
+    entries
+}
+
+struct Node {
+    _dir: tempfile::TempDir,
+    db: Db,
+    applier: std::sync::Arc<Applier>,
+}
+
+fn node() -> Node {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), bloomkv::Options::default()).unwrap();
+    let applier = Applier::new(1);
+    applier.reset(&db).unwrap();
+    Node {
+        _dir: dir,
+        db,
+        applier,
+    }
+}
+
+/// Applies the log in calls of `group` entries; the answers of every entry.
+fn run(n: &Node, entries: &[(u64, Request)], group: usize) -> Vec<Vec<Answer>> {
+    let encoded: Vec<(u64, u64, Vec<u8>)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (t, r))| (i as u64 + 1, *t, r.encode()))
+        .collect();
+    let mut answers = Vec::new();
+    for chunk in encoded.chunks(group) {
+        let cmds: Vec<LogCommand<'_>> = chunk
+            .iter()
+            .map(|(index, t, bytes)| LogCommand {
+                index: *index,
+                time_ms: *t,
+                seed: *index * 0x9E37_79B9,
+                request: bytes,
+            })
+            .collect();
+        let mut batch = WriteBatch::new();
+        let out = n.applier.apply(&cmds, &mut batch).unwrap();
+        n.db.write(batch).unwrap();
+        answers.extend(out.iter().map(|b| decode_answers(b).unwrap()));
+    }
+    answers
+}
+
+fn contents(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.scan(..).map(|kv| kv.unwrap()).collect()
+}
+
+/// Entries present in one list and not the other.
+fn differing(a: &[(Vec<u8>, Vec<u8>)], b: &[(Vec<u8>, Vec<u8>)]) -> usize {
+    let a: std::collections::BTreeSet<_> = a.iter().collect();
+    let b: std::collections::BTreeSet<_> = b.iter().collect();
+    a.symmetric_difference(&b).count()
+}
+
+#[test]
+fn the_same_log_leaves_the_same_state_however_it_is_grouped() {
+    let entries = log();
+    let one = node();
+    let all = node();
+    let pairs = node();
+    let a = run(&one, &entries, 1);
+    let b = run(&all, &entries, entries.len());
+    let c = run(&pairs, &entries, 2);
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    let (x, y, z) = (contents(&one.db), contents(&all.db), contents(&pairs.db));
+    assert!(
+        differing(&x, &y) == 0,
+        "one entry per call vs all in one call: {} engine keys differ",
+        differing(&x, &y)
+    );
+    assert!(
+        differing(&x, &z) == 0,
+        "one entry per call vs pairs: {} engine keys differ",
+        differing(&x, &z)
+    );
+
+    // What the entries answered.
+    let reply = |e: usize, i: usize| match &a[e][i] {
+        Answer::Reply(r) => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        matches!(reply(1, 0), Reply::Array(v) | Reply::Set(v) if v.len() == 2),
+        "SPOP 2: {:?}",
+        reply(1, 0)
+    );
+    assert_eq!(reply(4, 0), Reply::Ok, "WATCH");
+    assert_eq!(
+        reply(6, 0),
+        Reply::NilArray,
+        "n was written after WATCH: EXEC fails"
+    );
+    assert_eq!(
+        reply(8, 0),
+        Reply::Array(vec![Reply::Ok, Reply::NilArray, Reply::Int(1)]),
+        "an untouched WATCH: EXEC runs; BLPOP inside EXEC does not block"
+    );
+    assert!(
+        matches!(&a[10][0], Answer::Block { keys, .. } if keys[0] == "empty"),
+        "{:?}",
+        a[10]
+    );
+    assert_eq!(reply(11, 0), Reply::Int(1), "the expiry sweep removes k");
+    assert!(reply(14, 0).is_error() && reply(14, 1).is_error());
+    assert_eq!(reply(15, 0), Reply::Ok, "BF.RESERVE");
+    assert!(
+        a[15][1..]
+            .iter()
+            .all(|x| matches!(x, Answer::Reply(Reply::Int(0 | 1))))
+    );
+
+    // A restart (a new applier over the same database) rebuilds the watch table: token 9
+    // (its key was rewritten) fails its EXEC on every node alike.
+    let restarted = Applier::new(1);
+    restarted.reset(&one.db).unwrap();
+    let exec = Request::Exec {
+        watch: Some(9),
+        commands: vec![cmd(&["SET", "z9", "1"])],
+    }
+    .encode();
+    let next = entries.len() as u64 + 1;
+    let c = [LogCommand {
+        index: next,
+        time_ms: 1_700_000_001_000,
+        seed: 1,
+        request: &exec,
+    }];
+    let mut b1 = WriteBatch::new();
+    let r1 = restarted.apply(&c, &mut b1).unwrap();
+    let mut b2 = WriteBatch::new();
+    let r2 = all.applier.apply(&c, &mut b2).unwrap();
+    assert_eq!(r1, r2);
+    assert_eq!(
+        decode_answers(&r1[0]).unwrap(),
+        vec![Answer::Reply(Reply::NilArray)]
+    );
+}
