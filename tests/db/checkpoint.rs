@@ -108,6 +108,9 @@ fn hard_linked_tables_share_the_live_files() {
         db.put(key(i), [b'x'; 100]).unwrap();
     }
     db.flush().unwrap();
+    // A settled tree: a compaction finishing between the checkpoint and `live_files` would
+    // list tables the checkpoint never saw.
+    db.wait_for_compactions().unwrap();
     db.checkpoint(dir.path().join("copy")).unwrap();
     for n in db.live_files() {
         let name = bloomkv::sstable::table_file_name(n);
