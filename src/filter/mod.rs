@@ -13,38 +13,28 @@
 //!
 //! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
 
-mod any;
-mod bloom;
-mod bloom_policy;
-mod counting;
-mod encoding;
-mod file;
-mod fuse;
+// Three audiences, one folder each: `standalone` (filters a program uses on its own, their
+// sizing type and file format), `table` (the policies SSTables build and probe filters with,
+// and their byte formats) and `sizing` (the formulas, and Monkey's split of filter memory
+// over a tree's levels). `layout` (where a key's probes land) and `policy` (the trait between
+// tables and filters) serve all three.
 pub mod layout;
-mod leveled;
-pub mod math;
-pub mod monkey;
-pub(crate) mod monkey_kinds;
-mod partition;
 mod policy;
-mod prefix;
-mod ribbon;
-mod scalable;
-mod size;
-mod static_header;
+mod sizing;
+mod standalone;
+mod table;
 
-pub use any::AnyFilter;
-pub use bloom::BloomFilter;
-pub use bloom_policy::{BloomPolicy, MAX_BITS_PER_KEY, MIN_BITS_PER_KEY};
-pub use counting::CountingBloomFilter;
-pub use fuse::BinaryFusePolicy;
 pub use layout::Layout;
-pub use leveled::LeveledPolicy;
 pub use policy::FilterPolicy;
-pub use prefix::{DelimiterPrefix, FixedPrefix, PrefixExtractor};
-pub use ribbon::{MAX_RESULT_BITS, RibbonPolicy};
-pub use scalable::ScalableBloomFilter;
-pub use size::FilterSize;
+pub(crate) use sizing::monkey_kinds;
+pub use sizing::{math, monkey};
+pub use standalone::{
+    AnyFilter, BloomFilter, CountingBloomFilter, FilterSize, ScalableBloomFilter,
+};
+pub use table::{
+    BinaryFusePolicy, BloomPolicy, DelimiterPrefix, FixedPrefix, LeveledPolicy, MAX_BITS_PER_KEY,
+    MAX_RESULT_BITS, MIN_BITS_PER_KEY, PrefixExtractor, RibbonPolicy,
+};
 
 /// The built-in policy named `name` (as stored in a table), at its default size: what a
 /// table built by a policy other than its database's current one is read with.

@@ -21,10 +21,11 @@
 
 use crate::error::{Error, Result};
 
-use super::encoding::u64_at;
-use super::layout::{mix64, reduce};
+use super::partition;
 use super::static_header::{Framing, TRAILER_LEN};
-use super::{FilterPolicy, partition};
+use crate::filter::FilterPolicy;
+use crate::filter::layout::{mix64, reduce};
+use crate::filter::standalone::encoding::u64_at;
 
 /// First bytes of a serialized Ribbon filter.
 const MAGIC: [u8; 4] = *b"BRIB";
@@ -157,7 +158,7 @@ impl RibbonPolicy {
         0.5f64.powi(Self::result_bits_for(bits_per_key) as i32)
     }
 
-    /// Builds a filter over `hashes` ([`super::hash_key`] values, duplicates allowed).
+    /// Builds a filter over `hashes` ([`crate::filter::hash_key`] values, duplicates allowed).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if no seed and size in the retry budget solved (not seen in
@@ -445,7 +446,7 @@ mod tests {
             let p = RibbonPolicy::with_result_bits(r);
             for n in [0u64, 1, 2, 63, 64, 65, 1000] {
                 let mut hashes: Vec<u64> = (0..n)
-                    .map(|i| super::super::hash_key(&i.to_le_bytes()))
+                    .map(|i| crate::filter::hash_key(&i.to_le_bytes()))
                     .collect();
                 hashes.extend_from_slice(&hashes.clone());
                 let f = p.build(&hashes).unwrap();

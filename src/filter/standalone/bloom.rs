@@ -6,10 +6,10 @@ use crate::error::{Error, Result};
 
 use super::encoding::{self, Kind, Sizing};
 use super::file;
-use super::layout::{BlockProbes, Layout, StandardProbes, block_index};
-use super::math::{self, BLOCK_BITS};
 use super::size::{FilterSize, Spec};
-use super::{MAX_HASHES, hash_key};
+use crate::filter::layout::{BlockProbes, Layout, StandardProbes, block_index};
+use crate::filter::math::{self, BLOCK_BITS};
+use crate::filter::{MAX_HASHES, hash_key};
 
 /// 64-bit words per 512-bit block.
 const BLOCK_WORDS: u64 = BLOCK_BITS / 64;

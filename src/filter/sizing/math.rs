@@ -58,7 +58,7 @@ impl_count!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 ///
 /// Returns 0 when `n` is 0, and saturates at `u64::MAX`. `p` outside (0, 1) is meaningless
 /// here; callers that take `p` from users validate it first (see
-/// [`BloomFilter::new`](super::BloomFilter::new) for items at a rate); for such `p` the result is 0
+/// [`BloomFilter::new`](crate::filter::BloomFilter::new) for items at a rate); for such `p` the result is 0
 /// (`p >= 1`) or `u64::MAX` (`p <= 0`).
 ///
 /// # Examples
@@ -204,7 +204,7 @@ pub fn optimal_blocked_hashes(bits_per_key: f64) -> u32 {
     let n = 1.0e6;
     let m = n * bits_per_key;
     let upper = optimal_hashes(bits_per_key, 1u32).saturating_add(2);
-    let rates: Vec<(u32, f64)> = (1..=upper.min(super::MAX_HASHES))
+    let rates: Vec<(u32, f64)> = (1..=upper.min(crate::filter::MAX_HASHES))
         .map(|k| (k, blocked_false_positive_rate(m, n, k)))
         .collect();
     let best = rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
@@ -268,7 +268,7 @@ fn ln_factorial(x: f64) -> f64 {
 /// which the fraction `fill` is set (at random), `k` probes per key.
 ///
 /// Why there is one: the standard layout's probe `i` is at `reduce(h1 + i·h2 + (i³-i)/6, m)`
-/// ([`layout::StandardProbes`](super::layout::StandardProbes)). The multiply-shift reduction
+/// ([`layout::StandardProbes`](crate::filter::layout::StandardProbes)). The multiply-shift reduction
 /// keeps the *high* bits, where the cubic term (below 2^17 for any `k <= 64`) is far less
 /// than one bit's width (`2^64 / m`), so in effect the probes are `u + i·d` on a circle of
 /// `m` cells, `u` and `d` uniform. When `d` is within `1/δ` cells of `j·m/δ` (a fraction
@@ -358,7 +358,7 @@ pub fn standard_stride_excess(bits: impl Count, k: u32, fill: f64) -> f64 {
     total.clamp(0.0, 1.0 - full)
 }
 
-/// False-positive rate of a bloomkv [`Layout::Standard`](super::Layout::Standard) filter of
+/// False-positive rate of a bloomkv [`Layout::Standard`](crate::filter::Layout::Standard) filter of
 /// `bits` bits holding `n` keys with `k` probes each: the textbook
 /// [`false_positive_rate`] plus [`standard_stride_excess`] at the textbook fill
 /// `1 - e^(-kn/m)`. Within a few percent of the mean rate measured over many small filters
@@ -427,9 +427,9 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     let rate = |k: u32| standard_false_positive_rate(bits, n, k);
     let mut k = start
         .unwrap_or_else(|| optimal_hashes(bits, n))
-        .clamp(1, super::MAX_HASHES);
+        .clamp(1, crate::filter::MAX_HASHES);
     let mut best = rate(k);
-    while k < super::MAX_HASHES {
+    while k < crate::filter::MAX_HASHES {
         let r = rate(k + 1);
         if r >= best {
             break;
@@ -446,7 +446,7 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     (k, best)
 }
 
-/// Bits and probes for a [`Layout::Standard`](super::Layout::Standard) filter that keeps
+/// Bits and probes for a [`Layout::Standard`](crate::filter::Layout::Standard) filter that keeps
 /// false-positive rate `p` at `n` keys: the fewest bits, no fewer than the textbook
 /// [`optimal_bits`] (to within 1/4096), for which [`standard_false_positive_rate`] with the
 /// best probe count, plus an allowance of `n / m^2` for keys whose probe sequence partly

@@ -16,10 +16,11 @@
 
 use crate::error::{Error, Result};
 
-use super::encoding::u64_at;
-use super::layout::{mix64, reduce};
+use super::partition;
 use super::static_header::{Framing, TRAILER_LEN};
-use super::{FilterPolicy, partition};
+use crate::filter::FilterPolicy;
+use crate::filter::layout::{mix64, reduce};
+use crate::filter::standalone::encoding::u64_at;
 
 /// First bytes of a serialized binary fuse filter.
 const MAGIC: [u8; 4] = *b"BFU8";
@@ -96,7 +97,7 @@ impl BinaryFusePolicy {
         1.0 / 256.0
     }
 
-    /// Builds a filter over `hashes` ([`super::hash_key`] values; duplicates allowed, they are
+    /// Builds a filter over `hashes` ([`crate::filter::hash_key`] values; duplicates allowed, they are
     /// removed first since identical keys can never be peeled apart).
     ///
     /// # Errors
@@ -361,7 +362,7 @@ mod tests {
         let p = BinaryFusePolicy::new();
         for n in [0u64, 1, 2, 3, 5, 10, 100, 1000] {
             let mut hashes: Vec<u64> = (0..n)
-                .map(|i| super::super::hash_key(&i.to_le_bytes()))
+                .map(|i| crate::filter::hash_key(&i.to_le_bytes()))
                 .collect();
             hashes.extend_from_slice(&hashes.clone()); // every key twice
             let f = p.build(&hashes).unwrap();

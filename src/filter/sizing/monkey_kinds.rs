@@ -23,8 +23,8 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use super::FilterPolicy;
 use super::monkey::LevelShape;
+use crate::filter::FilterPolicy;
 
 /// Most bits per key the solver considers for a level (a Bloom filter at 48 bits/key is
 /// already below 1e-7; more would only buy rounding error).
