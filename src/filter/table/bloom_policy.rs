@@ -4,9 +4,8 @@ use crate::error::{Error, Result};
 
 use crate::filter::FilterPolicy;
 use crate::filter::layout::{BlockProbes, Layout, block_index, mix64};
-use crate::filter::standalone::bloom::{
-    BloomFilter, contains_hash_in, predicted_rate, size_for_bits_per_key,
-};
+use crate::filter::sizing::params::{predicted_rate, size_for_bits_per_key};
+use crate::filter::standalone::bloom::{BloomFilter, contains_hash_in};
 use crate::filter::standalone::encoding::{self, Kind};
 
 /// Smallest bits per key a policy uses.
