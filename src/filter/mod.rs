@@ -26,7 +26,6 @@ mod table;
 
 pub use layout::Layout;
 pub use policy::FilterPolicy;
-pub(crate) use sizing::monkey_kinds;
 pub use sizing::{math, monkey};
 pub use standalone::{
     AnyFilter, BloomFilter, CountingBloomFilter, FilterSize, ScalableBloomFilter,
