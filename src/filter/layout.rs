@@ -241,6 +241,104 @@ impl Iterator for BlockProbes {
     }
 }
 
+/// Where a key's probes fall in a blocked-layout Bloom filter whose bits the caller keeps
+/// itself (say one 512-bit block per stored value): the block, and the `k` bit offsets in it.
+/// These are the positions a [`BloomFilter`](super::BloomFilter) of [`Layout::Blocked`] with
+/// the same size and probe count sets for the key (`docs/FORMAT.md`, "Filter block"): offset
+/// `o` of block `b` is bit `b * 512 + o` of the filter, bit `o % 8` of byte `o / 8` of the
+/// block's 64 bytes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BlockedProbe, hash_key, math::BLOCK_BITS};
+/// let mut blocks = vec![[0u8; 64]; 8]; // a filter of 8 blocks, 3 probes per key
+/// let bits = blocks.len() as u64 * BLOCK_BITS;
+/// let probe = BlockedProbe::new(hash_key(b"apple"), bits, 3);
+/// let block = &mut blocks[probe.block() as usize];
+/// for o in probe {
+///     block[o as usize / 8] |= 1 << (o % 8);
+/// }
+/// let probe = BlockedProbe::new(hash_key(b"apple"), bits, 3);
+/// let block = &blocks[probe.block() as usize];
+/// assert!(probe.into_iter().all(|o| block[o as usize / 8] & (1 << (o % 8)) != 0));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BlockedProbe {
+    block: u64,
+    offsets: BlockProbes,
+}
+
+impl BlockedProbe {
+    /// The probes of the key whose [`hash_key`](super::hash_key) is `hash`, in a filter of
+    /// `bits` bits (whole 512-bit blocks: a remainder is ignored) with `k` probes per key.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BlockedProbe;
+    /// let probe = BlockedProbe::new(42, 4 * 512, 9);
+    /// assert!(probe.block() < 4);
+    /// assert_eq!(probe.count(), 9);
+    /// ```
+    #[inline]
+    pub fn new(hash: u64, bits: u64, k: u32) -> Self {
+        BlockedProbe {
+            block: block_index(hash, bits / BLOCK_BITS),
+            offsets: BlockProbes::new(hash, k),
+        }
+    }
+
+    /// The block the key's probes fall in: `0..bits / 512` (0 for a filter smaller than a
+    /// block).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BlockedProbe;
+    /// assert_eq!(BlockedProbe::new(u64::MAX, 10 * 512, 6).block(), 9);
+    /// ```
+    #[inline]
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+}
+
+/// The bit offsets (`0..512`) within [`BlockedProbe::block`], one per probe.
+impl Iterator for BlockedProbe {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        self.offsets.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offsets.size_hint()
+    }
+}
+
+/// The hash a key has in member `n` of a group of filters that must not put it in the same
+/// places (the stages of a filter that grows, say): `hash` itself for `n == 0`, for any other
+/// `n` a remix of `hash` and `n` that is practically independent of both. Positions derived
+/// from it may be stored: it will not change.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BlockedProbe, hash_key, stage_hash};
+/// let h = hash_key(b"k");
+/// assert_eq!(stage_hash(h, 0), h);
+/// assert_ne!(stage_hash(h, 1), stage_hash(h, 2));
+/// // Stage 1 of a chain: where the key goes in the second filter.
+/// let second = BlockedProbe::new(stage_hash(h, 1), 1 << 20, 7);
+/// assert!(second.block() < (1 << 20) / 512);
+/// ```
+#[inline]
+pub fn stage_hash(hash: u64, n: u32) -> u64 {
+    if n == 0 {
+        hash
+    } else {
+        mix64(hash ^ u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+}
+
 /// All probe positions of `hash` as absolute positions in `0..bits`, for either layout. The
 /// plain filters use the specialised loops; the counting filter uses this.
 pub(crate) fn positions(layout: Layout, hash: u64, bits: u64, k: u32) -> Positions {
@@ -307,5 +405,33 @@ mod tests {
             assert!(BlockProbes::new(h, 30).all(|o| o < 512));
             assert_eq!(BlockProbes::new(h, 30).count(), 30);
         }
+    }
+
+    #[test]
+    fn blocked_probe_is_where_the_blocked_layout_puts_the_key() {
+        for i in 0..1000u64 {
+            let h = mix64(i);
+            for (bits, k) in [(512u64, 1u32), (8 * 512, 6), (1000 * 512 + 100, 13)] {
+                let probe = BlockedProbe::new(h, bits, k);
+                let base = probe.block() * BLOCK_BITS;
+                let public: Vec<u64> = probe.map(|o| base + u64::from(o)).collect();
+                let internal: Vec<u64> = positions(Layout::Blocked, h, bits, k).collect();
+                assert_eq!(public, internal);
+            }
+        }
+        assert_eq!(BlockedProbe::new(7, 100, 3).block(), 0); // less than a block
+    }
+
+    #[test]
+    fn stage_hash_is_pinned() {
+        // Callers store positions derived from it (the server's BF.* filters): its values are
+        // part of their data.
+        assert_eq!(stage_hash(12_345, 0), 12_345);
+        assert_eq!(
+            stage_hash(12_345, 3),
+            mix64(12_345 ^ 3u64.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        );
+        let distinct: std::collections::HashSet<u64> = (0..100).map(|n| stage_hash(1, n)).collect();
+        assert_eq!(distinct.len(), 100);
     }
 }

@@ -9,7 +9,10 @@
 //!   SSTables use; [`LeveledPolicy`] (the engine's default) picks one per level.
 //! * [`PrefixExtractor`] ([`FixedPrefix`], [`DelimiterPrefix`]): what tables' prefix filters
 //!   hold.
-//! * [`math`]: sizing formulas and predicted false-positive rates.
+//! * [`math`]: sizing formulas and predicted false-positive rates; [`monkey`]: filter memory
+//!   per level of a tree.
+//! * [`BlockedProbe`], [`stage_hash`]: where a key goes in a blocked filter a program keeps
+//!   itself.
 //!
 //! See `docs/FILTERS.md` for the math, the two layouts, measurements and the encoding.
 
@@ -24,7 +27,7 @@ mod sizing;
 mod standalone;
 mod table;
 
-pub use layout::Layout;
+pub use layout::{BlockedProbe, Layout, stage_hash};
 pub use policy::FilterPolicy;
 pub use sizing::{math, monkey};
 pub use standalone::{
