@@ -4,6 +4,10 @@
 //! never read again. Positions are `u64` throughout, and ranges are reduced with a
 //! multiply-shift (`(x * n) >> 64` in 128 bits) rather than `%`, so arrays beyond 2^32 bits
 //! work and no division sits on the lookup path.
+//!
+//! Public: [`Layout`], and for a program that keeps a blocked filter's bits itself (the
+//! server stores one block per value), [`BlockedProbe`] and [`stage_hash`]. The probe
+//! iterators and the mixing and reduction helpers are the crate's own.
 
 use super::math::BLOCK_BITS;
 
@@ -66,30 +70,15 @@ impl Layout {
 ///
 /// Uses the high bits of `x`, needs no division, and is exact for every `n` up to `u64::MAX`
 /// (so filters beyond 2^32 bits or blocks index correctly).
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::reduce;
-/// assert_eq!(reduce(0, 10), 0);
-/// assert_eq!(reduce(u64::MAX, 10), 9);
-/// assert_eq!(reduce(1 << 63, 10), 5);
-/// ```
 #[inline]
-pub fn reduce(x: u64, n: u64) -> u64 {
+pub(crate) fn reduce(x: u64, n: u64) -> u64 {
     ((u128::from(x) * u128::from(n)) >> 64) as u64
 }
 
 /// A bijective 64-bit mixer (the SplitMix64 finaliser): every output bit depends on every
 /// input bit. Turns the key hash into a second, practically independent value for probes.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::mix64;
-/// assert_ne!(mix64(1), mix64(2));
-/// assert_eq!(mix64(0), 0); // a bijection fixing 0
-/// ```
 #[inline]
-pub fn mix64(mut x: u64) -> u64 {
+pub(crate) fn mix64(mut x: u64) -> u64 {
     x ^= x >> 30;
     x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^= x >> 27;
@@ -98,30 +87,16 @@ pub fn mix64(mut x: u64) -> u64 {
 }
 
 /// The block of the blocked layout that a hash selects, among `num_blocks` blocks.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::block_index;
-/// assert!(block_index(bloomkv::filter::hash_key(b"k"), 8) < 8);
-/// ```
 #[inline]
-pub fn block_index(hash: u64, num_blocks: u64) -> u64 {
+pub(crate) fn block_index(hash: u64, num_blocks: u64) -> u64 {
     reduce(hash, num_blocks)
 }
 
 /// Standard-layout probe positions in `0..bits`, by enhanced double hashing: position `i` is
 /// `reduce(h1 + i*h2 + (i^3 - i)/6, bits)` with `h1` the hash and `h2 = mix64(hash)`. The cubic
 /// term keeps two keys whose `(h1, h2)` nearly agree from sharing all their probes.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::StandardProbes;
-/// let probes: Vec<u64> = StandardProbes::new(bloomkv::filter::hash_key(b"k"), 1000, 7).collect();
-/// assert_eq!(probes.len(), 7);
-/// assert!(probes.iter().all(|&p| p < 1000));
-/// ```
 #[derive(Debug, Clone)]
-pub struct StandardProbes {
+pub(crate) struct StandardProbes {
     x: u64,
     delta: u64,
     step: u64,
@@ -131,14 +106,8 @@ pub struct StandardProbes {
 
 impl StandardProbes {
     /// The `k` probe positions of `hash` in an array of `bits` bits.
-    ///
-    /// # Examples
-    /// ```
-    /// use bloomkv::filter::layout::StandardProbes;
-    /// assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
-    /// ```
     #[inline]
-    pub fn new(hash: u64, bits: u64, k: u32) -> Self {
+    pub(crate) fn new(hash: u64, bits: u64, k: u32) -> Self {
         StandardProbes {
             x: hash,
             delta: mix64(hash),
@@ -174,16 +143,8 @@ impl Iterator for StandardProbes {
 /// `mix64(hash)` (seven per mixed word; the word is re-mixed when they run out). The block
 /// itself comes from the raw hash via [`block_index`], the offsets from its mix, so the two
 /// are practically independent.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::BlockProbes;
-/// let offsets: Vec<u32> = BlockProbes::new(bloomkv::filter::hash_key(b"k"), 6).collect();
-/// assert_eq!(offsets.len(), 6);
-/// assert!(offsets.iter().all(|&o| o < 512));
-/// ```
 #[derive(Debug, Clone)]
-pub struct BlockProbes {
+pub(crate) struct BlockProbes {
     /// The current mixed word, whole; `fields` is what is left of it.
     word: u64,
     fields: u64,
@@ -196,14 +157,8 @@ const FIELDS_PER_WORD: u32 = 7;
 
 impl BlockProbes {
     /// The `k` in-block bit offsets (`0..512`) of `hash`.
-    ///
-    /// # Examples
-    /// ```
-    /// use bloomkv::filter::layout::BlockProbes;
-    /// assert_eq!(BlockProbes::new(42, 9).count(), 9); // past seven fields the word is re-mixed
-    /// ```
     #[inline]
-    pub fn new(hash: u64, k: u32) -> Self {
+    pub(crate) fn new(hash: u64, k: u32) -> Self {
         let word = mix64(hash);
         BlockProbes {
             word,
@@ -405,6 +360,41 @@ mod tests {
             assert!(BlockProbes::new(h, 30).all(|o| o < 512));
             assert_eq!(BlockProbes::new(h, 30).count(), 30);
         }
+    }
+
+    #[test]
+    fn helpers_keep_their_documented_values() {
+        assert_eq!(reduce(0, 10), 0);
+        assert_eq!(reduce(u64::MAX, 10), 9);
+        assert_eq!(reduce(1 << 63, 10), 5);
+        assert_ne!(mix64(1), mix64(2));
+        assert_eq!(mix64(0), 0); // a bijection fixing 0
+        assert!(block_index(super::super::hash_key(b"k"), 8) < 8);
+        let probes: Vec<u64> = StandardProbes::new(super::super::hash_key(b"k"), 1000, 7).collect();
+        assert_eq!(probes.len(), 7);
+        assert!(probes.iter().all(|&p| p < 1000));
+        assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
+        assert_eq!(BlockProbes::new(42, 9).count(), 9); // past seven fields the word is re-mixed
+    }
+
+    #[test]
+    fn standard_probes_reach_beyond_2_pow_32() {
+        const BIG: u64 = (1 << 36) + 1234; // 64 Gbit: never allocated here
+        let mut max = 0;
+        let mut high = 0usize;
+        let mut total = 0usize;
+        for i in 0..20_000u64 {
+            for p in StandardProbes::new(super::super::hash_key(&i.to_le_bytes()), BIG, 7) {
+                assert!(p < BIG);
+                max = max.max(p);
+                high += usize::from(p >= 1 << 32);
+                total += 1;
+            }
+        }
+        // Uniform over 0..BIG: all but 1/16 of the probes land above 2^32.
+        let share = high as f64 / total as f64;
+        assert!((0.92..0.955).contains(&share), "{share}");
+        assert!(max > BIG - BIG / 1000);
     }
 
     #[test]
