@@ -28,6 +28,8 @@ const FRAMING: Framing = Framing {
     version: 1,
     reserved: 5,
     what: "binary fuse",
+    fields_at: 16,
+    fields_wrong: "segment length, count and filter length disagree",
 };
 /// Largest segment length (as in the paper's implementation; longer segments stop helping).
 const MAX_SEGMENT_LEN: u64 = 1 << 18;
@@ -306,14 +308,7 @@ impl FilterPolicy for BinaryFusePolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        FRAMING.check(filter)?;
-        if peek(filter).is_none() {
-            return Err(Error::corrupt_bytes(
-                16,
-                "segment length, count and filter length disagree",
-            ));
-        }
-        Ok(())
+        FRAMING.check(filter, |f| peek(f).is_some())
     }
 
     #[inline]

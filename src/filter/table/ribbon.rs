@@ -33,6 +33,8 @@ const FRAMING: Framing = Framing {
     version: 1,
     reserved: 6,
     what: "ribbon",
+    fields_at: 5,
+    fields_wrong: "result bits, slot count and filter length disagree",
 };
 /// Width of a coefficient row.
 const W: u64 = 64;
@@ -354,14 +356,7 @@ impl FilterPolicy for RibbonPolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        FRAMING.check(filter)?;
-        if peek(filter).is_none() {
-            return Err(Error::corrupt_bytes(
-                5,
-                "result bits, slot count and filter length disagree",
-            ));
-        }
-        Ok(())
+        FRAMING.check(filter, |f| peek(f).is_some())
     }
 
     #[inline]

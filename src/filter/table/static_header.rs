@@ -43,6 +43,10 @@ pub(crate) struct Framing {
     pub reserved: usize,
     /// The kind as error messages name it ("binary fuse", "ribbon").
     pub what: &'static str,
+    /// Where the kind's own fields start (the offset an error about them names).
+    pub fields_at: u64,
+    /// What that error says: the kind's fields and the filter's length disagree.
+    pub fields_wrong: &'static str,
 }
 
 impl Framing {
@@ -97,9 +101,14 @@ impl Framing {
             && bytes[4] == self.version
     }
 
-    /// The full check at table open: length, magic, checksum, version, reserved bytes; the
-    /// error names the offset and what is wrong. The kind checks its own parameters after.
-    pub(crate) fn check(&self, filter: &[u8]) -> Result<()> {
+    /// The full check at table open: length, magic, checksum, version, reserved bytes, then
+    /// the kind's own fields (`fields_fit`: they are valid and agree with the length); the
+    /// error names the offset and what is wrong.
+    pub(crate) fn check(
+        &self,
+        filter: &[u8],
+        fields_fit: impl FnOnce(&[u8]) -> bool,
+    ) -> Result<()> {
         let what = self.what;
         if filter.len() < HEADER_LEN + TRAILER_LEN {
             return Err(Error::corrupt_bytes(
@@ -138,6 +147,9 @@ impl Framing {
                 "non-zero reserved bytes",
             ));
         }
+        if !fields_fit(filter) {
+            return Err(Error::corrupt_bytes(self.fields_at, self.fields_wrong));
+        }
         Ok(())
     }
 }
@@ -151,6 +163,8 @@ mod tests {
         version: 3,
         reserved: 6,
         what: "test",
+        fields_at: 5,
+        fields_wrong: "test fields disagree",
     };
 
     fn framed(header: &[u8; HEADER_LEN], payload: &[u8]) -> Vec<u8> {
@@ -173,33 +187,36 @@ mod tests {
         h[5] = 9; // a kind's parameter byte, not reserved
         let good = framed(&h, &[1, 2, 3]);
         assert!(F.frames(&good));
-        F.check(&good).unwrap();
+        F.check(&good, |_| true).unwrap();
 
         let short = &good[..HEADER_LEN + TRAILER_LEN - 1];
         assert!(!F.frames(short));
-        assert!(message(F.check(short).unwrap_err()).contains("test filter truncated"));
+        assert!(message(F.check(short, |_| true).unwrap_err()).contains("test filter truncated"));
 
         let mut bad = good.clone();
         bad[0] = b'X';
         assert!(!F.frames(&bad));
-        assert!(message(F.check(&bad).unwrap_err()).contains("bad magic"));
+        assert!(message(F.check(&bad, |_| true).unwrap_err()).contains("bad magic"));
 
         let mut bad = good.clone();
         bad[HEADER_LEN + 1] ^= 1;
         assert!(F.frames(&bad), "lookups do not checksum");
-        assert!(message(F.check(&bad).unwrap_err()).contains("checksum mismatch"));
+        assert!(message(F.check(&bad, |_| true).unwrap_err()).contains("checksum mismatch"));
 
         let mut v4 = h;
         v4[4] = 4;
         let bad = framed(&v4, &[1, 2, 3]);
         assert!(!F.frames(&bad));
-        assert!(message(F.check(&bad).unwrap_err()).contains("test filter version 4"));
+        assert!(message(F.check(&bad, |_| true).unwrap_err()).contains("test filter version 4"));
+
+        let e = F.check(&good, |f| f[5] == 10).unwrap_err();
+        assert!(message(e).contains("test fields disagree"));
 
         let mut r = h;
         r[7] = 1;
         let bad = framed(&r, &[1, 2, 3]);
         assert!(F.frames(&bad));
-        assert!(message(F.check(&bad).unwrap_err()).contains("reserved"));
+        assert!(message(F.check(&bad, |_| true).unwrap_err()).contains("reserved"));
     }
 
     #[test]
@@ -219,7 +236,7 @@ mod tests {
         want[16..24].copy_from_slice(&h.dims.to_le_bytes());
         want[24..32].copy_from_slice(&h.keys.to_le_bytes());
         assert_eq!(bytes, framed(&want, &[1, 2, 3]));
-        F.check(&bytes).unwrap();
+        F.check(&bytes, |_| true).unwrap();
         assert_eq!(F.peek(&bytes), Some((h, &[1u8, 2, 3][..])));
         assert_eq!(F.peek(&bytes[..HEADER_LEN + TRAILER_LEN - 1]), None);
         let mut other = bytes.clone();
