@@ -1,15 +1,62 @@
-//! Where a key's probes land: the two layouts and the index math they share.
+//! Where a key's probes land: the key's one hash, the two layouts, and the index math they
+//! share. The bottom of `filter`: everything else in it builds on this file, which uses none
+//! of it.
 //!
 //! Every probe position is derived from the key's one 64-bit xxh3 hash; the key itself is
 //! never read again. Positions are `u64` throughout, and ranges are reduced with a
 //! multiply-shift (`(x * n) >> 64` in 128 bits) rather than `%`, so arrays beyond 2^32 bits
 //! work and no division sits on the lookup path.
 //!
-//! Public: [`Layout`], and for a program that keeps a blocked filter's bits itself (the
-//! server stores one block per value), [`BlockedProbe`] and [`stage_hash`]. The probe
-//! iterators and the mixing and reduction helpers are the crate's own.
+//! Public (re-exported as `filter::*`, [`BLOCK_BITS`] as `filter::math::BLOCK_BITS`):
+//! [`hash_key`], [`MAX_HASHES`], [`Layout`], and for a program that keeps a blocked filter's
+//! bits itself (the server stores one block per value), [`BlockedProbe`] and [`stage_hash`].
+//! The probe iterators and the mixing and reduction helpers are the crate's own.
 
-use super::math::BLOCK_BITS;
+/// Bits in one block of the blocked layout: one 64-byte cache line.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, math::BLOCK_BITS};
+/// assert_eq!(BloomFilter::new(FilterSize::bits(1, 1).blocked())?.bit_len(), BLOCK_BITS);
+/// # Ok(())
+/// # }
+/// ```
+pub const BLOCK_BITS: u64 = 512;
+
+/// Most probes per key a filter uses. More would cost lookup time for rates already far below
+/// anything measurable (64 probes is the optimum near 92 bits per key).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, MAX_HASHES};
+/// assert!(BloomFilter::new(FilterSize::bits(1024, MAX_HASHES)).is_ok());
+/// assert!(BloomFilter::new(FilterSize::bits(1024, MAX_HASHES + 1)).is_err());
+/// # Ok(())
+/// # }
+/// ```
+pub const MAX_HASHES: u32 = 64;
+
+/// The one hash bloomkv uses for filter keys: xxh3, 64 bits, seed 0.
+///
+/// A key is hashed once; all probes (and, in the engine, all tables consulted by one lookup)
+/// reuse this value.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+/// let mut f = BloomFilter::new(FilterSize::for_items(10, 0.01))?;
+/// f.insert_hash(hash_key(b"k"));
+/// assert!(f.contains(b"k")); // `insert` hashes the same way
+/// # Ok(())
+/// # }
+/// ```
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key)
+}
 
 /// How a filter spreads a key's probes over its bit array.
 ///
@@ -337,7 +384,7 @@ mod tests {
         assert_eq!(reduce(1u64 << 63, n), n / 2);
         // Positions beyond 2^32 are actually produced for a > 2^32-bit array.
         let max = (0..10_000u64)
-            .flat_map(|i| StandardProbes::new(super::super::hash_key(&i.to_le_bytes()), n, 7))
+            .flat_map(|i| StandardProbes::new(hash_key(&i.to_le_bytes()), n, 7))
             .max()
             .unwrap();
         assert!(max > 1u64 << 35 && max < n);
@@ -369,8 +416,8 @@ mod tests {
         assert_eq!(reduce(1 << 63, 10), 5);
         assert_ne!(mix64(1), mix64(2));
         assert_eq!(mix64(0), 0); // a bijection fixing 0
-        assert!(block_index(super::super::hash_key(b"k"), 8) < 8);
-        let probes: Vec<u64> = StandardProbes::new(super::super::hash_key(b"k"), 1000, 7).collect();
+        assert!(block_index(hash_key(b"k"), 8) < 8);
+        let probes: Vec<u64> = StandardProbes::new(hash_key(b"k"), 1000, 7).collect();
         assert_eq!(probes.len(), 7);
         assert!(probes.iter().all(|&p| p < 1000));
         assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
@@ -384,7 +431,7 @@ mod tests {
         let mut high = 0usize;
         let mut total = 0usize;
         for i in 0..20_000u64 {
-            for p in StandardProbes::new(super::super::hash_key(&i.to_le_bytes()), BIG, 7) {
+            for p in StandardProbes::new(hash_key(&i.to_le_bytes()), BIG, 7) {
                 assert!(p < BIG);
                 max = max.max(p);
                 high += usize::from(p >= 1 << 32);

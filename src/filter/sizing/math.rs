@@ -16,17 +16,9 @@
 
 use std::f64::consts::LN_2;
 
-/// Bits in one block of the blocked layout: one 64-byte cache line.
-///
-/// # Examples
-/// ```
-/// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::filter::{BloomFilter, FilterSize, math::BLOCK_BITS};
-/// assert_eq!(BloomFilter::new(FilterSize::bits(1, 1).blocked())?.bit_len(), BLOCK_BITS);
-/// # Ok(())
-/// # }
-/// ```
-pub const BLOCK_BITS: u64 = 512;
+use crate::filter::layout::MAX_HASHES;
+
+pub use crate::filter::layout::BLOCK_BITS;
 
 /// A primitive number used as a count (keys, bits, probes) by the formulas of this module.
 ///
@@ -204,7 +196,7 @@ pub fn optimal_blocked_hashes(bits_per_key: f64) -> u32 {
     let n = 1.0e6;
     let m = n * bits_per_key;
     let upper = optimal_hashes(bits_per_key, 1u32).saturating_add(2);
-    let rates: Vec<(u32, f64)> = (1..=upper.min(crate::filter::MAX_HASHES))
+    let rates: Vec<(u32, f64)> = (1..=upper.min(MAX_HASHES))
         .map(|k| (k, blocked_false_positive_rate(m, n, k)))
         .collect();
     let best = rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
@@ -358,7 +350,7 @@ pub fn standard_stride_excess(bits: impl Count, k: u32, fill: f64) -> f64 {
     total.clamp(0.0, 1.0 - full)
 }
 
-/// False-positive rate of a bloomkv [`Layout::Standard`](crate::filter::Layout::Standard) filter of
+/// False-positive rate of a bloomkv [`Layout::Standard`](crate::filter::layout::Layout::Standard) filter of
 /// `bits` bits holding `n` keys with `k` probes each: the textbook
 /// [`false_positive_rate`] plus [`standard_stride_excess`] at the textbook fill
 /// `1 - e^(-kn/m)`. Within a few percent of the mean rate measured over many small filters
@@ -427,9 +419,9 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     let rate = |k: u32| standard_false_positive_rate(bits, n, k);
     let mut k = start
         .unwrap_or_else(|| optimal_hashes(bits, n))
-        .clamp(1, crate::filter::MAX_HASHES);
+        .clamp(1, MAX_HASHES);
     let mut best = rate(k);
-    while k < crate::filter::MAX_HASHES {
+    while k < MAX_HASHES {
         let r = rate(k + 1);
         if r >= best {
             break;
@@ -446,7 +438,7 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     (k, best)
 }
 
-/// Bits and probes for a [`Layout::Standard`](crate::filter::Layout::Standard) filter that keeps
+/// Bits and probes for a [`Layout::Standard`](crate::filter::layout::Layout::Standard) filter that keeps
 /// false-positive rate `p` at `n` keys: the fewest bits, no fewer than the textbook
 /// [`optimal_bits`] (to within 1/4096), for which [`standard_false_positive_rate`] with the
 /// best probe count, plus an allowance of `n / m^2` for keys whose probe sequence partly

@@ -2,7 +2,7 @@
 //! key), validated with a typed error, and the rate parameters predict.
 
 use crate::error::{Error, Result};
-use crate::filter::{Layout, MAX_HASHES};
+use crate::filter::layout::{Layout, MAX_HASHES};
 
 use super::math;
 

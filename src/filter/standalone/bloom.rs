@@ -8,14 +8,14 @@ use super::encoding::{self, Kind, Sizing};
 use super::file;
 use super::size::{FilterSize, Spec};
 use crate::filter::layout::{BlockProbes, Layout, StandardProbes, block_index};
-use crate::filter::math::{self, BLOCK_BITS};
+use crate::filter::layout::{MAX_HASHES, hash_key};
 use crate::filter::sizing::estimate::{
     blocked_fpr_from_ones, blocked_len_from_ones, standard_fpr_from_ones, standard_len_from_ones,
 };
+use crate::filter::sizing::math::{self, BLOCK_BITS};
 use crate::filter::sizing::params::{
     bits_per_key_for_rate, clamp_rate, predicted_rate, size_for_bits_per_key, standard_size,
 };
-use crate::filter::{MAX_HASHES, hash_key};
 
 /// 64-bit words per 512-bit block.
 const BLOCK_WORDS: u64 = BLOCK_BITS / 64;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 
 use super::encoding::{self, Kind, VERSION};
 use super::{BloomFilter, file};
-use crate::filter::hash_key;
+use crate::filter::layout::hash_key;
 
 /// Most stages a filter may grow to; with growth 2 that is 2^63 times the initial capacity.
 const MAX_STAGES: usize = 64;
@@ -157,7 +157,7 @@ impl ScalableBloomFilter {
         let capacity = usize::try_from(capacity)
             .map_err(|_| Error::InvalidArgument("stage capacity overflows".into()))?;
         self.stages.push(BloomFilter::for_rate(
-            crate::filter::Layout::Standard,
+            crate::filter::layout::Layout::Standard,
             capacity,
             rate,
         )?);
@@ -709,7 +709,7 @@ impl ScalableBloomFilter {
             let fits = expected.is_some_and(|(cap, r)| {
                 stage.capacity() as u64 == cap
                     && stage.error_rate().to_bits() == r.to_bits()
-                    && stage.layout() == crate::filter::Layout::Standard
+                    && stage.layout() == crate::filter::layout::Layout::Standard
                     && (i + 1 == count || stage.is_full())
             });
             if !fits {

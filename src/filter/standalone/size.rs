@@ -3,8 +3,8 @@
 
 use crate::error::{Error, Result};
 
-use crate::filter::MAX_HASHES;
 use crate::filter::layout::Layout;
+use crate::filter::layout::MAX_HASHES;
 
 /// What a standalone filter is sized for, in one of three ways, and its [`Layout`]
 /// (standard unless [`FilterSize::blocked`] or [`FilterSize::with_layout`] says otherwise).

@@ -18,8 +18,8 @@ use crate::error::{Error, Result};
 
 use super::partition;
 use super::static_header::{Framing, Header};
-use crate::filter::FilterPolicy;
 use crate::filter::layout::{mix64, reduce};
+use crate::filter::policy::FilterPolicy;
 
 /// Magic `"BFU8"` and format version (DO NOT CHANGE the meaning of version 1); no parameter
 /// byte, so header bytes 5..8 are reserved.
@@ -342,7 +342,7 @@ mod tests {
         let p = BinaryFusePolicy::new();
         for n in [0u64, 1, 2, 3, 5, 10, 100, 1000] {
             let mut hashes: Vec<u64> = (0..n)
-                .map(|i| crate::filter::hash_key(&i.to_le_bytes()))
+                .map(|i| crate::filter::layout::hash_key(&i.to_le_bytes()))
                 .collect();
             hashes.extend_from_slice(&hashes.clone()); // every key twice
             let f = p.build(&hashes).unwrap();

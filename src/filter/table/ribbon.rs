@@ -23,8 +23,8 @@ use crate::error::{Error, Result};
 
 use super::partition;
 use super::static_header::{Framing, Header};
-use crate::filter::FilterPolicy;
 use crate::filter::layout::{mix64, reduce};
+use crate::filter::policy::FilterPolicy;
 
 /// Magic `"BRIB"` and format version (DO NOT CHANGE the meaning of version 1); the
 /// parameter byte holds `r`, so header bytes 6..8 are reserved.
@@ -429,7 +429,7 @@ mod tests {
             let p = RibbonPolicy::with_result_bits(r);
             for n in [0u64, 1, 2, 63, 64, 65, 1000] {
                 let mut hashes: Vec<u64> = (0..n)
-                    .map(|i| crate::filter::hash_key(&i.to_le_bytes()))
+                    .map(|i| crate::filter::layout::hash_key(&i.to_le_bytes()))
                     .collect();
                 hashes.extend_from_slice(&hashes.clone());
                 let f = p.build(&hashes).unwrap();

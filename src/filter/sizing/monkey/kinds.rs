@@ -24,7 +24,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 
 use super::{LevelShape, MIN_RUNS, memory};
-use crate::filter::FilterPolicy;
+use crate::filter::policy::FilterPolicy;
 
 /// Most bits per key the solver considers for a level (a Bloom filter at 48 bits/key is
 /// already below 1e-7; more would only buy rounding error).
