@@ -271,7 +271,7 @@ pub struct BlockedProbe {
 }
 
 impl BlockedProbe {
-    /// The probes of the key whose [`hash_key`](super::hash_key) is `hash`, in a filter of
+    /// The probes of the key whose [`hash_key`] is `hash`, in a filter of
     /// `bits` bits (whole 512-bit blocks: a remainder is ignored) with `k` probes per key.
     ///
     /// # Examples

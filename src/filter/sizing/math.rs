@@ -260,10 +260,10 @@ fn ln_factorial(x: f64) -> f64 {
 /// which the fraction `fill` is set (at random), `k` probes per key.
 ///
 /// Why there is one: the standard layout's probe `i` is at `reduce(h1 + i·h2 + (i³-i)/6, m)`
-/// ([`layout::StandardProbes`](crate::filter::layout::StandardProbes)). The multiply-shift reduction
-/// keeps the *high* bits, where the cubic term (below 2^17 for any `k <= 64`) is far less
-/// than one bit's width (`2^64 / m`), so in effect the probes are `u + i·d` on a circle of
-/// `m` cells, `u` and `d` uniform. When `d` is within `1/δ` cells of `j·m/δ` (a fraction
+/// (`docs/FILTERS.md`, "The two layouts"). The multiply-shift reduction keeps the *high*
+/// bits, where the cubic term (below 2^17 for any `k <= 64`) is far less than one bit's
+/// width (`2^64 / m`), so in effect the probes are `u + i·d` on a circle of `m` cells, `u`
+/// and `d` uniform. When `d` is within `1/δ` cells of `j·m/δ` (a fraction
 /// `j/δ` in lowest terms, `δ < k`), the probes fall into `δ` interleaved chains, each
 /// advancing by less than a cell per step: the key probes few distinct bits and is a false
 /// positive with probability near `fill^δ` instead of `fill^k`. The chance of such a `d` is
