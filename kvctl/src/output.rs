@@ -2,10 +2,11 @@
 //! command quietly), counts with their nouns, and the one rule for reports: a command's
 //! closing report goes to stderr as a line of text, or with `--json` as one JSON object on
 //! stdout (on stderr where stdout carries the command's data), and nowhere with `--quiet`.
+//! Every JSON document a command prints starts with its layout version, `format`.
 
 use std::io::{self, BufWriter, StdoutLock, Write};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::args::GlobalArgs;
 use crate::exit::CliError;
@@ -51,6 +52,24 @@ pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The layout version of the reports and descriptions kvctl prints as JSON; bumped only
+/// when a field changes meaning or goes away (fields may be added). `stats` and `bench`
+/// keep their own.
+pub const JSON_FORMAT: u64 = 1;
+
+/// `body` (an object) as a JSON document: `format` first, then `body`'s fields in order.
+pub fn document(format: u64, body: Value) -> Value {
+    let mut fields = Map::new();
+    fields.insert("format".to_string(), Value::from(format));
+    match body {
+        Value::Object(rest) => fields.extend(rest),
+        other => {
+            fields.insert("value".to_string(), other);
+        }
+    }
+    Value::Object(fields)
+}
+
 /// Where a report goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum ReportTo {
@@ -61,7 +80,7 @@ pub enum ReportTo {
 }
 
 /// Prints a command's closing report as `g` asks: `text` on stderr, `json()` (one object)
-/// on stdout or stderr, or nothing with `--quiet`.
+/// on stdout or stderr (with `format` added first), or nothing with `--quiet`.
 pub fn report(
     g: &GlobalArgs,
     to: ReportTo,
@@ -75,7 +94,7 @@ pub fn report(
         eprintln!("{}", text());
         return Ok(());
     }
-    let object = json().to_string();
+    let object = document(JSON_FORMAT, json()).to_string();
     match to {
         ReportTo::Stderr => {
             eprintln!("{object}");
@@ -99,5 +118,11 @@ mod tests {
         assert_eq!(count(1, "table"), "1 table");
         assert_eq!(counted(1, "entry", "entries"), "1 entry");
         assert_eq!(counted(3, "entry", "entries"), "3 entries");
+    }
+
+    #[test]
+    fn documents_start_with_their_format() {
+        let d = document(7, serde_json::json!({"tables": 2, "db": "x"}));
+        assert_eq!(d.to_string(), r#"{"format":7,"tables":2,"db":"x"}"#);
     }
 }

@@ -11,12 +11,16 @@ KEYS=${KEYS:-1000000}          # keyspace: 1M keys x 100-byte values, >10x the 8
                                # (KEYS=0: redis-benchmark's default single key, no preload)
 N=${N:-200000}                 # requests per unpipelined run
 NP=${NP:-1000000}              # requests per pipelined run
+TESTS=${TESTS:-set,get}        # redis-benchmark tests, e.g. set,get,lpush,rpop,zadd,hset,sadd
+                               # (the collection tests use one key with -r random members;
+                               # rpop pops what the lpush before it pushed: keep lpush first)
+BF=${BF:-1}                    # 0: skip the BF.ADD / BF.EXISTS runs
 BKV_PORT=${BKV_PORT:-7101}
 REDIS_PORT=${REDIS_PORT:-7102}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=$(mktemp -d /tmp/server-bench.XXXXXX)
 
-"$ROOT/target/release/bloomkv-server" --dir "$WORK/bkv" --port "$BKV_PORT" 2> "$WORK/bkv.log" &
+"$ROOT/target/release/bloomkv-server" --dir "$WORK/bkv" --port "$BKV_PORT" ${BKV_ARGS:-} 2> "$WORK/bkv.log" &
 BKV_PID=$!
 redis-server --port "$REDIS_PORT" --appendonly yes --appendfsync everysec --save "" \
   --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
@@ -49,11 +53,10 @@ redis-cli -p "$BKV_PORT" bf.reserve bf 0.01 1000000 > /dev/null
 for run in $(seq "$RUNS"); do
   for s in redis bloomkv; do
     port=$REDIS_PORT; [ "$s" = bloomkv ] && port=$BKV_PORT
-    one "$s" "$port" set 1 "$N"
-    one "$s" "$port" get 1 "$N"
-    one "$s" "$port" set 16 "$NP"
-    one "$s" "$port" get 16 "$NP"
+    for t in ${TESTS//,/ }; do one "$s" "$port" "$t" 1 "$N"; done
+    for t in ${TESTS//,/ }; do one "$s" "$port" "$t" 16 "$NP"; done
   done
+  [ "$BF" = 0 ] && continue
   custom "$BKV_PORT" 1 "$N" BF.ADD bf __rand_int__
   custom "$BKV_PORT" 1 "$N" BF.EXISTS bf __rand_int__
   custom "$BKV_PORT" 16 "$NP" BF.ADD bf __rand_int__

@@ -2,9 +2,9 @@
 //!
 //! A Redis-protocol server in front of the [`bloomkv`] engine: every Redis client, `redis-cli`
 //! and `redis-benchmark` work unchanged, and the data lives in the LSM tree on disk. Speaks
-//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets, hashes
-//! and RedisBloom-compatible scalable Bloom filters (`BF.*`) that persist, with expiry,
-//! transactions (MULTI/EXEC, WATCH) and pub/sub.
+//! RESP2 and RESP3, pipelines, serves many clients, and offers strings, bitmaps, sets, hashes,
+//! lists, sorted sets, streams and RedisBloom-compatible scalable Bloom filters (`BF.*`) that
+//! persist, with expiry, transactions (MULTI/EXEC, WATCH), Lua scripting (EVAL) and pub/sub.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), bloomkv_server::ServerError> {
@@ -42,6 +42,7 @@ mod info;
 pub mod log;
 pub mod pubsub;
 pub mod resp;
+pub mod script;
 mod server;
 pub mod store;
 pub mod watch;

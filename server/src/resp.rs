@@ -395,6 +395,8 @@ pub enum Reply {
     Pairs(Vec<(Reply, Reply)>),
     /// A double (RESP3 `,`; RESP2 a bulk string).
     Double(f64),
+    /// A boolean (RESP3 `#t` / `#f`; RESP2 the integers 1 and 0).
+    Bool(bool),
     /// A verbatim text (RESP3 `=` with format `txt`; RESP2 a bulk string).
     Verbatim(String),
     /// Nothing at all (SHUTDOWN closes the connection without a reply).
@@ -558,6 +560,10 @@ impl Reply {
                     bulk(out, text.as_bytes());
                 }
             }
+            Reply::Bool(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" });
+            }
+            Reply::Bool(b) => header(out, b':', i64::from(*b)),
             Reply::NoReply => {}
             Reply::ByProto { resp2, resp3: r3 } => {
                 if resp3 {

@@ -261,6 +261,8 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
         }
     }
     drop(listener);
+    // A running script would hold its connection (and every writer) past the grace period.
+    shared.store.scripts().kill_all();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
         while conns.join_next().await.is_some() {}
     })
@@ -283,7 +285,10 @@ pub fn run(config: Config) -> Result<(), ServerError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    // A client's SHUTDOWN stops the server from inside: wait for that as for a signal.
+    let mut stopped = server.stop.subscribe();
     rt.block_on(async {
+        let asked = stopped.wait_for(|stop| *stop);
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -291,10 +296,14 @@ pub fn run(config: Config) -> Result<(), ServerError> {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = term.recv() => {}
+                _ = asked => {}
             }
         }
         #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r?,
+            _ = asked => {}
+        }
         Ok::<(), std::io::Error>(())
     })?;
     crate::log::notice("shutting down");

@@ -85,26 +85,6 @@ fn errors_and_immediate_replies_are_redis_s() {
     );
 }
 
-/// INFO's `blocked_clients`.
-fn blocked(c: &mut redis::Connection) -> i64 {
-    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Waits until `n` clients are blocked.
-fn wait_blocked(c: &mut redis::Connection, n: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while blocked(c) != n {
-        assert!(Instant::now() < deadline, "never saw {n} blocked clients");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 /// A raw connection that sends `words` (which block) and waits until the server has the
 /// client blocked (`expect` clients blocked in all).
 fn block(s: &TestServer, c: &mut redis::Connection, words: &[&str], expect: i64) -> Raw {

@@ -278,6 +278,45 @@ fn sigterm_and_wait(child: &mut Child) {
     }
 }
 
+/// `SHUTDOWN` from a client ends the `bloomkv-server` process itself (the binary waited
+/// only for signals and stayed up, listening nowhere, after the server had stopped).
+#[test]
+fn shutdown_command_ends_the_process_and_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let (mut child, port) = spawn(&db, &[]);
+    {
+        let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+        assert_eq!(ok(&mut c, &["SET", "k", "v"]), Value::Okay);
+        // Redis closes the connection without a reply.
+        assert!(redis::cmd("SHUTDOWN").query::<Value>(&mut c).is_err());
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "the process did not exit after SHUTDOWN; its stderr:\n{}",
+                log_of(child.id())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        status.success(),
+        "exited with {status}: {}",
+        log_of(child.id())
+    );
+    let (mut child, port) = spawn(&db, &[]);
+    let mut c = client_at(&format!("redis://127.0.0.1:{port}/"));
+    assert_eq!(ok(&mut c, &["GET", "k"]), bulk("v"));
+    sigterm_and_wait(&mut child);
+}
+
 #[test]
 fn sigterm_shuts_down_cleanly_and_keeps_data() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,7 +16,7 @@ use crate::args::{HexArg, ReportArgs, TopArgs};
 use crate::escape::Codec;
 use crate::exit::CliError;
 use crate::input::Lines;
-use crate::output::{Out, ReportTo, report};
+use crate::output::{JSON_FORMAT, Out, ReportTo, document, report};
 use serde_json::json;
 
 /// The `filter` subcommands.
@@ -107,7 +107,7 @@ pub struct RemoveArgs {
 pub struct InfoArgs {
     /// The filter file.
     pub file: PathBuf,
-    /// One JSON object instead of text.
+    /// One JSON object instead of text (layout in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -338,7 +338,7 @@ fn info(a: InfoArgs) -> Result<(), CliError> {
         if let Some(sat) = saturated {
             o["saturated_counters"] = json!(sat);
         }
-        out.line(&o.to_string())?;
+        out.line(&document(JSON_FORMAT, o).to_string())?;
     } else {
         let counters = if matches!(f, AnyFilter::Counting(_)) {
             " (4-bit counters)"

@@ -1,4 +1,4 @@
-//! `kvctl get KEY [--explain]`.
+//! `kvctl get KEY [--explain [--json]]`.
 
 use std::ffi::OsString;
 
@@ -22,6 +22,10 @@ pub struct Args {
     /// filter's verdict, blocks read (cache or disk), false positives, totals.
     #[arg(long)]
     pub explain: bool,
+    /// With --explain: the trace as one JSON document on stderr (the value still goes to
+    /// stdout; layout in docs/CLI.md).
+    #[arg(long, requires = "explain")]
+    pub json: bool,
 }
 
 /// Prints the value and a newline; absent: a message on stderr and exit 1.
@@ -34,7 +38,11 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
         let trace = db
             .get_explained(&key)
             .map_err(|e| CliError::arg(context(), e))?;
-        eprint!("{}", explain::render(&trace, &key, codec));
+        if a.json {
+            eprintln!("{}", explain::json(&trace, &g.db, &key, codec));
+        } else {
+            eprint!("{}", explain::render(&trace, &key, codec));
+        }
         trace.value
     } else {
         db.get(&key).map_err(|e| CliError::arg(context(), e))?

@@ -1,4 +1,4 @@
-//! `kvctl scan [--start K] [--end K] [--prefix P [--explain]] [--limit N] [--reverse]`.
+//! `kvctl scan [--start K] [--end K] [--prefix P [--explain [--json]]] [--limit N] [--reverse]`.
 
 use std::ffi::OsString;
 use std::ops::Bound;
@@ -6,8 +6,7 @@ use std::ops::Bound;
 use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
 use crate::exit::CliError;
 use crate::open;
-use crate::output::Out;
-use crate::output::count;
+use crate::output::{JSON_FORMAT, Out, count, document};
 
 /// Arguments of `scan`.
 #[derive(Debug, clap::Args)]
@@ -38,6 +37,10 @@ pub struct Args {
     /// scan skip it (needs --prefix-len or --prefix-delim matching the prefix).
     #[arg(long, requires = "prefix")]
     pub explain: bool,
+    /// With --explain: the per-table verdicts as one JSON document on stderr (stdout still
+    /// carries the lines; layout in docs/CLI.md).
+    #[arg(long, requires = "explain")]
+    pub json: bool,
 }
 
 /// The smallest key greater than every key starting with `prefix`, or `None` when there is
@@ -64,43 +67,68 @@ fn only_the_prefix(bounds: &(Bound<Vec<u8>>, Bound<Vec<u8>>), prefix: &[u8]) -> 
     lower && upper
 }
 
-/// `--explain`: one stderr line per table, then the totals.
-fn explain(db: &bloomkv::Db, prefix: &[u8], codec: crate::escape::Codec) -> Result<(), CliError> {
-    use bloomkv::sstable::FilterVerdict;
-    let mut shown = String::new();
-    codec.write(&mut shown, prefix);
+/// `--explain`: one stderr line per table, then the totals; with `--json`, one JSON
+/// document on stderr instead.
+fn explain(db: &bloomkv::Db, g: &GlobalArgs, prefix: &[u8], json: bool) {
+    use bloomkv::sstable::{FilterVerdict, table_file_name};
+    let shown = g.codec().show(prefix);
     let probes = db.explain_prefix(prefix);
-    eprintln!("explain: scan --prefix {shown}");
-    eprintln!("  level  table       prefix filter");
-    let (mut skipped, mut read) = (0, 0);
+    let (mut skipped, mut read) = (0u64, 0u64);
+    let mut lines = String::new();
+    let mut tables = Vec::with_capacity(probes.len());
     for p in &probes {
-        let what = match p.verdict {
-            FilterVerdict::OutOfRange => "out of key range (not read)",
+        let (what, token) = match p.verdict {
+            FilterVerdict::OutOfRange => ("out of key range (not read)", "out_of_key_range"),
             FilterVerdict::Absent => {
                 skipped += 1;
-                "absent: skipped"
+                ("absent: skipped", "absent")
             }
             FilterVerdict::MayContain => {
                 read += 1;
-                "maybe: read"
+                ("maybe: read", "maybe")
             }
             FilterVerdict::NoFilter => {
                 read += 1;
-                "none: read"
+                ("none: read", "none")
             }
         };
-        eprintln!(
-            "  L{:<5} {:<11} {what}",
-            p.level,
-            bloomkv::sstable::table_file_name(p.file_number)
-        );
+        let file = table_file_name(p.file_number);
+        lines.push_str(&format!("  L{:<5} {file:<11} {what}\n", p.level));
+        tables.push(serde_json::json!({
+            "level": p.level,
+            "file_number": p.file_number,
+            "file": file,
+            "prefix_filter": token,
+            "read": matches!(p.verdict, FilterVerdict::MayContain | FilterVerdict::NoFilter),
+        }));
     }
+    let total = probes.len() as u64;
+    let outside = total - skipped - read;
+    if json {
+        let doc = document(
+            JSON_FORMAT,
+            serde_json::json!({
+                "db": g.db.display().to_string(),
+                "prefix": shown,
+                "tables": tables,
+                "totals": {
+                    "tables": total,
+                    "skipped": skipped,
+                    "read": read,
+                    "out_of_key_range": outside,
+                },
+            }),
+        );
+        eprintln!("{doc}");
+        return;
+    }
+    eprintln!("explain: scan --prefix {shown}");
+    eprintln!("  level  table       prefix filter");
+    eprint!("{lines}");
     eprintln!(
-        "  {}: {skipped} skipped by their prefix filter, {read} read, {} outside the range",
-        count(probes.len() as u64, "table"),
-        probes.len() - skipped - read
+        "  {}: {skipped} skipped by their prefix filter, {read} read, {outside} outside the range",
+        count(total, "table"),
     );
-    Ok(())
 }
 
 /// Prints `key<TAB>value` lines in key order (descending with `--reverse`).
@@ -131,7 +159,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     if a.explain
         && let Some(p) = &prefix
     {
-        explain(&db, p, codec)?;
+        explain(&db, g, p, a.json);
     }
     // A prefix alone goes through `Db::prefix`, which skips tables by their prefix filters.
     let scan = match (&prefix, &bounds) {

@@ -1,5 +1,6 @@
-//! `kvctl sst dump FILE [--entries]`: everything a table file says about itself, read with
-//! the library's public format pieces, every block verified (checksum, entry layout, order).
+//! `kvctl sst dump FILE [--entries] [--json]`: everything a table file says about itself,
+//! read with the library's public format pieces, every block verified (checksum, entry
+//! layout, order). As text, or as one JSON document (layout in docs/CLI.md).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,11 +16,13 @@ use bloomkv::sstable::{
     TableReadOptions, decode_range_deletions,
 };
 
+use serde_json::{Map, Value, json};
+
 use crate::args::{GlobalArgs, HexArg};
 use crate::commands::stats::rate;
 use crate::escape::Codec;
 use crate::exit::CliError;
-use crate::output::Out;
+use crate::output::{JSON_FORMAT, Out, document};
 
 /// Arguments of `sst dump`.
 #[derive(Debug, clap::Args)]
@@ -34,15 +37,28 @@ pub struct Args {
         help = "Also print every entry: key<TAB>sequence<TAB>put|del<TAB>value"
     )]
     pub entries: bool,
+    /// The same as one JSON document on stdout, printed once every block is verified
+    /// (layout in docs/CLI.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 type R<T> = Result<T, bloomkv::Error>;
 
-/// Dumps the table. Output is printed as it is verified, so on damage everything before it
+/// Dumps the table. Text is printed as it is verified, so on damage everything before it
 /// has been shown; the damage itself is the error line (exit 3), naming file and offset.
+/// JSON is printed whole once every block has been read: damage that stops the dump prints
+/// none, a damaged filter (which does not) is described in it and still exits 3.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let mut out = Out::new();
-    let result = dump(&a.file, a.entries, g.codec(), &mut out);
+    let mut sink = Sink {
+        out: &mut out,
+        json: a.json.then(|| Doc {
+            fields: Map::new(),
+            entries: a.entries.then(String::new),
+        }),
+    };
+    let result = dump(&a.file, a.entries, g.codec(), &mut sink);
     out.flush()?;
     result.map_err(|e| match e {
         Failure::Db(e) => CliError::db(format_args!("sst dump {}", a.file.display()), e),
@@ -67,7 +83,78 @@ impl From<CliError> for Failure {
     }
 }
 
-fn dump(path: &Path, entries: bool, codec: Codec, out: &mut Out) -> Result<(), Failure> {
+/// Where the dump goes: text lines to stdout as each part is verified, or the fields of
+/// one JSON document printed at the end.
+struct Sink<'a> {
+    out: &'a mut Out,
+    json: Option<Doc>,
+}
+
+/// The JSON document being built.
+struct Doc {
+    fields: Map<String, Value>,
+    /// With `--entries`: the entries array's items, already serialized and comma-separated
+    /// (a large table's entries as text, not as a tree of `Value`s).
+    entries: Option<String>,
+}
+
+impl Sink<'_> {
+    fn json(&self) -> bool {
+        self.json.is_some()
+    }
+
+    /// One part of the dump: its text lines, or its field of the document.
+    fn part(
+        &mut self,
+        text: &str,
+        name: &str,
+        value: impl FnOnce() -> Value,
+    ) -> Result<(), CliError> {
+        match &mut self.json {
+            None => self.out.bytes(text.as_bytes()),
+            Some(d) => {
+                d.fields.insert(name.to_string(), value());
+                Ok(())
+            }
+        }
+    }
+
+    /// One entry (`--entries`): a text line, or an item of the `entries` array.
+    fn entry(&mut self, line: &str, value: impl FnOnce() -> Value) -> Result<(), CliError> {
+        match &mut self.json {
+            None => self.out.line(line),
+            Some(Doc {
+                entries: Some(items),
+                ..
+            }) => {
+                if !items.is_empty() {
+                    items.push(',');
+                }
+                items.push_str(&value().to_string());
+                Ok(())
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Prints the JSON document, if that is the output.
+    fn finish(&mut self) -> Result<(), CliError> {
+        let Some(d) = self.json.take() else {
+            return Ok(());
+        };
+        let mut text = document(JSON_FORMAT, Value::Object(d.fields)).to_string();
+        if let Some(items) = d.entries {
+            // The document is an object: its closing brace goes after the entries.
+            text.pop();
+            text.push_str(",\"entries\":[");
+            text.push_str(&items);
+            text.push_str("]}");
+        }
+        self.out.line(&text)
+    }
+}
+
+fn dump(path: &Path, entries: bool, codec: Codec, sink: &mut Sink) -> Result<(), Failure> {
     let file = StdEnv.open_random_access(path)?;
     // Table::open verifies footer, metaindex, properties and index (and their agreement).
     let table = Table::open(
@@ -87,15 +174,26 @@ fn dump(path: &Path, entries: bool, codec: Codec, out: &mut Out) -> Result<(), F
 
     let mut s = String::new();
     let _ = writeln!(s, "file         {} ({size} bytes)", path.display());
-    let _ = writeln!(
-        s,
-        "footer       at {blocks_end}: format version {}, metaindex {}, index {}, magic {TABLE_MAGIC:#018x}",
+    sink.part(&s, "file", || json!(path.display().to_string()))?;
+    sink.part("", "file_bytes", || json!(size))?;
+    let s = format!(
+        "footer       at {blocks_end}: format version {}, metaindex {}, index {}, magic {TABLE_MAGIC:#018x}\n",
         footer.format_version,
         handle(footer.metaindex),
         handle(footer.index)
     );
-    properties(&mut s, props, codec);
-    out.bytes(s.as_bytes())?;
+    sink.part(&s, "footer", || {
+        json!({
+            "offset": blocks_end,
+            "format_version": footer.format_version,
+            "metaindex": handle_json(footer.metaindex),
+            "index": handle_json(footer.index),
+            // An identifier, not a quantity: as text, since JSON numbers stop being exact
+            // at 2^53.
+            "magic": format!("{TABLE_MAGIC:#018x}"),
+        })
+    })?;
+    properties(sink, props, codec)?;
 
     let meta = block_entries(&*file, path, footer.metaindex, blocks_end, bytewise)?;
     let mut s = String::from("metaindex   ");
@@ -103,12 +201,27 @@ fn dump(path: &Path, entries: bool, codec: Codec, out: &mut Out) -> Result<(), F
         let _ = write!(s, " {} {};", String::from_utf8_lossy(name), handle(*h));
     }
     s.push('\n');
-    out.bytes(s.as_bytes())?;
-    range_deletions(&*file, path, props, &meta, blocks_end, entries, codec, out)?;
-    let filter_result = filter(&*file, path, props, &meta, blocks_end, out);
+    sink.part(&s, "metaindex", || {
+        Value::Array(
+            meta.iter()
+                .map(|(name, h)| {
+                    json!({
+                        "name": String::from_utf8_lossy(name),
+                        "offset": h.offset,
+                        "size": h.size,
+                    })
+                })
+                .collect(),
+        )
+    })?;
+    range_deletions(&*file, path, props, &meta, blocks_end, entries, codec, sink)?;
+    let filter_result = filter(&*file, path, props, &meta, blocks_end, sink);
     data_blocks(
-        &*file, path, &footer, props, blocks_end, entries, codec, out,
+        &*file, path, &footer, props, blocks_end, entries, codec, sink,
     )?;
+    // Every block has been read: the JSON document (which describes a damaged filter) can
+    // be printed.
+    sink.finish()?;
     // A damaged filter does not stop reads (the engine then reads without it) but is damage
     // all the same: reported after the rest has been verified.
     filter_result
@@ -128,15 +241,13 @@ fn range_deletions(
     blocks_end: u64,
     entries: bool,
     codec: Codec,
-    out: &mut Out,
+    sink: &mut Sink,
 ) -> Result<(), Failure> {
     let found = meta
         .iter()
         .find(|(name, _)| name.as_slice() == RANGE_DELETION_BLOCK_NAME.as_bytes());
-    let mut s = String::new();
     let Some((_, h)) = found else {
-        let _ = writeln!(s, "range dels   none");
-        out.bytes(s.as_bytes())?;
+        sink.part("range dels   none\n", "range_deletions", || Value::Null)?;
         return Ok(());
     };
     let tombstones = read_block(file, path, *h, blocks_end)
@@ -153,13 +264,14 @@ fn range_deletions(
         }
         .into());
     }
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "range dels   {} range tombstones at {}",
         tombstones.len(),
         handle(*h)
     );
-    if entries {
+    if entries && !sink.json() {
         for (start, end, seq) in &tombstones {
             let _ = writeln!(
                 s,
@@ -169,12 +281,35 @@ fn range_deletions(
             );
         }
     }
-    out.bytes(s.as_bytes())?;
+    sink.part(&s, "range_deletions", || {
+        let mut o = json!({
+            "count": tombstones.len(),
+            "offset": h.offset,
+            "size": h.size,
+        });
+        if entries {
+            o["tombstones"] = tombstones
+                .iter()
+                .map(|(start, end, seq)| {
+                    json!({
+                        "start": codec.show(start),
+                        "end": codec.show(end),
+                        "sequence": seq,
+                    })
+                })
+                .collect();
+        }
+        o
+    })?;
     Ok(())
 }
 
 fn handle(h: BlockHandle) -> String {
     format!("@{}+{}", h.offset, h.size)
+}
+
+fn handle_json(h: BlockHandle) -> Value {
+    json!({"offset": h.offset, "size": h.size})
 }
 
 fn internal_key(codec: Codec, ikey: &[u8]) -> String {
@@ -189,6 +324,19 @@ fn internal_key(codec: Codec, ikey: &[u8]) -> String {
     }
 }
 
+/// An internal key as JSON: user key, sequence and kind, or its raw bytes when it does not
+/// parse.
+fn internal_key_json(codec: Codec, ikey: &[u8]) -> Value {
+    match key::parse(ikey) {
+        Ok(p) => json!({
+            "key": codec.show(p.user_key),
+            "sequence": p.seq,
+            "kind": kind_word(p.kind),
+        }),
+        Err(_) => json!({"malformed": codec.show(ikey)}),
+    }
+}
+
 fn kind_word(k: Kind) -> &'static str {
     match k {
         Kind::Put => "put",
@@ -196,7 +344,8 @@ fn kind_word(k: Kind) -> &'static str {
     }
 }
 
-fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
+fn properties(sink: &mut Sink, p: &TableProperties, codec: Codec) -> Result<(), CliError> {
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "properties   format version {}, {} entries ({} deletions), {} range tombstones, {} data blocks, raw key bytes {}, raw value bytes {}",
@@ -216,7 +365,8 @@ fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
         p.data_bytes,
         p.compression_ratio()
     );
-    if p.entries > 0 || p.range_deletions > 0 {
+    let has_keys = p.entries > 0 || p.range_deletions > 0;
+    if has_keys {
         let _ = writeln!(
             s,
             "key range    {}  ..  {}",
@@ -224,6 +374,35 @@ fn properties(s: &mut String, p: &TableProperties, codec: Codec) {
             internal_key(codec, &p.largest_key)
         );
     }
+    sink.part(&s, "properties", || {
+        let key = |k: &[u8]| {
+            if has_keys {
+                internal_key_json(codec, k)
+            } else {
+                Value::Null
+            }
+        };
+        json!({
+            "format_version": p.format_version,
+            "file_number": p.file_number,
+            "entries": p.entries,
+            "deletions": p.deletions,
+            "range_deletions": p.range_deletions,
+            "data_blocks": p.data_blocks,
+            "raw_key_bytes": p.raw_key_bytes,
+            "raw_value_bytes": p.raw_value_bytes,
+            "compression": p.compression,
+            "data_raw_bytes": p.data_raw_bytes,
+            "data_bytes": p.data_bytes,
+            "compression_ratio": p.compression_ratio(),
+            "filter_policy": p.filter_policy,
+            "filter_bits_per_key": p.filter_bits_per_key,
+            "filter_bytes": p.filter_bytes,
+            "prefix_extractor": p.prefix_extractor,
+            "smallest_key": key(&p.smallest_key),
+            "largest_key": key(&p.largest_key),
+        })
+    })
 }
 
 /// The metaindex (or any bytewise block) as (name, handle) pairs.
@@ -248,13 +427,15 @@ fn block_entries(
     Ok(v)
 }
 
+/// The filter block: its policy and size, checked whole, and what it predicts (a Bloom
+/// filter's parameters decoded). A damaged filter is described and returned as the error.
 fn filter(
     file: &dyn RandomAccessFile,
     path: &Path,
     p: &TableProperties,
     meta: &[(Vec<u8>, BlockHandle)],
     blocks_end: u64,
-    out: &mut Out,
+    sink: &mut Sink,
 ) -> Result<(), Failure> {
     let mut s = String::new();
     let found = meta
@@ -266,7 +447,7 @@ fn filter(
             "filter       none (properties: policy {:?}, {} bytes)",
             p.filter_policy, p.filter_bytes
         );
-        out.bytes(s.as_bytes())?;
+        sink.part(&s, "filter", || Value::Null)?;
         return Ok(());
     };
     let policy_name = String::from_utf8_lossy(policy_name).into_owned();
@@ -277,73 +458,89 @@ fn filter(
         h.size,
         handle(h)
     );
-    if policy_name != BloomPolicy::NAME {
+    // What every kind shows; the checks add to it.
+    let mut o = json!({
+        "policy": policy_name,
+        "built_bits_per_key": p.filter_bits_per_key,
+        "offset": h.offset,
+        "size": h.size,
+    });
+    let per_entry = |bits: f64| {
+        if p.entries > 0 {
+            bits / p.entries as f64
+        } else {
+            0.0
+        }
+    };
+    let checked = if policy_name != BloomPolicy::NAME {
         // Another built-in kind (binary fuse, Ribbon): checked whole and its predicted rate
         // shown; its parameters are its own.
         let Some(policy) = bloomkv::filter::builtin_policy(&policy_name) else {
             let _ = writeln!(s, "             (unknown policy: parameters not decoded)");
-            out.bytes(s.as_bytes())?;
+            o["decoded"] = json!(false);
+            sink.part(&s, "filter", || o)?;
             return Ok(());
         };
-        let checked = read_block(file, path, h, blocks_end).and_then(|bytes| {
-            policy
-                .check_filter(&bytes)
-                .map(|()| (bytes.len(), policy.expected_fp_rate(&bytes)))
-                .map_err(|e| e.located(path, h.offset))
-        });
-        return match checked {
-            Ok((len, fpr)) => {
-                let per_entry = if p.entries > 0 {
-                    len as f64 * 8.0 / p.entries as f64
-                } else {
-                    0.0
-                };
+        read_block(file, path, h, blocks_end)
+            .and_then(|bytes| {
+                policy
+                    .check_filter(&bytes)
+                    .map(|()| (bytes.len(), policy.expected_fp_rate(&bytes)))
+                    .map_err(|e| e.located(path, h.offset))
+            })
+            .map(|(len, fpr)| {
+                let bits_per_entry = per_entry(len as f64 * 8.0);
                 let _ = writeln!(
                     s,
-                    "             {len} bytes ({per_entry:.2} bits/entry), checksum verified, \
+                    "             {len} bytes ({bits_per_entry:.2} bits/entry), checksum verified, \
                      expected FPR {}",
                     fpr.map_or("-".to_string(), rate)
                 );
-                out.bytes(s.as_bytes())?;
-                Ok(())
-            }
-            Err(e) => {
-                let _ = writeln!(s, "             DAMAGED: {e}");
-                out.bytes(s.as_bytes())?;
-                Err(Failure::Db(e))
-            }
-        };
-    }
-    let decoded = read_block(file, path, h, blocks_end).and_then(|bytes| {
-        BloomPolicy::default()
-            .check_filter(&bytes)
-            .and_then(|()| BloomFilter::from_bytes(&bytes))
-            .map_err(|e| e.located(path, h.offset))
-    });
-    match decoded {
-        Ok(f) => {
-            let per_entry = if p.entries > 0 {
-                f.bit_len() as f64 / p.entries as f64
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                s,
-                "             k = {} probes, {} bits ({per_entry:.2} bits/entry), layout {:?}, {} keys, \
-                 expected FPR {}, fill {:.1}%",
-                f.num_hashes(),
-                f.bit_len(),
-                f.layout(),
-                f.len(),
-                rate(f.expected_fp_rate()),
-                100.0 * f.fill_ratio()
-            );
-            out.bytes(s.as_bytes())?;
+                o["decoded"] = json!(true);
+                o["bits_per_entry"] = json!(bits_per_entry);
+                o["expected_fpr"] = json!(fpr);
+            })
+    } else {
+        read_block(file, path, h, blocks_end)
+            .and_then(|bytes| {
+                BloomPolicy::default()
+                    .check_filter(&bytes)
+                    .and_then(|()| BloomFilter::from_bytes(&bytes))
+                    .map_err(|e| e.located(path, h.offset))
+            })
+            .map(|f| {
+                let bits_per_entry = per_entry(f.bit_len() as f64);
+                let _ = writeln!(
+                    s,
+                    "             k = {} probes, {} bits ({bits_per_entry:.2} bits/entry), layout {:?}, {} keys, \
+                     expected FPR {}, fill {:.1}%",
+                    f.num_hashes(),
+                    f.bit_len(),
+                    f.layout(),
+                    f.len(),
+                    rate(f.expected_fp_rate()),
+                    100.0 * f.fill_ratio()
+                );
+                o["decoded"] = json!(true);
+                o["bits_per_entry"] = json!(bits_per_entry);
+                o["expected_fpr"] = json!(f.expected_fp_rate());
+                o["k"] = json!(f.num_hashes());
+                o["bits"] = json!(f.bit_len());
+                o["layout"] = json!(format!("{:?}", f.layout()).to_lowercase());
+                o["keys"] = json!(f.len());
+                o["fill_ratio"] = json!(f.fill_ratio());
+            })
+    };
+    match checked {
+        Ok(()) => {
+            o["damage"] = Value::Null;
+            sink.part(&s, "filter", || o)?;
             Ok(())
         }
         Err(e) => {
             let _ = writeln!(s, "             DAMAGED: {e}");
-            out.bytes(s.as_bytes())?;
+            o["damage"] = json!(e.to_string());
+            sink.part(&s, "filter", || o)?;
             Err(Failure::Db(e))
         }
     }
@@ -361,7 +558,7 @@ fn data_blocks(
     blocks_end: u64,
     entries: bool,
     codec: Codec,
-    out: &mut Out,
+    sink: &mut Sink,
 ) -> Result<(), Failure> {
     let index = block_entries(file, path, footer.index, blocks_end, key::compare)?;
     let (mut count, mut total, mut min, mut max) = (0u64, 0u64, u64::MAX, 0u64);
@@ -369,8 +566,9 @@ fn data_blocks(
     // A compressed block is always stored smaller than it decompresses to.
     let (mut raw_total, mut compressed) = (0u64, 0u64);
     let mut line = String::new();
-    if entries {
-        out.line("entries      (key<TAB>sequence<TAB>put|del<TAB>value")?;
+    if entries && !sink.json() {
+        sink.out
+            .line("entries      (key<TAB>sequence<TAB>put|del<TAB>value")?;
     }
     for (_, h) in &index {
         let locate = |e: bloomkv::Error| e.located(path, h.offset);
@@ -395,10 +593,19 @@ fn data_blocks(
             }
             if entries {
                 line.clear();
-                codec.write(&mut line, k.user_key);
-                let _ = write!(line, "\t{}\t{}\t", k.seq, kind_word(k.kind));
-                codec.write(&mut line, it.value());
-                out.line(&line)?;
+                if !sink.json() {
+                    codec.write(&mut line, k.user_key);
+                    let _ = write!(line, "\t{}\t{}\t", k.seq, kind_word(k.kind));
+                    codec.write(&mut line, it.value());
+                }
+                sink.entry(&line, || {
+                    json!({
+                        "key": codec.show(k.user_key),
+                        "sequence": k.seq,
+                        "kind": kind_word(k.kind),
+                        "value": codec.show(it.value()),
+                    })
+                })?;
             }
             it.advance().map_err(locate)?;
         }
@@ -416,20 +623,39 @@ fn data_blocks(
         )));
     }
     let avg = total.checked_div(count).unwrap_or(0);
-    out.line(&format!(
-        "data blocks  {count} blocks, {total} bytes (min {}, avg {avg}, max {max}), {} entries \
+    let min = if count > 0 { min } else { 0 };
+    let ratio = if total > 0 {
+        raw_total as f64 / total as f64
+    } else {
+        1.0
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "data blocks  {count} blocks, {total} bytes (min {min}, avg {avg}, max {max}), {} entries \
          ({puts} puts, {dels} deletions); every block's checksum, layout and key order verified",
-        if count > 0 { min } else { 0 },
-        puts + dels
-    ))?;
-    out.line(&format!(
+        puts + dels,
+    );
+    let _ = writeln!(
+        s,
         "             {compressed} of {count} blocks compressed; {raw_total} bytes decompressed \
-         (ratio {:.2})",
-        if total > 0 {
-            raw_total as f64 / total as f64
-        } else {
-            1.0
-        }
-    ))?;
+         (ratio {ratio:.2})"
+    );
+    sink.part(&s, "data_blocks", || {
+        json!({
+            "blocks": count,
+            "bytes": total,
+            "min_block_bytes": min,
+            "avg_block_bytes": avg,
+            "max_block_bytes": max,
+            "entries": puts + dels,
+            "puts": puts,
+            "deletions": dels,
+            "compressed_blocks": compressed,
+            "decompressed_bytes": raw_total,
+            "compression_ratio": ratio,
+            "verified": ["checksum", "layout", "key_order", "entry_count"],
+        })
+    })?;
     Ok(())
 }

@@ -106,3 +106,18 @@ pub fn dedup_into_closed_pipe_with_stderr(
 pub fn dedup_into_closed_pipe(db: &Path) -> std::process::ExitStatus {
     dedup_into_closed_pipe_with_stderr(db, &[]).0
 }
+
+/// `bytes` (a command's stdout) as the one JSON document on one line it must be.
+pub fn json_doc(bytes: &[u8]) -> serde_json::Value {
+    let text = std::str::from_utf8(bytes).unwrap();
+    assert_eq!(text.lines().count(), 1, "not one line of JSON:\n{text}");
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: not JSON:\n{text}"))
+}
+
+/// The JSON document on the first line of `bytes` (a command's stderr, where an error line
+/// may follow it).
+pub fn first_json_line(bytes: &[u8]) -> serde_json::Value {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let first = text.lines().next().unwrap_or("");
+    serde_json::from_str(first).unwrap_or_else(|e| panic!("{e}: not JSON:\n{text}"))
+}

@@ -65,6 +65,9 @@ pub enum Op {
         /// BZMPOP's count.
         count: Option<u64>,
     },
+    /// XREAD BLOCK: reads (takes nothing), so every waiter with entries after its ID is
+    /// served.
+    XRead(super::streams::XReadWait),
 }
 
 /// What serving a waiter on one key came to.
@@ -108,6 +111,12 @@ impl Op {
     /// # Errors
     /// WRONGTYPE (strict only), engine errors.
     pub fn attempt(&self, txn: &mut Txn<'_>, key: &Bytes, strict: bool) -> Result<Attempt, Reply> {
+        if let Op::XRead(w) = self {
+            return Ok(match w.serve(txn, key)? {
+                Some(r) => Attempt::Served(r),
+                None => Attempt::Skip,
+            });
+        }
         match txn.meta(key)? {
             None => return Ok(Attempt::Empty),
             Some(Meta::List { .. }) if self.wants_list() => {}
@@ -141,6 +150,7 @@ impl Op {
                 Err(e) if !strict => e,
                 Err(e) => return Err(e),
             },
+            Op::XRead(_) => return Ok(Attempt::Skip),
             Op::ZPop { max, count } => {
                 let Some(got) = zsets::pop::pop(txn, key, *max, count.unwrap_or(1))? else {
                     return Ok(Attempt::Empty);

@@ -1,4 +1,4 @@
-//! Keys of any type: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB, FLUSHALL.
+//! Keys of any type: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB, FLUSHALL; TIME.
 
 use bytes::Bytes;
 
@@ -117,4 +117,14 @@ pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     txn.clear_all();
     Ok(Reply::Ok)
+}
+
+/// TIME: the command's clock (its `Ctx`, so a script replayed on a replica reads the same
+/// time), to the millisecond.
+pub fn time(txn: &mut Txn<'_>, _a: &[Bytes]) -> R {
+    let ms = txn.now_ms();
+    Ok(Reply::Array(vec![
+        Reply::bulk((ms / 1000).to_string()),
+        Reply::bulk(((ms % 1000) * 1000).to_string()),
+    ]))
 }

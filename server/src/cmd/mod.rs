@@ -10,6 +10,7 @@ pub mod longdouble;
 pub mod random;
 pub mod setops;
 pub mod sets;
+pub mod streams;
 pub mod strings;
 pub mod zsets;
 
@@ -17,6 +18,7 @@ use bytes::Bytes;
 
 use crate::bloom;
 use crate::resp::Reply;
+use crate::script;
 use crate::store::{R, Txn};
 
 /// Redis's type error.
@@ -141,6 +143,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!("discard", 1, Conn, 0, 0, 0, "transactions", C, "Discards a transaction."),
     cmd!("watch", -2, Conn, 1, -1, 1, "transactions", C, "Makes EXEC fail if any of the keys changes before it."),
     cmd!("unwatch", 1, Conn, 0, 0, 0, "transactions", C, "Forgets every watched key."),
+    // scripting (keys follow numkeys; EVAL locks every writer out, EVAL_RO reads a snapshot)
+    cmd!("eval", -3, Exclusive(script::eval), 0, 0, 0, "scripting", &["noscript", "stale", "skip_monitor", "may_replicate", "no_mandatory_keys", "movablekeys"], "Runs a Lua script atomically."),
+    cmd!("evalsha", -3, Exclusive(script::evalsha), 0, 0, 0, "scripting", &["noscript", "stale", "skip_monitor", "may_replicate", "no_mandatory_keys", "movablekeys"], "Runs a cached Lua script by its SHA1."),
+    cmd!("eval_ro", -3, Read(script::eval_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a read-only Lua script."),
+    cmd!("evalsha_ro", -3, Read(script::evalsha_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a cached read-only Lua script."),
+    cmd!("script", -2, Conn, 0, 0, 0, "scripting", &["noscript"], "SCRIPT LOAD, EXISTS, FLUSH, KILL, HELP."),
+    cmd!("time", 1, Read(keyspace::time), 0, 0, 0, "server", &["loading", "stale", "fast"], "Returns the server time (seconds, microseconds)."),
     // pub/sub
     cmd!("subscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels."),
     cmd!("psubscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels matching patterns."),
@@ -273,6 +282,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bzmpop", -5, Blocking(blocking::bzmpop), 3, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set, or blocks."),
     cmd!("zrandmember", -2, Read(zsets::zrandmember), 1, 1, 1, "sorted-set", &["readonly"], "Returns random members (WITHSCORES)."),
     cmd!("zscan", -3, Read(zsets::zscan), 1, 1, 1, "sorted-set", &["readonly"], "Iterates over members and scores."),
+    // streams (XREAD's keys follow STREAMS: every argument is locked)
+    cmd!("xadd", -5, Write(streams::xadd), 1, 1, 1, "stream", W, "Appends an entry to a stream (NOMKSTREAM, MAXLEN, MINID)."),
+    cmd!("xlen", 2, Read(streams::xlen), 1, 1, 1, "stream", RO, "Returns the number of entries of a stream."),
+    cmd!("xrange", -4, Read(streams::xrange), 1, 1, 1, "stream", &["readonly"], "Returns the entries in a range of IDs."),
+    cmd!("xrevrange", -4, Read(streams::xrevrange), 1, 1, 1, "stream", &["readonly"], "Returns the entries in a range of IDs, newest first."),
+    cmd!("xdel", -3, Write(streams::xdel), 1, 1, 1, "stream", W, "Deletes entries by ID."),
+    cmd!("xtrim", -4, Write(streams::xtrim), 1, 1, 1, "stream", W, "Removes the oldest entries (MAXLEN, MINID)."),
+    cmd!("xread", -4, Blocking(streams::xread), 1, -1, 1, "stream", &["readonly", "blocking"], "Reads entries after IDs from streams, or blocks until one is added."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),

@@ -398,6 +398,7 @@ fn is_heavy(c: &Command, always: bool) -> bool {
             | "sdiff"
             | "sdiffstore"
     ) || is_collection_scan(c.name)
+        || crate::script::is_script_command(c.name)
         || (always
             && matches!(
                 c.kind,
@@ -506,6 +507,7 @@ impl Conn {
             || self.multi.is_some()
             || self.resp2_subscribed()
             || self.shared.store.writes_stopped().is_some()
+            || self.shared.store.scripts().running() > 0
         {
             return None;
         }
@@ -619,6 +621,13 @@ impl Conn {
         {
             return (crate::store::misconf(&cause), Flow::Continue);
         }
+        if matches!(
+            c.kind,
+            Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
+        ) && let Some(busy) = crate::script::busy(store.scripts())
+        {
+            return (busy, Flow::Continue);
+        }
         let reply = match c.kind {
             Kind::Read(f) => {
                 let mut txn = store.reader();
@@ -647,10 +656,10 @@ impl Conn {
                 }
             }
             Kind::Exclusive(f) => {
-                let _g = store.lock_all();
+                let g = store.lock_all();
                 let mut txn = store.txn();
                 match f(&mut txn, args) {
-                    Ok(r) => txn.commit().map(|_| r).unwrap_or_else(|e| e),
+                    Ok(r) => commit_exclusive(&self.shared.blocked, txn, g, r),
                     Err(e) => e,
                 }
             }
@@ -779,6 +788,7 @@ impl Conn {
             "punsubscribe" => self.unsubscribe(a, true),
             "publish" => self.publish(a),
             "pubsub" => self.pubsub(a),
+            "script" => crate::script::script(self.shared.store.scripts(), a),
             "unwatch" => {
                 self.unwatch_all();
                 Reply::Ok
@@ -859,6 +869,29 @@ impl Conn {
             Ok(()) => Reply::Array(replies),
             Err(e) => e,
         }
+    }
+}
+
+/// Commits an exclusive command's write set (EVAL's, FLUSHDB's) after serving the blocked
+/// clients its pushes made ready (every other writer is locked out, as under EXEC); its
+/// reply, or the commit's error.
+fn commit_exclusive(
+    reg: &blocking::Registry,
+    mut txn: crate::store::Txn<'_>,
+    guard: parking_lot::RwLockWriteGuard<'_, ()>,
+    reply: Reply,
+) -> Reply {
+    let store = txn.store();
+    let mut served = Served::default();
+    let committed = match blocking::serve::serve_ready(reg, &mut txn, None, &mut served) {
+        Ok(()) => txn.commit().map(|_| ()),
+        Err(e) => Err(e),
+    };
+    drop(guard);
+    served.finish(committed.is_ok(), reg, store);
+    match committed {
+        Ok(()) => reply,
+        Err(e) => e,
     }
 }
 

@@ -200,6 +200,7 @@ fn entries(meta: &Meta) -> u64 {
         Meta::Hash { len, .. } => *len,
         Meta::List { head, tail, .. } => tail - head,
         Meta::Bloom { filter, .. } => filter.layers.iter().map(|l| l.bits / 4096).sum(),
+        Meta::Stream(m) => m.len,
     }
 }
 
@@ -213,6 +214,7 @@ fn tags_of(meta: &Meta) -> &'static [u8] {
         Meta::Hash { .. } => &[tag::FIELD],
         Meta::List { .. } => &[tag::ELEMENT],
         Meta::Zset { .. } => &[tag::ZMEMBER, tag::ZSCORE],
+        Meta::Stream(_) => &[tag::STREAM],
     }
 }
 
@@ -351,6 +353,69 @@ mod tests {
         assert!(crate::cmd::sets::remove_members(&mut t, b"small", [&b"x"[..]]).unwrap() == 1);
     }
 
+    fn args(words: &[&str]) -> Vec<bytes::Bytes> {
+        words
+            .iter()
+            .map(|w| bytes::Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
+    }
+
+    /// Adds `n` entries (IDs 1-1, 2-1, ...) to the stream `key`.
+    fn fill_stream(store: &crate::store::Store, key: &str, n: u64) {
+        let mut t = store.txn();
+        for i in 1..=n {
+            let id = format!("{i}-1");
+            crate::cmd::streams::xadd(&mut t, &args(&["xadd", key, &id, "f", "v"])).unwrap();
+        }
+        t.commit().unwrap();
+    }
+
+    #[test]
+    fn entries_of_deleted_overwritten_or_expired_streams_go_and_live_ones_stay() {
+        let (_dir, store) = crate::store::temp_store();
+        let big = SWEEP_MIN + 10;
+        fill_stream(&store, "big", big);
+        for key in ["deleted", "overwritten", "volatile", "live"] {
+            fill_stream(&store, key, 20);
+        }
+        store.db().flush().unwrap();
+        assert_eq!(raw_count(&store, tag::STREAM) as u64, big + 4 * 20);
+        // DEL of a big stream is one metadata write, and queues its range for a sweep,
+        // which drops its entries without the server reading one of them.
+        let mut t = store.txn();
+        assert!(t.remove_key(b"big").unwrap());
+        t.commit().unwrap();
+        sweep(&store).unwrap();
+        assert_eq!(raw_count(&store, tag::STREAM), 4 * 20);
+        // A small stream deleted, one overwritten by SET, one expired: their entries go at
+        // the next compaction that reaches them.
+        let mut t = store.txn();
+        assert!(t.remove_key(b"deleted").unwrap());
+        crate::cmd::strings::set(&mut t, &args(&["set", "overwritten", "now a string"])).unwrap();
+        let rec = t.record(b"volatile").unwrap().unwrap();
+        t.put_record(
+            b"volatile",
+            Record {
+                expire_at: 1,
+                ..rec
+            },
+        )
+        .unwrap();
+        t.commit().unwrap();
+        store.db().compact().unwrap();
+        assert_eq!(
+            raw_count(&store, tag::STREAM),
+            20,
+            "only the live stream's entries stay"
+        );
+        let mut t = store.txn();
+        let r = crate::cmd::streams::xrange(&mut t, &args(&["xrange", "live", "-", "+"])).unwrap();
+        let crate::resp::Reply::Array(entries) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(entries.len(), 20);
+    }
+
     #[test]
     fn big_dropped_collections_are_queued_for_a_sweep() {
         let s = Sweeps::default();
@@ -373,5 +438,16 @@ mod tests {
         assert_eq!(r.len(), 2);
         assert!(r.iter().all(|(a, b)| a < b));
         assert!(s.take().is_empty());
+        s.dropped(
+            b"stream",
+            &Meta::Stream(crate::store::meta::StreamMeta {
+                version: 3,
+                len: SWEEP_MIN,
+                ..Default::default()
+            }),
+        );
+        let r = s.take();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].0[0], tag::STREAM);
     }
 }

@@ -12,6 +12,7 @@
 //! 'l' be32(len) key be64(ver) be64(position)     list element -> value
 //! 'z' be32(len) key be64(ver) member             sorted-set member -> score (8 bytes)
 //! 'r' be32(len) key be64(ver) score(8) member    sorted-set score index (empty value)
+//! 'x' be32(len) key be64(ver) be64(ms) be64(seq) stream entry -> its fields and values
 //! ```
 //!
 //! Every member, field, element or chunk carries the version of the collection it belongs to.
@@ -42,8 +43,12 @@ pub mod tag {
     pub const ZMEMBER: u8 = b'z';
     /// Sorted-set score index.
     pub const ZSCORE: u8 = b'r';
+    /// Stream entries, by ID.
+    pub const STREAM: u8 = b'x';
     /// Every tag of a versioned sub-key.
-    pub const SUBKEYS: &[u8] = &[MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE];
+    pub const SUBKEYS: &[u8] = &[
+        MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE, STREAM,
+    ];
 }
 
 /// The record naming the data format.

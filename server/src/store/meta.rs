@@ -10,6 +10,8 @@
 //! 5 hash        version u64, field count u64
 //! 6 list        version u64, head u64, tail u64 (elements at positions head..tail)
 //! 7 sorted set  version u64, cardinality u64
+//! 8 stream      version u64, length u64, last id (ms u64, seq u64), first id (2 x u64),
+//!               max deleted id (2 x u64), entries added u64
 //! ```
 //! All integers little-endian. Format 1's values started with `s`, `c`, `S` or `B` and had
 //! neither expiry nor version; they are read only by the migration.
@@ -66,6 +68,25 @@ pub enum Meta {
         /// Number of members.
         card: u64,
     },
+    /// A stream (it stays, empty, when its last entry goes, as in Redis).
+    Stream(StreamMeta),
+}
+
+/// A stream's metadata: its entries live under `version`, keyed by their IDs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamMeta {
+    /// Version its entries live under.
+    pub version: u64,
+    /// Number of entries.
+    pub len: u64,
+    /// The last ID generated (entries are always added after it).
+    pub last: (u64, u64),
+    /// The ID of the first entry (0-0 when empty).
+    pub first: (u64, u64),
+    /// The largest ID deleted so far (XINFO's `max-deleted-entry-id`).
+    pub max_deleted: (u64, u64),
+    /// Entries ever added (XINFO's `entries-added`).
+    pub added: u64,
 }
 
 /// Position of an empty list's head and tail: pushes go both ways from the middle of the
@@ -95,6 +116,7 @@ const BLOOM: u8 = 4;
 const HASH: u8 = 5;
 const LIST: u8 = 6;
 const ZSET: u8 = 7;
+const STREAM: u8 = 8;
 
 /// The reply for a metadata value that does not decode.
 pub fn corrupt() -> Reply {
@@ -164,6 +186,18 @@ impl Record {
                     card: u64_at(f, 8)?,
                 }
             }
+            STREAM => {
+                exact(72)?;
+                let at = |i: usize| u64_at(f, 8 * i);
+                Meta::Stream(StreamMeta {
+                    version: at(0)?,
+                    len: at(1)?,
+                    last: (at(2)?, at(3)?),
+                    first: (at(4)?, at(5)?),
+                    max_deleted: (at(6)?, at(7)?),
+                    added: at(8)?,
+                })
+            }
             _ => return Err(corrupt()),
         };
         Ok(Record { expire_at, meta })
@@ -198,6 +232,21 @@ impl Record {
                 tail,
             } => fields(&mut o, LIST, &[*version, *head, *tail]),
             Meta::Zset { version, card } => fields(&mut o, ZSET, &[*version, *card]),
+            Meta::Stream(m) => fields(
+                &mut o,
+                STREAM,
+                &[
+                    m.version,
+                    m.len,
+                    m.last.0,
+                    m.last.1,
+                    m.first.0,
+                    m.first.1,
+                    m.max_deleted.0,
+                    m.max_deleted.1,
+                    m.added,
+                ],
+            ),
         }
         o
     }
@@ -207,7 +256,7 @@ impl Record {
     pub fn peek(v: &[u8]) -> Option<(u8, u64)> {
         let t = *v.first()?;
         let at = u64::from_le_bytes(v.get(1..9)?.try_into().ok()?);
-        (STR..=ZSET).contains(&t).then_some((t, at))
+        (STR..=STREAM).contains(&t).then_some((t, at))
     }
 
     /// The version of a collection value, without decoding the rest: `None` for strings
@@ -231,6 +280,7 @@ impl Meta {
             Meta::Hash { .. } => "hash",
             Meta::List { .. } => "list",
             Meta::Zset { .. } => "zset",
+            Meta::Stream(_) => "stream",
         }
     }
 
@@ -244,6 +294,7 @@ impl Meta {
             | Meta::Hash { version, .. }
             | Meta::List { version, .. }
             | Meta::Zset { version, .. } => Some(*version),
+            Meta::Stream(m) => Some(m.version),
         }
     }
 }
@@ -274,6 +325,14 @@ mod tests {
                 version: 7,
                 card: 9,
             },
+            Meta::Stream(StreamMeta {
+                version: 8,
+                len: 3,
+                last: (1_700_000_000_000, 4),
+                first: (1_699_000_000_000, 0),
+                max_deleted: (5, 6),
+                added: 7,
+            }),
         ] {
             for expire_at in [0, 1_700_000_000_000] {
                 let r = Record {

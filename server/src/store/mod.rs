@@ -128,6 +128,9 @@ pub struct Store {
     expired: AtomicU64,
     /// WATCHed keys, marked by every commit that touches them.
     watches: Watches,
+    /// Lua scripts: the cache and the scripts running now (EVAL's handler reaches them
+    /// through its write set's store).
+    scripts: crate::script::Scripts,
     /// Ranges of big dropped collections waiting for a sweep.
     sweeps: gc::Sweeps,
     /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
@@ -171,6 +174,17 @@ impl<'a> WriteGuard<'a> {
             }
         }
         true
+    }
+}
+
+/// Runs a wait that may be long inside `block_in_place` when on a runtime worker (elsewhere:
+/// background threads, tests, it just runs).
+fn wait_off_worker<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -224,6 +238,7 @@ impl Store {
             stops: AtomicU64::new(0),
             resumes: AtomicU64::new(0),
             watches: Watches::default(),
+            scripts: crate::script::Scripts::new(),
             sweeps: gc::Sweeps::default(),
         })
     }
@@ -338,6 +353,11 @@ impl Store {
         &self.watches
     }
 
+    /// The script cache and the scripts running now.
+    pub fn scripts(&self) -> &crate::script::Scripts {
+        &self.scripts
+    }
+
     /// Number of keys with a time to live.
     pub fn volatile_keys(&self) -> i64 {
         self.volatile.load(Ordering::Relaxed)
@@ -383,7 +403,7 @@ impl Store {
     where
         I: IntoIterator<Item = &'k [u8]>,
     {
-        let global = self.global.read();
+        let global = self.global_shared();
         let mut idx: Vec<usize> = keys.into_iter().map(stripe).collect();
         idx.sort_unstable();
         idx.dedup();
@@ -399,9 +419,22 @@ impl Store {
     }
 
     /// Takes the global lock exclusively: no other writer runs until it is dropped
-    /// (`EXEC`, `FLUSHDB`).
+    /// (`EXEC`, `FLUSHDB`, `EVAL`).
     pub fn lock_all(&self) -> RwLockWriteGuard<'_, ()> {
-        self.global.write()
+        match self.global.try_write() {
+            Some(g) => g,
+            None => wait_off_worker(|| self.global.write()),
+        }
+    }
+
+    /// The shared side of the global lock. While an exclusive holder runs (a script may run
+    /// for seconds, until `SCRIPT KILL`) the wait happens off the I/O worker, so the other
+    /// connections, and the `SCRIPT KILL` that ends the wait, are still served.
+    fn global_shared(&self) -> RwLockReadGuard<'_, ()> {
+        match self.global.try_read() {
+            Some(g) => g,
+            None => wait_off_worker(|| self.global.read()),
+        }
     }
 
     /// Remembers `resume_after` and returns a cursor number for it.

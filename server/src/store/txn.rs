@@ -110,8 +110,9 @@ pub struct Txn<'a> {
     /// Redis keys this write set wrote before a FLUSHDB in it dropped those writes (kept
     /// only while some client WATCHes: they count as touched).
     flushed: Vec<Vec<u8>>,
-    /// What undoes the changes made since [`Txn::savepoint`], while one is open.
-    undo: Option<Box<Undo>>,
+    /// What undoes the changes made since each open savepoint, innermost last
+    /// ([`Txn::savepoint`] replaces the innermost, [`Txn::begin_nested`] opens another).
+    undo: Vec<Undo>,
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
@@ -120,11 +121,13 @@ pub struct Txn<'a> {
 /// A pending write of an engine key: its new value, or `None` for a deletion.
 type Pending = Option<Vec<u8>>;
 
-/// A write set's overlay, range deletions and cleared flag, as a FLUSHDB found them.
+/// A write set's overlay, range deletions and cleared flag, as a FLUSHDB found them, and
+/// how many undo records came before it.
 type BeforeClear = (
     BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     Vec<(Vec<u8>, Vec<u8>)>,
     bool,
+    usize,
 );
 
 /// The changes made to a write set since its savepoint, newest last, and the state to go
@@ -159,15 +162,23 @@ impl<'a> Txn<'a> {
             ctx,
             ready: Vec::new(),
             flushed: Vec::new(),
-            undo: None,
+            undo: Vec::new(),
             dropped: Vec::new(),
         }
     }
 
     /// Starts recording what the next command changes, so [`Txn::rollback`] can undo it
-    /// (replacing an earlier savepoint).
+    /// (replacing the innermost open savepoint).
     pub fn savepoint(&mut self) {
-        self.undo = Some(Box::new(Undo {
+        self.undo.pop();
+        self.begin_nested();
+    }
+
+    /// Opens a savepoint inside the open ones (a script's commands inside the script, itself
+    /// inside EXEC): [`Txn::rollback`] undoes back to it, [`Txn::end_nested`] keeps its changes
+    /// (an enclosing savepoint still undoes them).
+    pub fn begin_nested(&mut self) {
+        self.undo.push(Undo {
             ranges: self.ranges.len(),
             key_delta: self.key_delta,
             volatile_delta: self.volatile_delta,
@@ -175,17 +186,35 @@ impl<'a> Txn<'a> {
             flushed: self.flushed.len(),
             dropped: self.dropped.len(),
             ..Undo::default()
-        }));
+        });
     }
 
-    /// Undoes every change made since [`Txn::savepoint`] (a failed command's partial
-    /// writes) and closes the savepoint. Nothing happens without one.
-    pub fn rollback(&mut self) {
-        let Some(u) = self.undo.take() else {
+    /// Closes the innermost savepoint keeping its changes: the enclosing one, if any, now
+    /// undoes them too.
+    pub fn end_nested(&mut self) {
+        let Some(inner) = self.undo.pop() else {
             return;
         };
-        let u = *u;
-        if let Some((writes, ranges, cleared)) = u.before_clear {
+        if let Some(outer) = self.undo.last_mut() {
+            // The inner records come after the outer ones: undone first, newest first.
+            let at = outer.writes.len();
+            outer.writes.extend(inner.writes);
+            if outer.before_clear.is_none() {
+                outer.before_clear = inner.before_clear.map(|(w, r, c, n)| (w, r, c, n + at));
+            }
+        }
+    }
+
+    /// Undoes every change made since the innermost open savepoint (a failed command's
+    /// partial writes) and closes it. Nothing happens without one.
+    pub fn rollback(&mut self) {
+        let Some(mut u) = self.undo.pop() else {
+            return;
+        };
+        if let Some((writes, ranges, cleared, n)) = u.before_clear {
+            // The records after the FLUSHDB describe the cleared overlay, which the snapshot
+            // replaces whole; those before it apply on top of the snapshot.
+            u.writes.truncate(n);
             self.writes = writes;
             self.ranges = ranges;
             self.cleared = cleared;
@@ -209,7 +238,7 @@ impl<'a> Txn<'a> {
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
     fn note_write(&mut self, k: &[u8]) {
-        if let Some(u) = self.undo.as_mut() {
+        if let Some(u) = self.undo.last_mut() {
             u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
         }
     }
@@ -427,11 +456,12 @@ impl<'a> Txn<'a> {
     /// Removes every key (FLUSHDB): one range deletion of the whole key space but the
     /// server's own records.
     pub fn clear_all(&mut self) {
-        if let Some(u) = self.undo.as_mut()
+        if let Some(u) = self.undo.last_mut()
             && u.before_clear.is_none()
         {
             // Taken once per savepoint: the earlier undo entries apply on top of it.
-            u.before_clear = Some((self.writes.clone(), self.ranges.clone(), self.cleared));
+            let n = u.writes.len();
+            u.before_clear = Some((self.writes.clone(), self.ranges.clone(), self.cleared, n));
         }
         if self.store.watches().active() {
             let owners = self.writes.keys().filter_map(|k| owner(k));
@@ -819,5 +849,37 @@ mod tests {
         t.commit().unwrap();
         assert!(store.db().get(b"new").unwrap().is_none());
         assert_eq!(store.db().get(b"zz").unwrap(), Some(b"v".to_vec()));
+    }
+
+    #[test]
+    fn nested_savepoints_keep_or_undo_their_writes() {
+        let (_dir, store) = temp_store();
+        let mut t = store.txn();
+        t.put(b"k0".to_vec(), b"0".to_vec());
+        t.put(b"j".to_vec(), b"pending".to_vec());
+        let before = state(&t);
+        // EXEC's savepoint, then a script's, then the script's commands.
+        t.savepoint();
+        t.begin_nested();
+        t.begin_nested();
+        t.put(b"k1".to_vec(), b"1".to_vec());
+        t.end_nested();
+        t.begin_nested();
+        t.put(b"k2".to_vec(), b"2".to_vec());
+        t.rollback(); // a failed command inside the script
+        assert_eq!(t.get(b"k1").unwrap(), Some(b"1".to_vec()));
+        assert_eq!(t.get(b"k2").unwrap(), None);
+        // FLUSHDB, then a write of a key that was pending before the savepoints.
+        t.begin_nested();
+        t.clear_all();
+        t.put(b"j".to_vec(), b"after".to_vec());
+        t.end_nested();
+        // The script is killed: everything it did goes, what came before stays.
+        t.rollback();
+        assert_eq!(state(&t), before);
+        assert_eq!(t.get(b"j").unwrap(), Some(b"pending".to_vec()));
+        // The enclosing (EXEC) savepoint is still open and undoes nothing more.
+        t.rollback();
+        assert_eq!(state(&t), before);
     }
 }

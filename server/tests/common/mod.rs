@@ -255,3 +255,26 @@ pub fn run_table(raw: &mut Raw, table: &[(&str, &str)]) {
         raw.expect(&refs, want.as_bytes());
     }
 }
+
+/// INFO's `blocked_clients`.
+pub fn blocked(c: &mut redis::Connection) -> i64 {
+    let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Waits until `n` clients are blocked.
+pub fn wait_blocked(c: &mut redis::Connection, n: i64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while blocked(c) != n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never saw {n} blocked clients"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

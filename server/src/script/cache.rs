@@ -1,0 +1,180 @@
+//! The script cache (SHA1 -> body, as `SCRIPT LOAD` and `EVAL` fill it) and the scripts
+//! running now (for `SCRIPT KILL` and the busy state). In memory only: a restart forgets the
+//! scripts, as Redis's does, and clients reload them on `NOSCRIPT`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+/// The scripts a server knows and runs.
+#[derive(Debug, Default)]
+pub struct Scripts {
+    /// Bodies by lowercase hex SHA1.
+    bodies: Mutex<HashMap<[u8; 40], Bytes>>,
+    running: Mutex<Vec<Running>>,
+    /// `running.len()`, read without the lock (every write command looks at it).
+    count: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Running {
+    id: u64,
+    started: Instant,
+    writes: bool,
+    kill: Arc<AtomicBool>,
+}
+
+/// A script registered as running; unregisters it when dropped.
+#[derive(Debug)]
+pub struct RunGuard<'a> {
+    scripts: &'a Scripts,
+    id: u64,
+    /// Set by `SCRIPT KILL` (or a shutdown): the script stops at its next check.
+    pub kill: Arc<AtomicBool>,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        let mut running = self.scripts.running.lock();
+        running.retain(|r| r.id != self.id);
+        self.scripts.count.store(running.len(), Ordering::Release);
+    }
+}
+
+/// The lowercase hex SHA1 of `body` (the script's name, as Redis computes it).
+pub fn sha1_hex(body: &[u8]) -> [u8; 40] {
+    let hex = sha1_smol::Sha1::from(body).digest().to_string();
+    let mut out = [0u8; 40];
+    out.copy_from_slice(&hex.as_bytes()[..40]);
+    out
+}
+
+/// `sha` as a cache key: 40 hex digits, lowercased; `None` for anything else.
+fn key(sha: &[u8]) -> Option<[u8; 40]> {
+    let mut k: [u8; 40] = sha.try_into().ok()?;
+    k.make_ascii_lowercase();
+    Some(k)
+}
+
+impl Scripts {
+    /// An empty cache.
+    pub fn new() -> Scripts {
+        Scripts::default()
+    }
+
+    /// Remembers `body` under `sha` (its SHA1).
+    pub fn insert(&self, sha: [u8; 40], body: Bytes) {
+        self.bodies.lock().entry(sha).or_insert(body);
+    }
+
+    /// The body of the script named `sha` (any case).
+    pub fn get(&self, sha: &[u8]) -> Option<Bytes> {
+        self.bodies.lock().get(&key(sha)?).cloned()
+    }
+
+    /// Whether the script named `sha` is cached.
+    pub fn contains(&self, sha: &[u8]) -> bool {
+        key(sha).is_some_and(|k| self.bodies.lock().contains_key(&k))
+    }
+
+    /// Forgets every script (`SCRIPT FLUSH`).
+    pub fn flush(&self) {
+        self.bodies.lock().clear();
+    }
+
+    /// Number of cached scripts (INFO's `number_of_cached_scripts`).
+    pub fn len(&self) -> usize {
+        self.bodies.lock().len()
+    }
+
+    /// True when no script is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Registers a script starting to run (`writes`: it may write, so it holds every writer
+    /// out).
+    pub fn start(&self, writes: bool) -> RunGuard<'_> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let kill = Arc::new(AtomicBool::new(false));
+        let mut running = self.running.lock();
+        running.push(Running {
+            id,
+            started: Instant::now(),
+            writes,
+            kill: Arc::clone(&kill),
+        });
+        self.count.store(running.len(), Ordering::Release);
+        drop(running);
+        RunGuard {
+            scripts: self,
+            id,
+            kill,
+        }
+    }
+
+    /// Asks every running script to stop (`SCRIPT KILL`, shutdown); false when none runs.
+    pub fn kill_all(&self) -> bool {
+        let running = self.running.lock();
+        for r in running.iter() {
+            r.kill.store(true, Ordering::Relaxed);
+        }
+        !running.is_empty()
+    }
+
+    /// How long the oldest running script that may write has run (`None`: none runs).
+    pub fn busy_for(&self) -> Option<Duration> {
+        if self.running() == 0 {
+            return None;
+        }
+        self.running
+            .lock()
+            .iter()
+            .filter(|r| r.writes)
+            .map(|r| r.started.elapsed())
+            .max()
+    }
+
+    /// Number of scripts running now.
+    pub fn running(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_is_redis_script_name() {
+        assert_eq!(&sha1_hex(b""), b"da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(
+            &sha1_hex(b"return 1"),
+            b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        );
+    }
+
+    #[test]
+    fn lookups_ignore_case_and_kill_reaches_running_scripts() {
+        let s = Scripts::new();
+        let sha = sha1_hex(b"return 1");
+        s.insert(sha, Bytes::from_static(b"return 1"));
+        assert!(s.contains(b"E0E1F9FABFC9D4800C877A703B823AC0578FF8DB"));
+        assert!(!s.contains(b"e0e1"));
+        assert_eq!(s.get(&sha).as_deref(), Some(&b"return 1"[..]));
+        assert!(!s.kill_all());
+        let g = s.start(true);
+        assert!(s.busy_for().is_some());
+        assert!(s.kill_all());
+        assert!(g.kill.load(Ordering::Relaxed));
+        drop(g);
+        assert_eq!(s.running(), 0);
+        s.flush();
+        assert!(s.is_empty());
+    }
+}

@@ -1,0 +1,179 @@
+//! Lua scripting, as Redis 7: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT` (see
+//! docs/SERVER.md, "Scripting").
+//!
+//! * [`cache`]: the scripts by SHA1, and the scripts running now (`SCRIPT KILL`).
+//! * `run`: one run in a fresh sandboxed Lua 5.1 state, `redis.call` bound to the write set.
+//! * `sandbox`: the globals a script sees. * `call`: commands called from scripts.
+//! * `convert`: replies to Lua values and back. * [`bit`]: the `bit` library.
+//!
+//! `EVAL` runs as an exclusive command: every other writer is locked out while it runs, and
+//! its writes commit as one batch with the rest of its write set (atomic for readers and
+//! across a crash). An error raised part-way keeps the writes made before it, as in Redis; a
+//! killed script keeps none. `EVAL_RO` runs as a read command against one snapshot, beside
+//! writers. Scripts depend on nothing but the data and the command's `Ctx` (`math.random`
+//! draws from its randomness, `TIME` reads its clock), so a replica re-running one decides
+//! the same way.
+
+pub mod bit;
+pub mod cache;
+mod call;
+mod convert;
+mod run;
+mod sandbox;
+
+use bytes::Bytes;
+
+pub use cache::Scripts;
+
+use crate::cmd::{NOT_INT, parse_i64};
+use crate::resp::Reply;
+use crate::store::{R, Txn};
+
+/// Redis's reply to `EVALSHA` of a script the cache does not hold.
+pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+/// `EVAL script numkeys [key ...] [arg ...]`
+pub fn eval(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    eval_generic(txn, a, false, false)
+}
+
+/// `EVALSHA sha1 numkeys [key ...] [arg ...]`
+pub fn evalsha(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    eval_generic(txn, a, true, false)
+}
+
+/// `EVAL_RO script numkeys [key ...] [arg ...]`: write commands are refused.
+pub fn eval_ro(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    eval_generic(txn, a, false, true)
+}
+
+/// `EVALSHA_RO sha1 numkeys [key ...] [arg ...]`
+pub fn evalsha_ro(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    eval_generic(txn, a, true, true)
+}
+
+/// How long a script may run before other clients' writes are answered `BUSY` instead of
+/// waiting for it (Redis's `busy-reply-threshold` default).
+pub const BUSY_THRESHOLD: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Redis's `BUSY` reply, when a script that may write has run past [`BUSY_THRESHOLD`].
+pub fn busy(scripts: &Scripts) -> Option<Reply> {
+    scripts
+        .busy_for()
+        .filter(|t| *t >= BUSY_THRESHOLD)
+        .map(|_| {
+            Reply::Error(
+                "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+                    .into(),
+            )
+        })
+}
+
+/// True for the commands that run scripts.
+pub fn is_script_command(name: &str) -> bool {
+    matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
+}
+
+fn eval_generic(txn: &mut Txn<'_>, a: &[Bytes], by_sha: bool, read_only: bool) -> R {
+    if by_sha && a[1].len() != 40 {
+        return Err(Reply::Error(NOSCRIPT.into()));
+    }
+    let numkeys = parse_i64(&a[2]).ok_or_else(|| Reply::err(NOT_INT))?;
+    if numkeys > (a.len() - 3) as i64 {
+        return Err(Reply::err(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    if numkeys < 0 {
+        return Err(Reply::err("Number of keys can't be negative"));
+    }
+    let scripts = txn.store().scripts();
+    let (sha, body) = if by_sha {
+        match scripts.get(&a[1]) {
+            Some(body) => (cache::sha1_hex(&body), body),
+            None => return Err(Reply::Error(NOSCRIPT.into())),
+        }
+    } else {
+        let sha = cache::sha1_hex(&a[1]);
+        if !scripts.contains(&sha) {
+            run::compile(&a[1])?;
+            scripts.insert(sha, a[1].clone());
+        }
+        (sha, a[1].clone())
+    };
+    let sha = String::from_utf8_lossy(&sha).into_owned();
+    let keys = &a[3..3 + numkeys as usize];
+    let argv = &a[3 + numkeys as usize..];
+    let guard = scripts.start(!read_only);
+    match run::run(txn, &sha, &body, keys, argv, read_only, &guard.kill) {
+        run::Ran::Done(r) => Ok(r),
+        run::Ran::Killed(r) => {
+            crate::log::warn("Lua script killed by user with SCRIPT KILL.");
+            Err(r)
+        }
+    }
+}
+
+/// The `SCRIPT` command: `LOAD`, `EXISTS`, `FLUSH`, `KILL`, `HELP`.
+pub fn script(scripts: &Scripts, a: &[Bytes]) -> Reply {
+    let sub = a[1].to_ascii_uppercase();
+    match (sub.as_slice(), a.len()) {
+        (b"HELP", 2) => Reply::Array(
+            HELP.iter()
+                .map(|l| Reply::Status((*l).to_string()))
+                .collect(),
+        ),
+        (b"LOAD", 3) => match run::compile(&a[2]) {
+            Ok(()) => {
+                let sha = cache::sha1_hex(&a[2]);
+                scripts.insert(sha, a[2].clone());
+                Reply::bulk(sha.to_vec())
+            }
+            Err(e) => e,
+        },
+        (b"EXISTS", n) if n >= 3 => Reply::Array(
+            a[2..]
+                .iter()
+                .map(|s| Reply::Int(i64::from(scripts.contains(s))))
+                .collect(),
+        ),
+        (b"FLUSH", 2) => {
+            scripts.flush();
+            Reply::Ok
+        }
+        (b"FLUSH", 3) => {
+            let mode = a[2].to_ascii_uppercase();
+            if mode == b"SYNC" || mode == b"ASYNC" {
+                scripts.flush();
+                Reply::Ok
+            } else {
+                Reply::err("SCRIPT FLUSH only support SYNC|ASYNC option")
+            }
+        }
+        (b"KILL", 2) => {
+            if scripts.kill_all() {
+                Reply::Ok
+            } else {
+                Reply::Error("NOTBUSY No scripts in execution right now.".into())
+            }
+        }
+        _ => {
+            let name: String = String::from_utf8_lossy(&a[1]).chars().take(128).collect();
+            Reply::err(format!("unknown subcommand '{name}'. Try SCRIPT HELP."))
+        }
+    }
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script (its writes are discarded).",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];

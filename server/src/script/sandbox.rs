@@ -1,0 +1,550 @@
+//! The globals a script sees: Lua's base, table, string and math libraries and `bit`, as
+//! Redis exposes them, and nothing that reaches the file system or the process (no `io`,
+//! `os`, `package`, `debug`, `dofile`, `loadfile`, `require`; `loadstring` and `load` accept
+//! source text only, never precompiled bytecode). `math.random` draws from the command's
+//! randomness, so a replica re-running the script draws the same numbers.
+//!
+//! A [`Vm`] (one per thread, reused) holds the libraries; each run gets a fresh environment:
+//! a globals table of its own (guarded as in Redis 7: reading an unknown global or creating
+//! one is an error) whose library tables are per-run proxies over the shared ones, so
+//! nothing a script sets, in its globals or in a library table, outlives the run. The shared
+//! tables are out of the script's reach: the proxies' and the environment's metatables are
+//! protected, and so is the string metatable.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mlua::chunk::ChunkMode;
+use mlua::state::{GcIncParams, GcMode};
+use mlua::{
+    Function, HookTriggers, Lua, LuaOptions, LuaString, MultiValue, Result, StdLib, Table, Value,
+    Variadic, VmState,
+};
+
+use super::convert::{error_table, error_text};
+use crate::log::Level;
+
+/// Globals Lua's libraries define that scripts do not get (Redis 7's deny list, and what
+/// would escape the sandbox or outlive the kill switch).
+const REMOVED: &[&str] = &[
+    "dofile",
+    "loadfile",
+    "print",
+    "require",
+    "module",
+    "package",
+    "setfenv",
+    "getfenv",
+    "newproxy",
+    "coroutine",
+    "io",
+    "os",
+    "debug",
+    "loadstring",
+    "load",
+];
+
+/// The libraries each run sees through proxies of its own.
+const LIBRARIES: &[&str] = &["string", "table", "math", "bit", "redis"];
+
+/// Lua instructions between two looks at the kill switch.
+const KILL_CHECK_EVERY: u32 = 1000;
+
+/// Most memory a thread's Lua state may hold.
+pub const MEMORY_LIMIT: usize = 1 << 30;
+
+/// Most memory a state is kept with between runs: a script that left more garbage than
+/// this gets its state dropped (and its memory returned) rather than held by the thread.
+const KEEP_MEMORY: usize = 32 << 20;
+
+/// Lua 5.1's collector settings (`LUAI_GCPAUSE`, `LUAI_GCMUL`), restored after each run.
+const GC_PAUSE: i32 = 200;
+const GC_STEP_MULTIPLIER: i32 = 200;
+
+/// Helpers written in Lua (loaded as the `=redis_api` chunk, which error positions skip):
+/// `pcall` hands back the text of a `{err=...}` error (or of an error `redis.call` raised) as
+/// Redis 7 does, neither `pcall` nor `xpcall` can catch a kill; and the metatable that guards
+/// each run's globals.
+const PRELUDE: &str = r#"
+local killed, errtext, base = ...
+local rawpcall, rawxpcall, error, select, unpack, type, tostring =
+    pcall, xpcall, error, select, unpack, type, tostring
+local function pack(...) return {n = select('#', ...), ...} end
+local wrapped_pcall = function(f, ...)
+  local r = pack(rawpcall(f, ...))
+  if not r[1] then
+    if killed() then error(r[2], 0) end
+    local e = r[2]
+    if type(e) == 'table' and type(e.err) == 'string' then
+      r[2] = e.err
+    elseif type(e) == 'userdata' then
+      r[2] = errtext(e)
+    end
+  end
+  return unpack(r, 1, r.n)
+end
+local wrapped_xpcall = function(f, h)
+  local r = pack(rawxpcall(f, h))
+  if not r[1] and killed() then error(r[2], 0) end
+  return unpack(r, 1, r.n)
+end
+local guard = {
+  __index = function(_, k)
+    local v = base[k]
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = function()
+    error("Attempt to modify a readonly table", 2)
+  end,
+  __metatable = false,
+}
+return wrapped_pcall, wrapped_xpcall, guard
+"#;
+
+/// A reusable Lua state: the libraries, the `redis` table's fixed part, the helpers.
+pub struct Vm {
+    /// The Lua state.
+    pub lua: Lua,
+    /// The metatable guarding each run's globals.
+    guard: Table,
+    /// Per library, the metatable of its per-run proxies.
+    proxies: Vec<(&'static str, Table)>,
+    /// Lua's own `xpcall`, to run scripts under the error handler.
+    pub raw_xpcall: Function,
+    /// The error handler scripts run under.
+    pub handler: Function,
+    /// The running script's kill switch (the hook and `pcall` look at it).
+    kill: Rc<RefCell<Arc<AtomicBool>>>,
+    /// The environment compiled scripts keep between runs (empty).
+    idle: Table,
+    /// Compiled scripts by SHA1 (content-addressed: never stale).
+    pub compiled: std::collections::HashMap<[u8; 40], Function>,
+    /// Scripts run on this state (it is rebuilt now and then).
+    pub runs: u32,
+}
+
+/// Redis's `redis.LOG_*` levels.
+const LOG_DEBUG: i64 = 0;
+const LOG_WARNING: i64 = 3;
+const LOG_NOTICE: i64 = 2;
+
+impl Vm {
+    /// A state with the libraries scripts may use, the fixed part of `redis`, and the kill
+    /// hook.
+    ///
+    /// # Errors
+    /// Lua's (out of memory).
+    pub fn new(error_handler: fn(&Lua, Value) -> Result<Table>) -> Result<Vm> {
+        let lua = Lua::new_with(
+            StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+            LuaOptions::default(),
+        )?;
+        lua.set_memory_limit(MEMORY_LIMIT)?;
+        let base = lua.globals();
+        let raw_xpcall: Function = base.raw_get("xpcall")?;
+        for name in REMOVED {
+            base.raw_set(*name, Value::Nil)?;
+        }
+        super::bit::install(&lua, &base)?;
+        base.raw_set("redis", redis_table(&lua)?)?;
+        // `("x"):upper()` reads the shared string table through the string metatable: keep
+        // that metatable (and so the table) out of reach.
+        let string_mt: Table = lua.load("return getmetatable('')").eval()?;
+        string_mt.raw_set("__metatable", false)?;
+        let kill = Rc::new(RefCell::new(Arc::new(AtomicBool::new(false))));
+        let killed = {
+            let kill = Rc::clone(&kill);
+            lua.create_function(move |_, ()| Ok(kill.borrow().load(Ordering::Relaxed)))?
+        };
+        let errtext = lua.create_function(|_, e: Value| {
+            Ok(match e {
+                Value::Error(e) => super::run::err_text(&e),
+                _ => "ERR unknown error".into(),
+            })
+        })?;
+        let (pcall, xpcall, guard): (Function, Function, Table) = lua
+            .load(PRELUDE)
+            .set_name(super::run::api_chunk())
+            .set_mode(ChunkMode::Text)
+            .call((killed, errtext, base.clone()))?;
+        base.raw_set("pcall", pcall)?;
+        base.raw_set("xpcall", xpcall)?;
+        let mut proxies = Vec::new();
+        for name in LIBRARIES {
+            let lib: Table = base.raw_get(*name)?;
+            let mt = lua.create_table()?;
+            mt.raw_set("__index", lib)?;
+            mt.raw_set("__metatable", false)?;
+            proxies.push((*name, mt));
+        }
+        let hook_kill = Rc::clone(&kill);
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(KILL_CHECK_EVERY),
+            move |_, _| {
+                if hook_kill.borrow().load(Ordering::Relaxed) {
+                    Err(mlua::Error::runtime(
+                        "Script killed by user with SCRIPT KILL...",
+                    ))
+                } else {
+                    Ok(VmState::Continue)
+                }
+            },
+        )?;
+        let handler = lua.create_function(error_handler)?;
+        let idle = lua.create_table()?;
+        Ok(Vm {
+            idle,
+            lua,
+            guard,
+            proxies,
+            raw_xpcall,
+            handler,
+            kill,
+            compiled: std::collections::HashMap::new(),
+            runs: 0,
+        })
+    }
+
+    /// A fresh environment for one run: its own globals, proxies of the libraries, `KEYS`,
+    /// `ARGV`, `math.random` seeded with `seed`, and `call`, `pcall`, `setresp` (bound to the
+    /// running command by the caller) in its `redis`. `kill` stops the run.
+    ///
+    /// # Errors
+    /// Lua's (out of memory).
+    pub fn environment(
+        &self,
+        seed: u64,
+        kill: &Arc<AtomicBool>,
+        bound: [(&str, Function); 3],
+    ) -> Result<Table> {
+        *self.kill.borrow_mut() = Arc::clone(kill);
+        let lua = &self.lua;
+        let env = lua.create_table()?;
+        for (name, mt) in &self.proxies {
+            let proxy = lua.create_table()?;
+            proxy.set_metatable(Some(mt.clone()))?;
+            env.raw_set(*name, proxy)?;
+        }
+        let math: Table = env.raw_get("math")?;
+        random(lua, &math, seed)?;
+        let redis: Table = env.raw_get("redis")?;
+        for (name, f) in bound {
+            redis.raw_set(name, f)?;
+        }
+        env.raw_set("_G", env.clone())?;
+        env.set_metatable(Some(self.guard.clone()))?;
+        Ok(env)
+    }
+
+    /// Gives the compiled script `f` back the empty environment it waits in between runs.
+    pub fn retire(&self, f: &Function) {
+        // Setting a Lua function's environment fails only on memory exhaustion, when the
+        // state is dropped anyway.
+        let _ = f.set_environment(self.idle.clone());
+    }
+
+    /// Undoes what a run may have changed in the state itself (`collectgarbage` can stop
+    /// the collector or retune it) and drops the run's kill switch. Answers whether the state
+    /// holds more than [`KEEP_MEMORY`] even after a full collection (then it is better
+    /// dropped than kept by an idle thread).
+    pub fn after_run(&self) -> bool {
+        let lua = &self.lua;
+        lua.gc_restart();
+        lua.gc_set_mode(GcMode::Incremental(
+            GcIncParams::default()
+                .pause(GC_PAUSE)
+                .step_multiplier(GC_STEP_MULTIPLIER),
+        ));
+        *self.kill.borrow_mut() = Arc::new(AtomicBool::new(false));
+        lua.used_memory() > KEEP_MEMORY
+            && (lua.gc_collect().is_err() || lua.used_memory() > KEEP_MEMORY)
+    }
+}
+
+/// The fixed part of the `redis` table (all but `call`, `pcall` and `setresp`).
+fn redis_table(lua: &Lua) -> Result<Table> {
+    let redis = lua.create_table()?;
+    redis.raw_set("REDIS_VERSION", crate::info::REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION_NUM", 0x0007_0200)?;
+    for (name, v) in [
+        ("LOG_DEBUG", LOG_DEBUG),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", LOG_NOTICE),
+        ("LOG_WARNING", LOG_WARNING),
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
+        redis.raw_set(name, v)?;
+    }
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime("wrong number of arguments"));
+            }
+            let s = lua.coerce_string(args[0].clone())?;
+            let bytes = s.map(|s| s.as_bytes().to_vec()).unwrap_or_default();
+            Ok(String::from_utf8_lossy(&super::cache::sha1_hex(&bytes)).into_owned())
+        })?,
+    )?;
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|lua, args: Variadic<Value>| match args.first() {
+            Some(Value::String(s)) if args.len() == 1 => {
+                let s = s.to_string_lossy();
+                let dashed = if s.starts_with('-') {
+                    s
+                } else {
+                    format!("-{s}")
+                };
+                error_table(lua, &error_text(&dashed))
+            }
+            _ => error_table(lua, "ERR wrong number or type of arguments"),
+        })?,
+    )?;
+    redis.raw_set(
+        "status_reply",
+        lua.create_function(|lua, args: Variadic<Value>| match args.first() {
+            Some(Value::String(s)) if args.len() == 1 => {
+                let t = lua.create_table()?;
+                t.raw_set("ok", s.clone())?;
+                Ok(t)
+            }
+            _ => error_table(lua, "ERR wrong number or type of arguments"),
+        })?,
+    )?;
+    redis.raw_set("log", lua.create_function(log)?)?;
+    redis.raw_set(
+        "set_repl",
+        lua.create_function(|_, args: Variadic<Value>| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "redis.set_repl() requires two arguments.",
+                ));
+            }
+            match &args[0] {
+                Value::Integer(f) if *f & !3 == 0 => Ok(()),
+                _ => Err(mlua::Error::runtime(
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                )),
+            }
+        })?,
+    )?;
+    redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
+    redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
+    redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    redis.raw_set(
+        "acl_check_cmd",
+        lua.create_function(|_, args: Variadic<Value>| {
+            let known = match args.first() {
+                Some(Value::String(s)) => crate::cmd::lookup(&s.as_bytes()).is_some(),
+                _ => false,
+            };
+            if known {
+                Ok(true)
+            } else {
+                Err(mlua::Error::runtime(
+                    "Invalid command passed to redis.acl_check_cmd()",
+                ))
+            }
+        })?,
+    )?;
+    Ok(redis)
+}
+
+/// `redis.log(level, message ...)`: notices and warnings go to the server log (the server
+/// logs at Redis's default verbosity, `notice`).
+fn log(_: &Lua, args: Variadic<Value>) -> Result<()> {
+    if args.len() < 2 {
+        return Err(mlua::Error::runtime(
+            "redis.log() requires two arguments or more.",
+        ));
+    }
+    let level = match &args[0] {
+        Value::Integer(l) => *l,
+        Value::Number(n) => *n as i64,
+        Value::String(s) => match s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+            Some(n) => n as i64,
+            None => {
+                return Err(mlua::Error::runtime(
+                    "First argument must be a number (log level).",
+                ));
+            }
+        },
+        _ => {
+            return Err(mlua::Error::runtime(
+                "First argument must be a number (log level).",
+            ));
+        }
+    };
+    if !(LOG_DEBUG..=LOG_WARNING).contains(&level) {
+        return Err(mlua::Error::runtime("Invalid debug level."));
+    }
+    if level < LOG_NOTICE {
+        return Ok(());
+    }
+    let mut text = String::new();
+    for (i, a) in args.iter().skip(1).enumerate() {
+        let piece = match a {
+            Value::String(s) => s.to_string_lossy(),
+            Value::Integer(n) => n.to_string(),
+            Value::Number(n) => n.to_string(),
+            _ => continue,
+        };
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(&piece);
+    }
+    let level = if level == LOG_WARNING {
+        Level::Warning
+    } else {
+        Level::Notice
+    };
+    crate::log::log(level, &text);
+    Ok(())
+}
+
+/// Lua's `math.random` and `math.randomseed` over a generator seeded from the command's
+/// randomness, in the run's `math`.
+fn random(lua: &Lua, math: &Table, seed: u64) -> Result<()> {
+    let state = Rc::new(Cell::new(seed | 1));
+    let next = {
+        let state = Rc::clone(&state);
+        move || {
+            // xorshift64*: 53 bits of it make a double in [0, 1).
+            let mut x = state.get();
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            state.set(x);
+            (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+        }
+    };
+    math.raw_set(
+        "random",
+        lua.create_function(move |_, args: Variadic<f64>| {
+            let r = next();
+            match args.len() {
+                0 => Ok(r),
+                1 => {
+                    let u = args[0].trunc();
+                    if u < 1.0 {
+                        return Err(mlua::Error::runtime(
+                            "bad argument #1 to 'random' (interval is empty)",
+                        ));
+                    }
+                    Ok((r * u).floor() + 1.0)
+                }
+                2 => {
+                    let (l, u) = (args[0].trunc(), args[1].trunc());
+                    if l > u {
+                        return Err(mlua::Error::runtime(
+                            "bad argument #2 to 'random' (interval is empty)",
+                        ));
+                    }
+                    Ok((r * (u - l + 1.0)).floor() + l)
+                }
+                _ => Err(mlua::Error::runtime("wrong number of arguments")),
+            }
+        })?,
+    )?;
+    math.raw_set(
+        "randomseed",
+        lua.create_function(move |_, n: f64| {
+            state.set(crate::store::txn::mix(n as i64 as u64) | 1);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
+/// Compiles source text (never bytecode: Lua 5.1 does not verify it, so a crafted binary
+/// chunk could break out of the interpreter) into a function of the run's environment: what
+/// `loadstring` and `load` answer.
+pub fn compile_in(
+    lua: &Lua,
+    env: &Table,
+    code: &[u8],
+    name: Option<String>,
+) -> Result<(Value, Value)> {
+    let name = name.unwrap_or_else(|| format!("={}", String::from_utf8_lossy(code)));
+    match lua
+        .load(code)
+        .set_name(name)
+        .set_mode(ChunkMode::Text)
+        .set_environment(env.clone())
+        .into_function()
+    {
+        Ok(f) => Ok((Value::Function(f), Value::Nil)),
+        Err(e) => Ok((
+            Value::Nil,
+            Value::String(lua.create_string(super::run::message(&e))?),
+        )),
+    }
+}
+
+/// `load(f [, name])`: the pieces `f` returns, compiled by [`compile_in`].
+///
+/// # Errors
+/// `f`'s.
+pub fn load_pieces(
+    lua: &Lua,
+    env: &Table,
+    f: Function,
+    name: Option<String>,
+) -> Result<(Value, Value)> {
+    let mut code = Vec::new();
+    loop {
+        match f.call::<Value>(())? {
+            Value::String(s) if !s.as_bytes().is_empty() => {
+                code.extend_from_slice(&s.as_bytes());
+            }
+            _ => break,
+        }
+    }
+    compile_in(
+        lua,
+        env,
+        &code,
+        Some(name.unwrap_or_else(|| "=(load)".into())),
+    )
+}
+
+/// A `LuaString` as bytes (for `loadstring`).
+pub fn bytes_of(s: &LuaString) -> Vec<u8> {
+    s.as_bytes().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run reads the shared globals through its environment's `__index`: any table there
+    /// other than the proxied libraries would be one all scripts could write to.
+    #[test]
+    fn the_only_shared_tables_scripts_reach_are_proxied() {
+        let vm = Vm::new(|lua, _| lua.create_table()).expect("state");
+        let base = vm.lua.globals();
+        for pair in base.pairs::<String, Value>() {
+            let (name, value) = pair.expect("global");
+            if matches!(
+                value,
+                Value::Table(_) | Value::UserData(_) | Value::Thread(_)
+            ) {
+                assert!(
+                    name == "_G" || LIBRARIES.contains(&name.as_str()),
+                    "global {name} is a shared {value:?}"
+                );
+            }
+        }
+    }
+}
