@@ -4,16 +4,15 @@
 //! A filter is a chain of sub-filters (Almeida et al., "Scalable Bloom Filters"): when the
 //! newest is full, a new one is added with `expansion` times its capacity and half its error
 //! rate, so the chain's rate stays below twice the first's. Each sub-filter uses the library's
-//! blocked layout ([`block_index`] + [`BlockProbes`]): all probes of an item fall in one 512-bit
-//! block, hence in one 512-byte chunk, so adding an item reads and writes one chunk. Chunks are
+//! blocked layout ([`BlockedProbe`]): all probes of an item fall in one 512-bit block, hence
+//! in one 512-byte chunk, so adding an item reads and writes one chunk. Chunks are
 //! created on first write (a missing chunk is all zeros), so a large reservation costs
 //! nothing until used. Sized with [`math::blocked_bits_per_key`] and
 //! [`math::optimal_blocked_hashes`].
 
 use bytes::Bytes;
 
-use bloomkv::filter::layout::{BlockProbes, block_index, mix64};
-use bloomkv::filter::{hash_key, math};
+use bloomkv::filter::{BlockedProbe, hash_key, math, stage_hash};
 
 use crate::cmd::{WRONGTYPE, parse_i64};
 use crate::resp::Reply;
@@ -70,20 +69,15 @@ impl Layer {
 
     /// Where `hash`'s probes fall in this layer (numbered `n`): chunk index, byte offset of
     /// its block within the chunk, and the probes.
-    fn locate(&self, n: u32, hash: u64) -> (u64, usize, BlockProbes) {
+    fn locate(&self, n: u32, hash: u64) -> (u64, usize, BlockedProbe) {
         // Every layer after the first re-mixes the hash, so an item's blocks in two layers are
         // unrelated.
-        let h = if n == 0 {
-            hash
-        } else {
-            mix64(hash ^ u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15))
-        };
-        let block = block_index(h, self.bits / math::BLOCK_BITS);
-        let byte = block * BLOCK_BYTES;
+        let probe = BlockedProbe::new(stage_hash(hash, n), self.bits, self.k);
+        let byte = probe.block() * BLOCK_BYTES;
         (
             byte / BLOOM_CHUNK_BYTES as u64,
             (byte % BLOOM_CHUNK_BYTES as u64) as usize,
-            BlockProbes::new(h, self.k),
+            probe,
         )
     }
 
@@ -555,7 +549,7 @@ mod tests {
         assert!(math::blocked_false_positive_rate(l.bits, 1000u64, l.k) <= 0.0101);
         // A probe block never straddles a chunk.
         for i in 0..1000u64 {
-            let (_, at, _) = l.locate(0, mix64(i));
+            let (_, at, _) = l.locate(0, hash_key(&i.to_le_bytes()));
             assert!(at + BLOCK_BYTES as usize <= BLOOM_CHUNK_BYTES);
         }
     }

@@ -1,11 +1,62 @@
-//! Where a key's probes land: the two layouts and the index math they share.
+//! Where a key's probes land: the key's one hash, the two layouts, and the index math they
+//! share. The bottom of `filter`: everything else in it builds on this file, which uses none
+//! of it.
 //!
 //! Every probe position is derived from the key's one 64-bit xxh3 hash; the key itself is
 //! never read again. Positions are `u64` throughout, and ranges are reduced with a
 //! multiply-shift (`(x * n) >> 64` in 128 bits) rather than `%`, so arrays beyond 2^32 bits
 //! work and no division sits on the lookup path.
+//!
+//! Public (re-exported as `filter::*`, [`BLOCK_BITS`] as `filter::math::BLOCK_BITS`):
+//! [`hash_key`], [`MAX_HASHES`], [`Layout`], and for a program that keeps a blocked filter's
+//! bits itself (the server stores one block per value), [`BlockedProbe`] and [`stage_hash`].
+//! The probe iterators and the mixing and reduction helpers are the crate's own.
 
-use super::math::BLOCK_BITS;
+/// Bits in one block of the blocked layout: one 64-byte cache line.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, math::BLOCK_BITS};
+/// assert_eq!(BloomFilter::new(FilterSize::bits(1, 1).blocked())?.bit_len(), BLOCK_BITS);
+/// # Ok(())
+/// # }
+/// ```
+pub const BLOCK_BITS: u64 = 512;
+
+/// Most probes per key a filter uses. More would cost lookup time for rates already far below
+/// anything measurable (64 probes is the optimum near 92 bits per key).
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, MAX_HASHES};
+/// assert!(BloomFilter::new(FilterSize::bits(1024, MAX_HASHES)).is_ok());
+/// assert!(BloomFilter::new(FilterSize::bits(1024, MAX_HASHES + 1)).is_err());
+/// # Ok(())
+/// # }
+/// ```
+pub const MAX_HASHES: u32 = 64;
+
+/// The one hash bloomkv uses for filter keys: xxh3, 64 bits, seed 0.
+///
+/// A key is hashed once; all probes (and, in the engine, all tables consulted by one lookup)
+/// reuse this value.
+///
+/// # Examples
+/// ```
+/// # fn main() -> bloomkv::Result<()> {
+/// use bloomkv::filter::{BloomFilter, FilterSize, hash_key};
+/// let mut f = BloomFilter::new(FilterSize::for_items(10, 0.01))?;
+/// f.insert_hash(hash_key(b"k"));
+/// assert!(f.contains(b"k")); // `insert` hashes the same way
+/// # Ok(())
+/// # }
+/// ```
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key)
+}
 
 /// How a filter spreads a key's probes over its bit array.
 ///
@@ -66,30 +117,15 @@ impl Layout {
 ///
 /// Uses the high bits of `x`, needs no division, and is exact for every `n` up to `u64::MAX`
 /// (so filters beyond 2^32 bits or blocks index correctly).
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::reduce;
-/// assert_eq!(reduce(0, 10), 0);
-/// assert_eq!(reduce(u64::MAX, 10), 9);
-/// assert_eq!(reduce(1 << 63, 10), 5);
-/// ```
 #[inline]
-pub fn reduce(x: u64, n: u64) -> u64 {
+pub(crate) fn reduce(x: u64, n: u64) -> u64 {
     ((u128::from(x) * u128::from(n)) >> 64) as u64
 }
 
 /// A bijective 64-bit mixer (the SplitMix64 finaliser): every output bit depends on every
 /// input bit. Turns the key hash into a second, practically independent value for probes.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::mix64;
-/// assert_ne!(mix64(1), mix64(2));
-/// assert_eq!(mix64(0), 0); // a bijection fixing 0
-/// ```
 #[inline]
-pub fn mix64(mut x: u64) -> u64 {
+pub(crate) fn mix64(mut x: u64) -> u64 {
     x ^= x >> 30;
     x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^= x >> 27;
@@ -98,30 +134,16 @@ pub fn mix64(mut x: u64) -> u64 {
 }
 
 /// The block of the blocked layout that a hash selects, among `num_blocks` blocks.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::block_index;
-/// assert!(block_index(bloomkv::filter::hash_key(b"k"), 8) < 8);
-/// ```
 #[inline]
-pub fn block_index(hash: u64, num_blocks: u64) -> u64 {
+pub(crate) fn block_index(hash: u64, num_blocks: u64) -> u64 {
     reduce(hash, num_blocks)
 }
 
 /// Standard-layout probe positions in `0..bits`, by enhanced double hashing: position `i` is
 /// `reduce(h1 + i*h2 + (i^3 - i)/6, bits)` with `h1` the hash and `h2 = mix64(hash)`. The cubic
 /// term keeps two keys whose `(h1, h2)` nearly agree from sharing all their probes.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::StandardProbes;
-/// let probes: Vec<u64> = StandardProbes::new(bloomkv::filter::hash_key(b"k"), 1000, 7).collect();
-/// assert_eq!(probes.len(), 7);
-/// assert!(probes.iter().all(|&p| p < 1000));
-/// ```
 #[derive(Debug, Clone)]
-pub struct StandardProbes {
+pub(crate) struct StandardProbes {
     x: u64,
     delta: u64,
     step: u64,
@@ -131,14 +153,8 @@ pub struct StandardProbes {
 
 impl StandardProbes {
     /// The `k` probe positions of `hash` in an array of `bits` bits.
-    ///
-    /// # Examples
-    /// ```
-    /// use bloomkv::filter::layout::StandardProbes;
-    /// assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
-    /// ```
     #[inline]
-    pub fn new(hash: u64, bits: u64, k: u32) -> Self {
+    pub(crate) fn new(hash: u64, bits: u64, k: u32) -> Self {
         StandardProbes {
             x: hash,
             delta: mix64(hash),
@@ -174,16 +190,8 @@ impl Iterator for StandardProbes {
 /// `mix64(hash)` (seven per mixed word; the word is re-mixed when they run out). The block
 /// itself comes from the raw hash via [`block_index`], the offsets from its mix, so the two
 /// are practically independent.
-///
-/// # Examples
-/// ```
-/// use bloomkv::filter::layout::BlockProbes;
-/// let offsets: Vec<u32> = BlockProbes::new(bloomkv::filter::hash_key(b"k"), 6).collect();
-/// assert_eq!(offsets.len(), 6);
-/// assert!(offsets.iter().all(|&o| o < 512));
-/// ```
 #[derive(Debug, Clone)]
-pub struct BlockProbes {
+pub(crate) struct BlockProbes {
     /// The current mixed word, whole; `fields` is what is left of it.
     word: u64,
     fields: u64,
@@ -196,14 +204,8 @@ const FIELDS_PER_WORD: u32 = 7;
 
 impl BlockProbes {
     /// The `k` in-block bit offsets (`0..512`) of `hash`.
-    ///
-    /// # Examples
-    /// ```
-    /// use bloomkv::filter::layout::BlockProbes;
-    /// assert_eq!(BlockProbes::new(42, 9).count(), 9); // past seven fields the word is re-mixed
-    /// ```
     #[inline]
-    pub fn new(hash: u64, k: u32) -> Self {
+    pub(crate) fn new(hash: u64, k: u32) -> Self {
         let word = mix64(hash);
         BlockProbes {
             word,
@@ -238,6 +240,104 @@ impl Iterator for BlockProbes {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left as usize, Some(self.left as usize))
+    }
+}
+
+/// Where a key's probes fall in a blocked-layout Bloom filter whose bits the caller keeps
+/// itself (say one 512-bit block per stored value): the block, and the `k` bit offsets in it.
+/// These are the positions a [`BloomFilter`](super::BloomFilter) of [`Layout::Blocked`] with
+/// the same size and probe count sets for the key (`docs/FORMAT.md`, "Filter block"): offset
+/// `o` of block `b` is bit `b * 512 + o` of the filter, bit `o % 8` of byte `o / 8` of the
+/// block's 64 bytes.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BlockedProbe, hash_key, math::BLOCK_BITS};
+/// let mut blocks = vec![[0u8; 64]; 8]; // a filter of 8 blocks, 3 probes per key
+/// let bits = blocks.len() as u64 * BLOCK_BITS;
+/// let probe = BlockedProbe::new(hash_key(b"apple"), bits, 3);
+/// let block = &mut blocks[probe.block() as usize];
+/// for o in probe {
+///     block[o as usize / 8] |= 1 << (o % 8);
+/// }
+/// let probe = BlockedProbe::new(hash_key(b"apple"), bits, 3);
+/// let block = &blocks[probe.block() as usize];
+/// assert!(probe.into_iter().all(|o| block[o as usize / 8] & (1 << (o % 8)) != 0));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BlockedProbe {
+    block: u64,
+    offsets: BlockProbes,
+}
+
+impl BlockedProbe {
+    /// The probes of the key whose [`hash_key`] is `hash`, in a filter of
+    /// `bits` bits (whole 512-bit blocks: a remainder is ignored) with `k` probes per key.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BlockedProbe;
+    /// let probe = BlockedProbe::new(42, 4 * 512, 9);
+    /// assert!(probe.block() < 4);
+    /// assert_eq!(probe.count(), 9);
+    /// ```
+    #[inline]
+    pub fn new(hash: u64, bits: u64, k: u32) -> Self {
+        BlockedProbe {
+            block: block_index(hash, bits / BLOCK_BITS),
+            offsets: BlockProbes::new(hash, k),
+        }
+    }
+
+    /// The block the key's probes fall in: `0..bits / 512` (0 for a filter smaller than a
+    /// block).
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::filter::BlockedProbe;
+    /// assert_eq!(BlockedProbe::new(u64::MAX, 10 * 512, 6).block(), 9);
+    /// ```
+    #[inline]
+    pub fn block(&self) -> u64 {
+        self.block
+    }
+}
+
+/// The bit offsets (`0..512`) within [`BlockedProbe::block`], one per probe.
+impl Iterator for BlockedProbe {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        self.offsets.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.offsets.size_hint()
+    }
+}
+
+/// The hash a key has in member `n` of a group of filters that must not put it in the same
+/// places (the stages of a filter that grows, say): `hash` itself for `n == 0`, for any other
+/// `n` a remix of `hash` and `n` that is practically independent of both. Positions derived
+/// from it may be stored: it will not change.
+///
+/// # Examples
+/// ```
+/// use bloomkv::filter::{BlockedProbe, hash_key, stage_hash};
+/// let h = hash_key(b"k");
+/// assert_eq!(stage_hash(h, 0), h);
+/// assert_ne!(stage_hash(h, 1), stage_hash(h, 2));
+/// // Stage 1 of a chain: where the key goes in the second filter.
+/// let second = BlockedProbe::new(stage_hash(h, 1), 1 << 20, 7);
+/// assert!(second.block() < (1 << 20) / 512);
+/// ```
+#[inline]
+pub fn stage_hash(hash: u64, n: u32) -> u64 {
+    if n == 0 {
+        hash
+    } else {
+        mix64(hash ^ u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
 }
 
@@ -284,7 +384,7 @@ mod tests {
         assert_eq!(reduce(1u64 << 63, n), n / 2);
         // Positions beyond 2^32 are actually produced for a > 2^32-bit array.
         let max = (0..10_000u64)
-            .flat_map(|i| StandardProbes::new(super::super::hash_key(&i.to_le_bytes()), n, 7))
+            .flat_map(|i| StandardProbes::new(hash_key(&i.to_le_bytes()), n, 7))
             .max()
             .unwrap();
         assert!(max > 1u64 << 35 && max < n);
@@ -307,5 +407,68 @@ mod tests {
             assert!(BlockProbes::new(h, 30).all(|o| o < 512));
             assert_eq!(BlockProbes::new(h, 30).count(), 30);
         }
+    }
+
+    #[test]
+    fn helpers_keep_their_documented_values() {
+        assert_eq!(reduce(0, 10), 0);
+        assert_eq!(reduce(u64::MAX, 10), 9);
+        assert_eq!(reduce(1 << 63, 10), 5);
+        assert_ne!(mix64(1), mix64(2));
+        assert_eq!(mix64(0), 0); // a bijection fixing 0
+        assert!(block_index(hash_key(b"k"), 8) < 8);
+        let probes: Vec<u64> = StandardProbes::new(hash_key(b"k"), 1000, 7).collect();
+        assert_eq!(probes.len(), 7);
+        assert!(probes.iter().all(|&p| p < 1000));
+        assert_eq!(StandardProbes::new(42, 64, 3).count(), 3);
+        assert_eq!(BlockProbes::new(42, 9).count(), 9); // past seven fields the word is re-mixed
+    }
+
+    #[test]
+    fn standard_probes_reach_beyond_2_pow_32() {
+        const BIG: u64 = (1 << 36) + 1234; // 64 Gbit: never allocated here
+        let mut max = 0;
+        let mut high = 0usize;
+        let mut total = 0usize;
+        for i in 0..20_000u64 {
+            for p in StandardProbes::new(hash_key(&i.to_le_bytes()), BIG, 7) {
+                assert!(p < BIG);
+                max = max.max(p);
+                high += usize::from(p >= 1 << 32);
+                total += 1;
+            }
+        }
+        // Uniform over 0..BIG: all but 1/16 of the probes land above 2^32.
+        let share = high as f64 / total as f64;
+        assert!((0.92..0.955).contains(&share), "{share}");
+        assert!(max > BIG - BIG / 1000);
+    }
+
+    #[test]
+    fn blocked_probe_is_where_the_blocked_layout_puts_the_key() {
+        for i in 0..1000u64 {
+            let h = mix64(i);
+            for (bits, k) in [(512u64, 1u32), (8 * 512, 6), (1000 * 512 + 100, 13)] {
+                let probe = BlockedProbe::new(h, bits, k);
+                let base = probe.block() * BLOCK_BITS;
+                let public: Vec<u64> = probe.map(|o| base + u64::from(o)).collect();
+                let internal: Vec<u64> = positions(Layout::Blocked, h, bits, k).collect();
+                assert_eq!(public, internal);
+            }
+        }
+        assert_eq!(BlockedProbe::new(7, 100, 3).block(), 0); // less than a block
+    }
+
+    #[test]
+    fn stage_hash_is_pinned() {
+        // Callers store positions derived from it (the server's BF.* filters): its values are
+        // part of their data.
+        assert_eq!(stage_hash(12_345, 0), 12_345);
+        assert_eq!(
+            stage_hash(12_345, 3),
+            mix64(12_345 ^ 3u64.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        );
+        let distinct: std::collections::HashSet<u64> = (0..100).map(|n| stage_hash(1, n)).collect();
+        assert_eq!(distinct.len(), 100);
     }
 }

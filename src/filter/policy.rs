@@ -60,7 +60,7 @@ pub trait FilterPolicy: Send + Sync + Debug {
     /// once with the database's policy and reuses the hash for every table built by that
     /// policy; a table built by another policy gets a hash of its own policy's.
     fn hash_key(&self, key: &[u8]) -> u64 {
-        super::hash_key(key)
+        super::layout::hash_key(key)
     }
 
     /// The policy that builds tables of `level`, for a policy that differs by level (as

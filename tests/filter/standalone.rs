@@ -493,43 +493,6 @@ fn small_filters_keep_their_rate_and_estimate_it() {
 }
 
 #[test]
-fn repeated_probe_model_matches_the_probe_sequence() {
-    // math::standard_stride_excess against the real standard-layout probes: the distinct
-    // positions D of 2M random hashes, and E[f^D] - f^k for a random array of fill f.
-    use bloomkv::filter::layout::{StandardProbes, mix64};
-    for (m, k) in [(105u64, 6u32), (1000, 7), (2500, 10)] {
-        let mut hist = vec![0u64; k as usize + 1];
-        let mut pos = Vec::with_capacity(k as usize);
-        let samples = 2_000_000u64;
-        for i in 0..samples {
-            pos.clear();
-            pos.extend(StandardProbes::new(mix64(i ^ 0x5eed << 40), m, k));
-            pos.sort_unstable();
-            pos.dedup();
-            hist[pos.len()] += 1;
-        }
-        for f in [0.3, 0.5] {
-            let simulated: f64 = hist
-                .iter()
-                .enumerate()
-                .map(|(d, &c)| c as f64 / samples as f64 * f64::powi(f, d as i32))
-                .sum::<f64>()
-                - f64::powi(f, k as i32);
-            let model = math::standard_stride_excess(m, k, f);
-            assert!(
-                (model - simulated).abs() / simulated < 0.1,
-                "m {m}, k {k}, fill {f}: model {model} vs simulated {simulated}"
-            );
-        }
-    }
-    assert_eq!(math::standard_stride_excess(1000u64, 1, 0.5), 0.0);
-    assert!(
-        math::standard_stride_excess(1000u64, 7, 0.5)
-            > math::standard_stride_excess(2000u64, 7, 0.5)
-    );
-}
-
-#[test]
 fn scalable_filter_rejects_bad_parameters() {
     for (cap, p, g, r) in [
         (0, 0.01, 2, 0.9),

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::filter::monkey::kinds::{self as monkey_kinds, KindCurve};
 use crate::filter::monkey::{self, LevelShape};
-use crate::filter::monkey_kinds::{self, KindCurve};
 use crate::filter::{BloomPolicy, MIN_BITS_PER_KEY};
 use crate::options::{FilterAllocation, NUM_LEVELS, Options};
 use crate::db::version::{TableFile, Version};

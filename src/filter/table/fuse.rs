@@ -16,24 +16,20 @@
 
 use crate::error::{Error, Result};
 
-use super::encoding::u64_at;
-use super::layout::{mix64, reduce};
-use super::static_header::{Framing, TRAILER_LEN};
-use super::{FilterPolicy, partition};
+use super::partition;
+use super::static_header::{Framing, Header};
+use crate::filter::layout::{mix64, reduce};
+use crate::filter::policy::FilterPolicy;
 
-/// First bytes of a serialized binary fuse filter.
-const MAGIC: [u8; 4] = *b"BFU8";
-/// Format version. DO NOT CHANGE the meaning of version 1.
-const VERSION: u8 = 1;
-/// Bytes before the fingerprints.
-const HEADER_LEN: usize = 32;
-/// Magic, version, header and checksum framing (shared with the other static kind).
+/// Magic `"BFU8"` and format version (DO NOT CHANGE the meaning of version 1); no parameter
+/// byte, so header bytes 5..8 are reserved.
 const FRAMING: Framing = Framing {
-    magic: MAGIC,
-    version: VERSION,
-    header_len: HEADER_LEN,
+    magic: *b"BFU8",
+    version: 1,
     reserved: 5,
     what: "binary fuse",
+    fields_at: 16,
+    fields_wrong: "segment length, count and filter length disagree",
 };
 /// Largest segment length (as in the paper's implementation; longer segments stop helping).
 const MAX_SEGMENT_LEN: u64 = 1 << 18;
@@ -96,7 +92,7 @@ impl BinaryFusePolicy {
         1.0 / 256.0
     }
 
-    /// Builds a filter over `hashes` ([`super::hash_key`] values; duplicates allowed, they are
+    /// Builds a filter over `hashes` ([`crate::filter::hash_key`] values; duplicates allowed, they are
     /// removed first since identical keys can never be peeled apart).
     ///
     /// # Errors
@@ -243,23 +239,20 @@ fn try_build(keys: &[u64], seed: u64, segment_len: u64, segments: u64) -> Result
     Ok(Some(f))
 }
 
+/// The filter's bytes: the static header (dimensions: `log2 L` in the low u32, `S` in the
+/// high one, so the two u32 LE fields of `docs/FORMAT.md`), then the fingerprints.
 fn encode(seed: u64, segment_len: u64, segments: u64, keys: u64, f: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + f.len() + 4);
-    out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
-    out.extend_from_slice(&[0, 0, 0]);
-    out.extend_from_slice(&seed.to_le_bytes());
-    out.extend_from_slice(&(segment_len.trailing_zeros()).to_le_bytes());
-    out.extend_from_slice(&(segments as u32).to_le_bytes());
-    out.extend_from_slice(&keys.to_le_bytes());
-    out.extend_from_slice(f);
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    let header = Header {
+        param: 0,
+        seed,
+        dims: u64::from(segment_len.trailing_zeros()) | segments << 32,
+        keys,
+    };
+    FRAMING.encode(&header, f.len(), |out| out.extend_from_slice(f))
 }
 
 /// The decoded header of a serialized filter.
-struct Header<'a> {
+struct FuseHeader<'a> {
     seed: u64,
     segment_len: u64,
     segments: u64,
@@ -269,28 +262,23 @@ struct Header<'a> {
 
 /// Header checks only (the lookup path): `None` when anything is off.
 #[inline]
-fn peek(bytes: &[u8]) -> Option<Header<'_>> {
-    if !FRAMING.frames(bytes) {
-        return None;
-    }
-    let seed = u64_at(bytes, 8)?;
-    let shift = u32::from_le_bytes(bytes[16..20].try_into().ok()?);
-    let segments = u64::from(u32::from_le_bytes(bytes[20..24].try_into().ok()?));
-    let keys = u64_at(bytes, 24)?;
+fn peek(bytes: &[u8]) -> Option<FuseHeader<'_>> {
+    let (h, payload) = FRAMING.peek(bytes)?;
+    let (shift, segments) = (h.dims as u32, h.dims >> 32);
     if shift > 18 || segments == 0 {
         return None;
     }
     let segment_len = 1u64 << shift;
     let len = usize::try_from((segments + 2) * segment_len).ok()?;
-    if bytes.len() != HEADER_LEN + len + TRAILER_LEN {
+    if payload.len() != len {
         return None;
     }
-    Some(Header {
-        seed,
+    Some(FuseHeader {
+        seed: h.seed,
         segment_len,
         segments,
-        keys,
-        fingerprints: &bytes[HEADER_LEN..HEADER_LEN + len],
+        keys: h.keys,
+        fingerprints: payload,
     })
 }
 
@@ -320,14 +308,7 @@ impl FilterPolicy for BinaryFusePolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        FRAMING.check(filter)?;
-        if peek(filter).is_none() {
-            return Err(Error::corrupt_bytes(
-                16,
-                "segment length, count and filter length disagree",
-            ));
-        }
-        Ok(())
+        FRAMING.check(filter, |f| peek(f).is_some())
     }
 
     #[inline]
@@ -361,7 +342,7 @@ mod tests {
         let p = BinaryFusePolicy::new();
         for n in [0u64, 1, 2, 3, 5, 10, 100, 1000] {
             let mut hashes: Vec<u64> = (0..n)
-                .map(|i| super::super::hash_key(&i.to_le_bytes()))
+                .map(|i| crate::filter::layout::hash_key(&i.to_le_bytes()))
                 .collect();
             hashes.extend_from_slice(&hashes.clone()); // every key twice
             let f = p.build(&hashes).unwrap();

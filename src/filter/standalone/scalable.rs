@@ -6,7 +6,8 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 use super::encoding::{self, Kind, VERSION};
-use super::{BloomFilter, file, hash_key};
+use super::{BloomFilter, file};
+use crate::filter::layout::hash_key;
 
 /// Most stages a filter may grow to; with growth 2 that is 2^63 times the initial capacity.
 const MAX_STAGES: usize = 64;
@@ -23,7 +24,7 @@ const MAX_STAGES: usize = 64;
 ///
 /// That argument needs each stage to really keep its `p_i`, which small stages with tight
 /// rates (a small initial capacity) do not when sized by the textbook formula. Each stage is
-/// a [`BloomFilter`] for a capacity at a rate ([`super::FilterSize::for_items`]), sized by [`super::math::standard_sizing`] to keep its
+/// a [`BloomFilter`] for a capacity at a rate ([`super::FilterSize::for_items`]), sized by [`crate::filter::math::standard_sizing`] to keep its
 /// rate, small-filter effects included. The bound is on the expected rate; one filter's own
 /// rate spreads around it, by more the smaller its first stage (`docs/FILTERS.md`).
 ///
@@ -156,7 +157,7 @@ impl ScalableBloomFilter {
         let capacity = usize::try_from(capacity)
             .map_err(|_| Error::InvalidArgument("stage capacity overflows".into()))?;
         self.stages.push(BloomFilter::for_rate(
-            super::Layout::Standard,
+            crate::filter::layout::Layout::Standard,
             capacity,
             rate,
         )?);
@@ -708,7 +709,7 @@ impl ScalableBloomFilter {
             let fits = expected.is_some_and(|(cap, r)| {
                 stage.capacity() as u64 == cap
                     && stage.error_rate().to_bits() == r.to_bits()
-                    && stage.layout() == super::Layout::Standard
+                    && stage.layout() == crate::filter::layout::Layout::Standard
                     && (i + 1 == count || stage.is_full())
             });
             if !fits {

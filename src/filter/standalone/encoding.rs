@@ -23,9 +23,9 @@
 
 use crate::error::{Error, Result};
 
-use super::MAX_HASHES;
-use super::layout::Layout;
-use super::math::BLOCK_BITS;
+use crate::filter::layout::Layout;
+use crate::filter::layout::MAX_HASHES;
+use crate::filter::sizing::math::BLOCK_BITS;
 
 /// First four bytes of every serialized filter.
 pub(crate) const MAGIC: [u8; 4] = *b"BKVF";

@@ -23,16 +23,14 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use super::FilterPolicy;
-use super::monkey::LevelShape;
+use super::{LevelShape, MIN_RUNS, memory};
+use crate::filter::policy::FilterPolicy;
 
 /// Most bits per key the solver considers for a level (a Bloom filter at 48 bits/key is
 /// already below 1e-7; more would only buy rounding error).
 const MAX_GRID_BITS: f64 = 48.0;
 /// Grid step for sampling a continuous curve; the last step taken is interpolated.
 const GRID_STEP: f64 = 0.25;
-/// The smallest probe weight the solver works with (as in [`super::monkey`]).
-const MIN_RUNS: f64 = 1e-3;
 
 /// One level's filter kind as the solver sees it.
 #[derive(Debug)]
@@ -247,12 +245,7 @@ pub(crate) fn allocate(
             }
         })
         .collect();
-    let uniform_memory: f64 = levels
-        .iter()
-        .zip(&uniform)
-        .map(|(l, b)| l.entries * b)
-        .sum();
-    if uniform_memory <= budget * (1.0 + 1e-9)
+    if memory(levels, &uniform) <= budget * (1.0 + 1e-9)
         && expected_false_positives(levels, curves, &uniform)
             < expected_false_positives(levels, curves, &bits)
     {
@@ -263,22 +256,9 @@ pub(crate) fn allocate(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::shape;
     use super::*;
     use crate::filter::{BinaryFusePolicy, BloomPolicy, RibbonPolicy};
-
-    fn shape(entries: &[f64]) -> Vec<LevelShape> {
-        entries
-            .iter()
-            .map(|&e| LevelShape {
-                entries: e,
-                runs: if e > 0.0 { 1.0 } else { 0.0 },
-            })
-            .collect()
-    }
-
-    fn memory(levels: &[LevelShape], bits: &[f64]) -> f64 {
-        levels.iter().zip(bits).map(|(l, b)| l.entries * b).sum()
-    }
 
     #[test]
     fn hull_of_discrete_kinds_holds_only_what_they_realize() {
@@ -321,7 +301,7 @@ mod tests {
         let levels = shape(&[0.0, 1e4, 1e5, 1e6]);
         let curves: Vec<_> = levels.iter().map(|_| KindCurve::of(&bloom, 1.0)).collect();
         let bits = allocate(&levels, &curves, 10.0);
-        let closed = super::super::monkey::allocate(&levels, 10.0, 1.0);
+        let closed = super::super::allocate(&levels, 10.0, 1.0);
         let total: f64 = levels.iter().map(|l| l.entries).sum();
         assert!((memory(&levels, &bits) - 10.0 * total).abs() < 1e-6 * total);
         for i in 1..4 {

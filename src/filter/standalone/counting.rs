@@ -5,16 +5,19 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
-use super::bloom::{
-    bits_per_key_for_rate, blocked_fpr_from_ones, blocked_len_from_ones, clamp_rate,
-    predicted_rate, size_for_bits_per_key, standard_fpr_from_ones, standard_len_from_ones,
-    standard_size,
-};
+use super::BloomFilter;
 use super::encoding::{self, Kind, Sizing};
 use super::file;
-use super::layout::{Layout, positions};
 use super::size::{FilterSize, Spec};
-use super::{BloomFilter, MAX_HASHES, hash_key, math};
+use crate::filter::layout::{Layout, positions};
+use crate::filter::layout::{MAX_HASHES, hash_key};
+use crate::filter::sizing::estimate::{
+    blocked_fpr_from_ones, blocked_len_from_ones, standard_fpr_from_ones, standard_len_from_ones,
+};
+use crate::filter::sizing::math;
+use crate::filter::sizing::params::{
+    bits_per_key_for_rate, clamp_rate, predicted_rate, size_for_bits_per_key, standard_size,
+};
 
 /// The value at which a counter sticks.
 const SATURATED: u8 = 15;

@@ -3,8 +3,8 @@
 
 use crate::error::{Error, Result};
 
-use super::MAX_HASHES;
-use super::layout::Layout;
+use crate::filter::layout::Layout;
+use crate::filter::layout::MAX_HASHES;
 
 /// What a standalone filter is sized for, in one of three ways, and its [`Layout`]
 /// (standard unless [`FilterSize::blocked`] or [`FilterSize::with_layout`] says otherwise).
@@ -54,8 +54,8 @@ pub(crate) enum Spec {
 impl FilterSize {
     /// `capacity` items at false-positive rate `error_rate`: the fewest bits (and the best
     /// number of probes) that keep the rate up to that many items (see
-    /// [`math::standard_sizing`](super::math::standard_sizing) and
-    /// [`math::blocked_bits_per_key`](super::math::blocked_bits_per_key)).
+    /// [`math::standard_sizing`](crate::filter::math::standard_sizing) and
+    /// [`math::blocked_bits_per_key`](crate::filter::math::blocked_bits_per_key)).
     ///
     /// # Examples
     /// ```

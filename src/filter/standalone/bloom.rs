@@ -6,10 +6,16 @@ use crate::error::{Error, Result};
 
 use super::encoding::{self, Kind, Sizing};
 use super::file;
-use super::layout::{BlockProbes, Layout, StandardProbes, block_index};
-use super::math::{self, BLOCK_BITS};
 use super::size::{FilterSize, Spec};
-use super::{MAX_HASHES, hash_key};
+use crate::filter::layout::{BlockProbes, Layout, StandardProbes, block_index};
+use crate::filter::layout::{MAX_HASHES, hash_key};
+use crate::filter::sizing::estimate::{
+    blocked_fpr_from_ones, blocked_len_from_ones, standard_fpr_from_ones, standard_len_from_ones,
+};
+use crate::filter::sizing::math::{self, BLOCK_BITS};
+use crate::filter::sizing::params::{
+    bits_per_key_for_rate, clamp_rate, predicted_rate, size_for_bits_per_key, standard_size,
+};
 
 /// 64-bit words per 512-bit block.
 const BLOCK_WORDS: u64 = BLOCK_BITS / 64;
@@ -998,15 +1004,6 @@ impl BloomFilter {
     }
 }
 
-/// Keeps a rate strictly inside (0, 1), as the format requires.
-pub(crate) fn clamp_rate(p: f64) -> f64 {
-    if p.is_nan() {
-        0.5
-    } else {
-        p.clamp(f64::MIN_POSITIVE, 1.0 - f64::EPSILON)
-    }
-}
-
 /// Probes a serialized Bloom filter's payload in place (the bytes of the little-endian words,
 /// so bit `p` is bit `p % 8` of byte `p / 8`). `true` if a position cannot be read.
 #[inline]
@@ -1035,134 +1032,6 @@ pub(crate) fn contains_hash_in(
                 .all(|off| block[(off >> 3) as usize & 63] & (1 << (off & 7)) != 0)
         }
     }
-}
-
-/// The rate a filter's parameters predict for `items` keys.
-pub(crate) fn predicted_rate(layout: Layout, bits: u64, items: u64, k: u32) -> f64 {
-    match layout {
-        Layout::Standard => math::standard_false_positive_rate(bits, items, k),
-        Layout::Blocked => math::blocked_false_positive_rate(bits, items, k),
-    }
-}
-
-/// What the bits set say about the false-positive rate of a standard-layout array of `bits`
-/// positions with `ones` of them set: `fill^k`, the rate of a query whose `k` probes hit
-/// distinct random positions, plus the excess from queries whose probes repeat positions
-/// ([`math::standard_stride_excess`]). Shared by Bloom filters (bits) and counting filters
-/// (non-zero counters).
-pub(crate) fn standard_fpr_from_ones(bits: u64, k: u32, ones: u64) -> f64 {
-    let fill = ones as f64 / bits.max(1) as f64;
-    (fill.powi(k as i32) + math::standard_stride_excess(bits, k, fill)).min(1.0)
-}
-
-/// The blocked layout's rate from the positions set in each 512-position block: the mean
-/// over blocks of `(block fill)^k`, since a key probes one block, at offsets drawn
-/// independently (so `fill^k` is exact for a given block).
-pub(crate) fn blocked_fpr_from_ones(k: u32, block_ones: impl Iterator<Item = u32>) -> f64 {
-    let (mut sum, mut blocks) = (0.0, 0u64);
-    for ones in block_ones {
-        sum += (f64::from(ones) / BLOCK_BITS as f64).powi(k as i32);
-        blocks += 1;
-    }
-    sum / blocks.max(1) as f64
-}
-
-/// Swamidass and Baldi's estimate of the keys behind `ones` positions set out of `m`, with
-/// `k` probes per key: `-(m/k) ln(1 - ones/m)`; a full array counts as if one position were
-/// still clear.
-fn len_estimate(k: u32, ones: f64, m: f64) -> f64 {
-    let ones = ones.min(m - 1.0);
-    -(m / f64::from(k)) * (1.0 - ones / m).ln()
-}
-
-fn round_len(n: f64) -> usize {
-    math::float_to_u64(n.round())
-        .try_into()
-        .unwrap_or(usize::MAX)
-}
-
-/// [`len_estimate`] over a standard-layout array.
-pub(crate) fn standard_len_from_ones(bits: u64, k: u32, ones: u64) -> usize {
-    round_len(len_estimate(k, ones as f64, bits as f64))
-}
-
-/// [`len_estimate`] per 512-position block, summed (blocks differ in load, and the estimate
-/// is not linear).
-pub(crate) fn blocked_len_from_ones(k: u32, block_ones: impl Iterator<Item = u32>) -> usize {
-    round_len(
-        block_ones
-            .map(|ones| len_estimate(k, f64::from(ones), BLOCK_BITS as f64))
-            .sum(),
-    )
-}
-
-/// Bits and probes of a standard-layout filter that keeps rate `p` at `n` keys
-/// ([`math::standard_sizing`]), validated.
-pub(crate) fn standard_size(n: usize, p: f64) -> Result<(u64, u32)> {
-    check_rate_args(n, p)?;
-    math::standard_sizing(n, p).ok_or_else(|| {
-        Error::InvalidArgument(format!(
-            "{n} keys at false-positive rate {p} need more bits than a filter can have, or more \
-             than 64 times the textbook size with the standard layout (a few keys at a very \
-             low rate: ask for a higher rate or a larger capacity)"
-        ))
-    })
-}
-
-/// Bits and probes for `n` keys at `bits_per_key`, validated.
-pub(crate) fn size_for_bits_per_key(
-    layout: Layout,
-    n: usize,
-    bits_per_key: f64,
-) -> Result<(u64, u32)> {
-    if n == 0 {
-        return Err(Error::InvalidArgument(
-            "expected_items must be at least 1".into(),
-        ));
-    }
-    if !(bits_per_key.is_finite() && bits_per_key > 0.0) {
-        return Err(Error::InvalidArgument(format!(
-            "bits_per_key must be a positive number, not {bits_per_key}"
-        )));
-    }
-    let bits = (n as f64 * bits_per_key).ceil();
-    if bits >= u64::MAX as f64 {
-        return Err(Error::InvalidArgument(format!(
-            "{n} keys at {bits_per_key} bits/key is too large"
-        )));
-    }
-    let bits = math::float_to_u64(bits).max(1);
-    let k = match layout {
-        Layout::Standard => math::optimal_hashes(bits_per_key, 1u32),
-        Layout::Blocked => math::optimal_blocked_hashes(bits_per_key),
-    };
-    Ok((bits, k.clamp(1, MAX_HASHES)))
-}
-
-/// Bits per key for `n` keys at rate `p` in `layout`, validated.
-pub(crate) fn bits_per_key_for_rate(layout: Layout, n: usize, p: f64) -> Result<f64> {
-    Ok(match layout {
-        Layout::Standard => standard_size(n, p)?.0 as f64 / n as f64,
-        Layout::Blocked => {
-            check_rate_args(n, p)?;
-            math::blocked_bits_per_key(p)
-        }
-    })
-}
-
-/// `InvalidArgument` unless `n` is positive and `p` strictly between 0 and 1.
-fn check_rate_args(n: usize, p: f64) -> Result<()> {
-    if n == 0 {
-        return Err(Error::InvalidArgument(
-            "expected_items must be at least 1".into(),
-        ));
-    }
-    if !(p > 0.0 && p < 1.0) {
-        return Err(Error::InvalidArgument(format!(
-            "fp_rate must be strictly between 0 and 1, not {p}"
-        )));
-    }
-    Ok(())
 }
 
 /// `len` zeroed words, or `InvalidArgument` if the allocation fails (a huge filter must be

@@ -2,10 +2,11 @@
 
 use crate::error::{Error, Result};
 
-use super::FilterPolicy;
-use super::bloom::{BloomFilter, contains_hash_in, predicted_rate, size_for_bits_per_key};
-use super::encoding::{self, Kind};
-use super::layout::{BlockProbes, Layout, block_index, mix64};
+use crate::filter::layout::{BlockProbes, Layout, block_index, mix64};
+use crate::filter::policy::FilterPolicy;
+use crate::filter::sizing::params::{predicted_rate, size_for_bits_per_key};
+use crate::filter::standalone::bloom::{BloomFilter, contains_hash_in};
+use crate::filter::standalone::encoding::{self, Kind};
 
 /// Smallest bits per key a policy uses.
 ///
@@ -241,7 +242,7 @@ fn probe_table_filter(filter: &[u8], hash: u64) -> Option<bool> {
     // Whole 64-byte blocks exactly filling the payload, as `bits` says: then every block
     // `reduce` can pick lies inside it. `k` within 1..=64.
     if tag & !(0xff << 56) != TABLE_HEADER_TAG
-        || k.wrapping_sub(1) >= super::MAX_HASHES
+        || k.wrapping_sub(1) >= crate::filter::layout::MAX_HASHES
         || !payload_len.is_multiple_of(64)
         || payload_len == 0
         || bits != payload_len * 8
@@ -297,7 +298,7 @@ mod tests {
     /// present and absent keys alike.
     #[test]
     fn fast_probe_agrees_with_the_general_decoder_for_every_k() {
-        for k in 1..=crate::filter::MAX_HASHES {
+        for k in 1..=crate::filter::layout::MAX_HASHES {
             let bits: u64 = 512 * 40;
             let mut f =
                 BloomFilter::new(FilterSize::bits(bits, k).with_layout(Layout::Blocked)).unwrap();

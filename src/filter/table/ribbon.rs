@@ -21,24 +21,20 @@
 
 use crate::error::{Error, Result};
 
-use super::encoding::u64_at;
-use super::layout::{mix64, reduce};
-use super::static_header::{Framing, TRAILER_LEN};
-use super::{FilterPolicy, partition};
+use super::partition;
+use super::static_header::{Framing, Header};
+use crate::filter::layout::{mix64, reduce};
+use crate::filter::policy::FilterPolicy;
 
-/// First bytes of a serialized Ribbon filter.
-const MAGIC: [u8; 4] = *b"BRIB";
-/// Format version. DO NOT CHANGE the meaning of version 1.
-const VERSION: u8 = 1;
-/// Bytes before the solution words.
-const HEADER_LEN: usize = 32;
-/// Magic, version, header and checksum framing (shared with the other static kind).
+/// Magic `"BRIB"` and format version (DO NOT CHANGE the meaning of version 1); the
+/// parameter byte holds `r`, so header bytes 6..8 are reserved.
 const FRAMING: Framing = Framing {
-    magic: MAGIC,
-    version: VERSION,
-    header_len: HEADER_LEN,
+    magic: *b"BRIB",
+    version: 1,
     reserved: 6,
     what: "ribbon",
+    fields_at: 5,
+    fields_wrong: "result bits, slot count and filter length disagree",
 };
 /// Width of a coefficient row.
 const W: u64 = 64;
@@ -157,7 +153,7 @@ impl RibbonPolicy {
         0.5f64.powi(Self::result_bits_for(bits_per_key) as i32)
     }
 
-    /// Builds a filter over `hashes` ([`super::hash_key`] values, duplicates allowed).
+    /// Builds a filter over `hashes` ([`crate::filter::hash_key`] values, duplicates allowed).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if no seed and size in the retry budget solved (not seen in
@@ -286,24 +282,23 @@ fn try_build(hashes: &[u64], seed: u64, m: u64, r: u32) -> Result<Option<Vec<u64
     Ok(Some(words))
 }
 
+/// The filter's bytes: the static header (parameter `r`, dimensions `m`), then the words.
 fn encode(seed: u64, r: u32, m: u64, keys: u64, words: &[u64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + words.len() * 8 + 4);
-    out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
-    out.push(r as u8);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&seed.to_le_bytes());
-    out.extend_from_slice(&m.to_le_bytes());
-    out.extend_from_slice(&keys.to_le_bytes());
-    for w in words {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    let header = Header {
+        param: r as u8,
+        seed,
+        dims: m,
+        keys,
+    };
+    FRAMING.encode(&header, words.len() * 8, |out| {
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    })
 }
 
-struct Header<'a> {
+/// The decoded header of a serialized filter.
+struct RibbonHeader<'a> {
     r: u32,
     seed: u64,
     m: u64,
@@ -311,28 +306,24 @@ struct Header<'a> {
     words: &'a [u8],
 }
 
+/// Header checks only (the lookup path): `None` when anything is off.
 #[inline]
-fn peek(bytes: &[u8]) -> Option<Header<'_>> {
-    if !FRAMING.frames(bytes) {
-        return None;
-    }
-    let r = u32::from(bytes[5]);
-    let seed = u64_at(bytes, 8)?;
-    let m = u64_at(bytes, 16)?;
-    let keys = u64_at(bytes, 24)?;
+fn peek(bytes: &[u8]) -> Option<RibbonHeader<'_>> {
+    let (h, payload) = FRAMING.peek(bytes)?;
+    let (r, m) = (u32::from(h.param), h.dims);
     if r == 0 || r > MAX_RESULT_BITS || m < 2 * W || !m.is_multiple_of(W) {
         return None;
     }
     let len = usize::try_from((m / W).checked_mul(u64::from(r))?.checked_mul(8)?).ok()?;
-    if bytes.len() != HEADER_LEN + len + TRAILER_LEN {
+    if payload.len() != len {
         return None;
     }
-    Some(Header {
+    Some(RibbonHeader {
         r,
-        seed,
+        seed: h.seed,
         m,
-        keys,
-        words: &bytes[HEADER_LEN..HEADER_LEN + len],
+        keys: h.keys,
+        words: payload,
     })
 }
 
@@ -365,14 +356,7 @@ impl FilterPolicy for RibbonPolicy {
     }
 
     fn check_filter(&self, filter: &[u8]) -> Result<()> {
-        FRAMING.check(filter)?;
-        if peek(filter).is_none() {
-            return Err(Error::corrupt_bytes(
-                5,
-                "result bits, slot count and filter length disagree",
-            ));
-        }
-        Ok(())
+        FRAMING.check(filter, |f| peek(f).is_some())
     }
 
     #[inline]
@@ -445,7 +429,7 @@ mod tests {
             let p = RibbonPolicy::with_result_bits(r);
             for n in [0u64, 1, 2, 63, 64, 65, 1000] {
                 let mut hashes: Vec<u64> = (0..n)
-                    .map(|i| super::super::hash_key(&i.to_le_bytes()))
+                    .map(|i| crate::filter::layout::hash_key(&i.to_le_bytes()))
                     .collect();
                 hashes.extend_from_slice(&hashes.clone());
                 let f = p.build(&hashes).unwrap();

@@ -16,17 +16,9 @@
 
 use std::f64::consts::LN_2;
 
-/// Bits in one block of the blocked layout: one 64-byte cache line.
-///
-/// # Examples
-/// ```
-/// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::filter::{BloomFilter, FilterSize, math::BLOCK_BITS};
-/// assert_eq!(BloomFilter::new(FilterSize::bits(1, 1).blocked())?.bit_len(), BLOCK_BITS);
-/// # Ok(())
-/// # }
-/// ```
-pub const BLOCK_BITS: u64 = 512;
+use crate::filter::layout::MAX_HASHES;
+
+pub use crate::filter::layout::BLOCK_BITS;
 
 /// A primitive number used as a count (keys, bits, probes) by the formulas of this module.
 ///
@@ -58,7 +50,7 @@ impl_count!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, f32, f64);
 ///
 /// Returns 0 when `n` is 0, and saturates at `u64::MAX`. `p` outside (0, 1) is meaningless
 /// here; callers that take `p` from users validate it first (see
-/// [`BloomFilter::new`](super::BloomFilter::new) for items at a rate); for such `p` the result is 0
+/// [`BloomFilter::new`](crate::filter::BloomFilter::new) for items at a rate); for such `p` the result is 0
 /// (`p >= 1`) or `u64::MAX` (`p <= 0`).
 ///
 /// # Examples
@@ -204,7 +196,7 @@ pub fn optimal_blocked_hashes(bits_per_key: f64) -> u32 {
     let n = 1.0e6;
     let m = n * bits_per_key;
     let upper = optimal_hashes(bits_per_key, 1u32).saturating_add(2);
-    let rates: Vec<(u32, f64)> = (1..=upper.min(super::MAX_HASHES))
+    let rates: Vec<(u32, f64)> = (1..=upper.min(MAX_HASHES))
         .map(|k| (k, blocked_false_positive_rate(m, n, k)))
         .collect();
     let best = rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
@@ -268,10 +260,10 @@ fn ln_factorial(x: f64) -> f64 {
 /// which the fraction `fill` is set (at random), `k` probes per key.
 ///
 /// Why there is one: the standard layout's probe `i` is at `reduce(h1 + i·h2 + (i³-i)/6, m)`
-/// ([`layout::StandardProbes`](super::layout::StandardProbes)). The multiply-shift reduction
-/// keeps the *high* bits, where the cubic term (below 2^17 for any `k <= 64`) is far less
-/// than one bit's width (`2^64 / m`), so in effect the probes are `u + i·d` on a circle of
-/// `m` cells, `u` and `d` uniform. When `d` is within `1/δ` cells of `j·m/δ` (a fraction
+/// (`docs/FILTERS.md`, "The two layouts"). The multiply-shift reduction keeps the *high*
+/// bits, where the cubic term (below 2^17 for any `k <= 64`) is far less than one bit's
+/// width (`2^64 / m`), so in effect the probes are `u + i·d` on a circle of `m` cells, `u`
+/// and `d` uniform. When `d` is within `1/δ` cells of `j·m/δ` (a fraction
 /// `j/δ` in lowest terms, `δ < k`), the probes fall into `δ` interleaved chains, each
 /// advancing by less than a cell per step: the key probes few distinct bits and is a false
 /// positive with probability near `fill^δ` instead of `fill^k`. The chance of such a `d` is
@@ -358,7 +350,7 @@ pub fn standard_stride_excess(bits: impl Count, k: u32, fill: f64) -> f64 {
     total.clamp(0.0, 1.0 - full)
 }
 
-/// False-positive rate of a bloomkv [`Layout::Standard`](super::Layout::Standard) filter of
+/// False-positive rate of a bloomkv [`Layout::Standard`](crate::filter::layout::Layout::Standard) filter of
 /// `bits` bits holding `n` keys with `k` probes each: the textbook
 /// [`false_positive_rate`] plus [`standard_stride_excess`] at the textbook fill
 /// `1 - e^(-kn/m)`. Within a few percent of the mean rate measured over many small filters
@@ -427,9 +419,9 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     let rate = |k: u32| standard_false_positive_rate(bits, n, k);
     let mut k = start
         .unwrap_or_else(|| optimal_hashes(bits, n))
-        .clamp(1, super::MAX_HASHES);
+        .clamp(1, MAX_HASHES);
     let mut best = rate(k);
-    while k < super::MAX_HASHES {
+    while k < MAX_HASHES {
         let r = rate(k + 1);
         if r >= best {
             break;
@@ -446,7 +438,7 @@ fn best_standard_hashes(bits: f64, n: f64, start: Option<u32>) -> (u32, f64) {
     (k, best)
 }
 
-/// Bits and probes for a [`Layout::Standard`](super::Layout::Standard) filter that keeps
+/// Bits and probes for a [`Layout::Standard`](crate::filter::layout::Layout::Standard) filter that keeps
 /// false-positive rate `p` at `n` keys: the fewest bits, no fewer than the textbook
 /// [`optimal_bits`] (to within 1/4096), for which [`standard_false_positive_rate`] with the
 /// best probe count, plus an allowance of `n / m^2` for keys whose probe sequence partly
@@ -625,5 +617,39 @@ mod tests {
         let b = blocked_false_positive_rate(10e6, 1e6, k);
         let t = false_positive_rate(10e6, 1e6, optimal_hashes(10, 1));
         assert!(b / t < 1.3, "{b} vs {t}");
+    }
+
+    #[test]
+    fn repeated_probe_model_matches_the_probe_sequence() {
+        // standard_stride_excess against the real standard-layout probes: the distinct
+        // positions D of 2M random hashes, and E[f^D] - f^k for a random array of fill f.
+        use crate::filter::layout::{StandardProbes, mix64};
+        for (m, k) in [(105u64, 6u32), (1000, 7), (2500, 10)] {
+            let mut hist = vec![0u64; k as usize + 1];
+            let mut pos = Vec::with_capacity(k as usize);
+            let samples = 2_000_000u64;
+            for i in 0..samples {
+                pos.clear();
+                pos.extend(StandardProbes::new(mix64(i ^ 0x5eed << 40), m, k));
+                pos.sort_unstable();
+                pos.dedup();
+                hist[pos.len()] += 1;
+            }
+            for f in [0.3, 0.5] {
+                let simulated: f64 = hist
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &c)| c as f64 / samples as f64 * f64::powi(f, d as i32))
+                    .sum::<f64>()
+                    - f64::powi(f, k as i32);
+                let model = standard_stride_excess(m, k, f);
+                assert!(
+                    (model - simulated).abs() / simulated < 0.1,
+                    "m {m}, k {k}, fill {f}: model {model} vs simulated {simulated}"
+                );
+            }
+        }
+        assert_eq!(standard_stride_excess(1000u64, 1, 0.5), 0.0);
+        assert!(standard_stride_excess(1000u64, 7, 0.5) > standard_stride_excess(2000u64, 7, 0.5));
     }
 }

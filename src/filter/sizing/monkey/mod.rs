@@ -22,8 +22,14 @@
 //!
 //! A level whose optimal rate would reach 1 (or whose bits fall below what a filter can use)
 //! gets no filter, and the budget is re-solved over the others.
+//!
+//! With other kinds of filter than Bloom on some levels (each with its own false-positive
+//! curve), `kinds` solves the same problem numerically. The engine's use of both is
+//! `compaction::filter_budget` (the tree's shape, the bits per key a table written gets).
 
 use std::f64::consts::LN_2;
+
+pub(crate) mod kinds;
 
 /// One level as the allocation sees it.
 ///
@@ -51,6 +57,11 @@ pub struct LevelShape {
 /// The smallest probe weight the allocation works with, so a level that is almost never
 /// consulted still gets a finite (tiny) share.
 const MIN_RUNS: f64 = 1e-3;
+
+/// Filter memory, in bits, of the allocation `bits` (bits per key, one entry per level).
+fn memory(levels: &[LevelShape], bits: &[f64]) -> f64 {
+    levels.iter().zip(bits).map(|(l, b)| l.entries * b).sum()
+}
 
 /// The textbook false-positive rate at `bits_per_key` bits per key with the best number of
 /// probes: `e^(-b (ln 2)^2)`; 1 without bits.
@@ -151,7 +162,8 @@ pub fn allocate(levels: &[LevelShape], bits_per_key: f64, min_bits: f64) -> Vec<
 mod tests {
     use super::*;
 
-    fn shape(entries: &[f64]) -> Vec<LevelShape> {
+    /// Levels of `entries` each, one run per non-empty level.
+    pub(super) fn shape(entries: &[f64]) -> Vec<LevelShape> {
         entries
             .iter()
             .map(|&e| LevelShape {
@@ -159,10 +171,6 @@ mod tests {
                 runs: if e > 0.0 { 1.0 } else { 0.0 },
             })
             .collect()
-    }
-
-    fn memory(levels: &[LevelShape], bits: &[f64]) -> f64 {
-        levels.iter().zip(bits).map(|(l, b)| l.entries * b).sum()
     }
 
     #[test]

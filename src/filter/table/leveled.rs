@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-use super::{BloomPolicy, FilterPolicy, RibbonPolicy};
+use super::{BloomPolicy, RibbonPolicy};
+use crate::filter::policy::FilterPolicy;
 
 /// A [`FilterPolicy`] that is `upper` for tables of levels above `from_level` and `lower`
 /// for tables of `from_level` and deeper. The engine asks it for each level's policy
