@@ -16,7 +16,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::env::{Env, FileLock, RandomAccessFile, WritableFile};
+use crate::env::{Env, EnvWrapper, RandomAccessFile};
 use crate::error::Result;
 use crate::db::table_cache::TableCache;
 use crate::db::version::TableFile;
@@ -112,13 +112,10 @@ impl HeldFiles {
     }
 }
 
-impl Env for HeldFiles {
-    fn create_writable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.inner.create_writable(path)
-    }
-
-    fn open_appendable(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        self.inner.open_appendable(path)
+// Only opening a table changes; every other call goes to the real env.
+impl EnvWrapper for HeldFiles {
+    fn target(&self) -> &dyn Env {
+        self.inner.as_ref()
     }
 
     fn open_random_access(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -133,61 +130,5 @@ impl Env for HeldFiles {
             Some(file) => Ok(file),
             None => self.inner.open_mapped(path),
         }
-    }
-
-    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
-        self.inner.read_all(path)
-    }
-
-    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.rename(from, to)
-    }
-
-    fn remove_file(&self, path: &Path) -> Result<()> {
-        self.inner.remove_file(path)
-    }
-
-    fn truncate(&self, path: &Path, len: u64) -> Result<()> {
-        self.inner.truncate(path, len)
-    }
-
-    fn create_dir_all(&self, path: &Path) -> Result<()> {
-        self.inner.create_dir_all(path)
-    }
-
-    fn remove_dir(&self, path: &Path) -> Result<()> {
-        self.inner.remove_dir(path)
-    }
-
-    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
-        self.inner.list_dir(path)
-    }
-
-    fn sync_dir(&self, path: &Path) -> Result<()> {
-        self.inner.sync_dir(path)
-    }
-
-    fn file_size(&self, path: &Path) -> Result<u64> {
-        self.inner.file_size(path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-
-    fn is_dir(&self, path: &Path) -> bool {
-        self.inner.is_dir(path)
-    }
-
-    fn lock_file(&self, path: &Path) -> Result<FileLock> {
-        self.inner.lock_file(path)
-    }
-
-    fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
-        self.inner.lock_file_shared(path)
-    }
-
-    fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
-        self.inner.hard_link(from, to)
     }
 }
