@@ -1,10 +1,15 @@
-//! Helpers for the library's unit tests: one seeded random-number generator, an owned
-//! internal key, and the helpers of the WAL, SSTable and iterator tests.
+//! Helpers for the library's unit tests: one seeded random-number generator and the fault
+//! env's set-up (both shared with `tests/common`), an owned internal key, and the helpers of
+//! the WAL, SSTable and iterator tests.
 
 #[path = "../tests/common/rng.rs"]
 #[allow(dead_code, reason = "shared with tests/common, which uses all of it")]
 mod rng;
 
+#[path = "../tests/common/fault.rs"]
+mod fault;
+
+pub(crate) use fault::fault_env;
 pub(crate) use rng::{Rng, mix};
 
 use std::cmp::Ordering;

@@ -1,4 +1,5 @@
-//! The fault env as the tests set it up.
+//! The fault env as the tests set it up, shared by the integration tests (`tests/common`)
+//! and the library's unit tests (`src/test_util.rs` includes this file).
 
 use std::sync::Arc;
 

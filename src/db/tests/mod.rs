@@ -25,18 +25,8 @@ mod zero_seq;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::env::fault::{FaultController, FaultEnv};
-use crate::env::{Env, StdEnv};
-
-/// The real file system behind a fault env whose syncs are simulated (a power cut then drops
-/// what was never synced), and the env's controller.
-fn fault_env() -> (Arc<dyn Env>, Arc<FaultController>) {
-    let (env, ctl) = FaultEnv::wrap(StdEnv::shared());
-    ctl.set_simulated_sync(true);
-    (env, ctl)
-}
+use crate::test_util::fault_env;
 
 /// Numbers of the table files in `dir`.
 fn table_files(dir: &Path) -> BTreeSet<u64> {
