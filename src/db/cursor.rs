@@ -4,7 +4,9 @@
 use std::ops::Bound;
 
 use super::prefix::prefix_range;
-use super::{Db, KeyRange, Snapshot};
+use super::database::Db;
+use super::key_range::KeyRange;
+use super::snapshot::Snapshot;
 use crate::iter::cursor::Cursor;
 use crate::iter::db_iter::DbIter;
 use crate::util::key::SeqNo;
@@ -242,7 +244,7 @@ impl Db {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn explain_prefix(&self, prefix: impl AsRef<[u8]>) -> Vec<super::TableProbe> {
+    pub fn explain_prefix(&self, prefix: impl AsRef<[u8]>) -> Vec<super::read::TableProbe> {
         self.inner().explain_prefix(prefix.as_ref())
     }
 }

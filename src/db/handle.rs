@@ -13,7 +13,8 @@ pub(super) struct Handle {
     pub(super) inner: Arc<DbInner>,
     /// The flush thread and the compaction threads.
     pub(super) background: Mutex<Vec<JoinHandle<()>>>,
-    /// A secondary's reading position ([`Db::open_secondary`](super::Db::open_secondary)); `None` for other handles.
+    /// A secondary's reading position ([`Db::open_secondary`](crate::Db::open_secondary));
+    /// `None` for other handles.
     pub(super) secondary: Option<Mutex<secondary_tail::Tail>>,
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Db, check_key};
+use super::database::{Db, check_key};
 use crate::error::Result;
 use crate::util::key::{self, KIND_SEEK, Kind, SeqNo};
 use crate::stats::metrics::bump;

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::recover::{self, Durable, Parts};
+use super::recover::{self, Parts};
 use super::secondary_files::HeldFiles;
 use super::secondary_tail::Tail;
 use super::handle::Handle;
 use super::recovery_report::RecoveryReport;
-use super::{Db, Snapshot};
+use super::database::Db;
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::util::filename;
@@ -152,8 +152,8 @@ impl Db {
     /// Moves a secondary ([`Db::open_secondary`]) to the writer's latest state: the
     /// MANIFEST's new edits (flushes and compactions), the tables they name, and the WALs'
     /// new records. Reads that started before keep the state they started with (an
-    /// iterator, cursor or [`Snapshot`] reads on from it); reads that start after see the
-    /// new one. Calls from several threads are serialised.
+    /// iterator, cursor or [`Snapshot`](crate::Snapshot) reads on from it); reads that start
+    /// after see the new one. Calls from several threads are serialised.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] on a handle that is not a secondary; as for
@@ -215,45 +215,4 @@ impl Db {
             .as_ref()
             .map_or(0, |t| t.lock().held_files())
     }
-}
-
-/// A snapshot of a secondary: a handle of its own that reads the secondary's current view
-/// forever, so that catching up (which installs a version the writer may have compacted
-/// the snapshot's versions out of) never changes what it reads.
-pub(super) fn frozen_snapshot(db: &Db) -> Snapshot {
-    let inner = db.inner();
-    // The writer lock is what `install` holds while it changes the view.
-    let _w = inner.writer.lock();
-    let view = inner.read_view();
-    let seq = view.read_seq(inner.visible_seq());
-    let next_file_number = inner.state.lock().next_file_number;
-    let frozen = recover::assemble(Parts {
-        dir: &inner.dir,
-        opts: inner.opts.clone(),
-        env: Arc::clone(&inner.env),
-        lock: None,
-        table_cache: Arc::clone(&inner.table_cache),
-        counters: Arc::clone(&inner.counters),
-        durable: Durable {
-            version: (*view.version).clone(),
-            next_file_number,
-            last_seq: seq,
-            ..Durable::default()
-        },
-        mem: Arc::clone(&view.mem),
-        log: LogWriter::closed(),
-        log_number: 0,
-        manifest: None,
-        report: inner.recovery.clone(),
-        view_seq: Some(seq),
-    });
-    let frozen = Db {
-        handle: Arc::new(Handle {
-            inner: Arc::new(frozen),
-            background: parking_lot::Mutex::new(Vec::new()),
-            secondary: None,
-        }),
-    };
-    frozen.inner().snapshots.lock().insert(seq, 1);
-    Snapshot { db: frozen, seq }
 }
