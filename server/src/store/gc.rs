@@ -421,15 +421,7 @@ mod tests {
         assert_eq!(raw_count(&store, tag::MEMBER) as u64, SWEEP_MIN + 10 + 1);
         // An expired set's members go at the next compaction that reaches them.
         let mut t = store.txn();
-        let rec = t.record(b"volatile").unwrap().unwrap();
-        t.put_record(
-            b"volatile",
-            Record {
-                expire_at: 1,
-                ..rec
-            },
-        )
-        .unwrap();
+        expire_long_ago(&mut t, b"volatile");
         t.commit().unwrap();
         store.db().compact().unwrap();
         assert_eq!(
@@ -440,6 +432,19 @@ mod tests {
         let mut t = store.txn();
         assert!(t.meta(b"small").unwrap().is_some());
         assert!(crate::cmd::sets::remove_members(&mut t, b"small", [&b"x"[..]]).unwrap() == 1);
+    }
+
+    /// Gives `key` an expiry time long past, as an expiry that fired while nothing read it.
+    fn expire_long_ago(t: &mut crate::store::Txn<'_>, key: &[u8]) {
+        let rec = t.record(key).unwrap().unwrap();
+        t.put_record(
+            key,
+            Record {
+                expire_at: 1,
+                ..rec
+            },
+        )
+        .unwrap();
     }
 
     fn args(words: &[&str]) -> Vec<bytes::Bytes> {
@@ -481,15 +486,7 @@ mod tests {
         let mut t = store.txn();
         assert!(t.remove_key(b"deleted").unwrap());
         crate::cmd::strings::set(&mut t, &args(&["set", "overwritten", "now a string"])).unwrap();
-        let rec = t.record(b"volatile").unwrap().unwrap();
-        t.put_record(
-            b"volatile",
-            Record {
-                expire_at: 1,
-                ..rec
-            },
-        )
-        .unwrap();
+        expire_long_ago(&mut t, b"volatile");
         t.commit().unwrap();
         store.db().compact().unwrap();
         assert_eq!(
