@@ -161,7 +161,7 @@ impl Cursor {
     pub fn status(&self) -> Result<()> {
         match &self.status {
             None => Ok(()),
-            Some(e) => Err(duplicate(e)),
+            Some(e) => Err(e.duplicate()),
         }
     }
 
@@ -297,14 +297,14 @@ impl Cursor {
     fn run(&mut self, step: impl FnOnce(&mut Cursor) -> Result<()>) -> Result<()> {
         self.status = None;
         let outcome = match &self.broken {
-            Some(e) => Err(duplicate(e)),
+            Some(e) => Err(e.duplicate()),
             None => step(self),
         };
         match outcome {
             Ok(()) => Ok(()),
             Err(e) => {
                 self.valid = false;
-                self.status = Some(duplicate(&e));
+                self.status = Some(e.duplicate());
                 Err(e)
             }
         }
@@ -441,51 +441,6 @@ impl Cursor {
         }
         self.valid = live;
         Ok(())
-    }
-}
-
-/// A copy of `e` for [`Cursor::status`] (the error type is not `Clone`: I/O errors are not).
-fn duplicate(e: &Error) -> Error {
-    match e {
-        Error::Io { path, source } => Error::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        Error::Corruption { file, offset, why } => Error::Corruption {
-            file: file.clone(),
-            offset: *offset,
-            why: why.clone(),
-        },
-        Error::InvalidArgument(why) => Error::InvalidArgument(why.clone()),
-        Error::Locked(p) => Error::Locked(p.clone()),
-        Error::ReadOnly(m) => Error::ReadOnly(m.clone()),
-        Error::UnsupportedVersion {
-            file,
-            found,
-            supported,
-        } => Error::UnsupportedVersion {
-            file: file.clone(),
-            found: *found,
-            supported: *supported,
-        },
-        Error::WritesStopped(why) => Error::WritesStopped(why.clone()),
-        Error::OutcomeUnknown(why) => Error::OutcomeUnknown(why.clone()),
-        Error::CapacityExceeded {
-            capacity,
-            error_rate,
-        } => Error::CapacityExceeded {
-            capacity: *capacity,
-            error_rate: *error_rate,
-        },
-        Error::WrongFilterKind {
-            file,
-            found,
-            expected,
-        } => Error::WrongFilterKind {
-            file: file.clone(),
-            found,
-            expected,
-        },
     }
 }
 
