@@ -22,4 +22,5 @@ mod read_amp;
 mod regressions;
 mod shape;
 mod snapshot;
+mod trivial_move;
 mod zero_seq;

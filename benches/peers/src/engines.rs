@@ -25,6 +25,11 @@ pub trait Engine {
     fn close(&mut self);
     /// Open it again after `close`.
     fn open(&mut self) -> Res<()>;
+    /// Where the engine's written bytes went (per level, for write amplification), as the
+    /// engine reports it; `None` where it has no such report.
+    fn write_breakdown(&self) -> Option<String> {
+        None
+    }
     /// Close and open again.
     fn reopen(&mut self) -> Res<()> {
         self.close();
@@ -73,6 +78,33 @@ impl Engine for Bloomkv {
         let db = self.db()?;
         db.flush()?;
         Ok(db.wait_for_compactions()?)
+    }
+    fn write_breakdown(&self) -> Option<String> {
+        let s = self.db.as_ref()?.stats();
+        let mib = |b: u64| b as f64 / 1048576.0;
+        let mut out = format!(
+            "user {:.0} MiB; WAL {:.0} MiB; flush {:.0} MiB; re-filter {:.0} MiB; \
+             trivial moves {} ({:.0} MiB)\n",
+            mib(s.user_bytes_written),
+            mib(s.wal_bytes_written),
+            mib(s.flush_bytes_written),
+            mib(s.refilter_bytes_written),
+            s.trivial_moves,
+            mib(s.trivial_move_bytes),
+        );
+        for (l, ls) in s.levels.iter().enumerate() {
+            if ls.compactions > 0 || ls.files > 0 {
+                out += &format!(
+                    "  L{l}: {} tables {:.0} MiB; {} compactions into it read {:.0} MiB, wrote {:.0} MiB\n",
+                    ls.files,
+                    mib(ls.bytes),
+                    ls.compactions,
+                    mib(ls.compaction_bytes_read),
+                    mib(ls.compaction_bytes_written),
+                );
+            }
+        }
+        Some(out)
     }
     fn close(&mut self) {
         self.db = None;
@@ -256,6 +288,25 @@ impl Engine for Rocks {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(())
+    }
+    fn write_breakdown(&self) -> Option<String> {
+        let stats = self.db.as_ref()?.property_value("rocksdb.stats").ok()??;
+        // The per-level compaction table and the cumulative WAL and flush lines.
+        let keep: Vec<&str> = stats
+            .lines()
+            .filter(|l| {
+                let t = l.trim_start();
+                t.starts_with("Level")
+                    || t.starts_with("L")
+                    || t.starts_with("Sum")
+                    || t.starts_with("Int")
+                    || t.starts_with("Cumulative writes")
+                    || t.starts_with("Cumulative WAL")
+                    || t.starts_with("Flush(GB)")
+                    || t.starts_with("Cumulative compaction")
+            })
+            .collect();
+        Some(keep.join("\n"))
     }
     fn close(&mut self) {
         if let Some(db) = &self.db {

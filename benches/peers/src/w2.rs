@@ -172,6 +172,9 @@ pub fn run(e: &mut dyn Engine, s: &Sizes, start_rss_bytes: Option<u64>) -> Res<R
     e.settle()?;
     let (settle, ..) = t.finish("settle", 1);
     phases.push(settle);
+    if let Some(b) = e.write_breakdown() {
+        eprintln!("{name} writes after fill and settle:\n{b}");
+    }
     let written = ProcIo::now()
         .zip(io_fill)
         .map_or(0, |(b, a)| b.since(a).write_bytes);

@@ -122,15 +122,24 @@ pub(crate) fn level_shape(version: &Version) -> Shape {
     (entries, probes)
 }
 
-/// Whether a table whose filter has `has` bits per key may stay as it is at a level that
-/// wants `wanted` (a trivial move). Monkey's figures move continuously with the tree's
-/// shape, so under it a quarter of a bit (a rate within ~16%) counts as a match.
-pub(crate) fn filter_fits(opts: &Options, has: f64, wanted: f64) -> bool {
+/// Whether a table whose filter has `has` bits per key may stay as it is at `level`, which
+/// wants `wanted` (a trivial move). A table records what its filter policy built, which may
+/// differ from what was asked (a Ribbon filter asked for 10 bits per key records ~9.6: it
+/// builds whole result bits), so both the figure asked for and the one the level's policy
+/// builds for it count as a match. Monkey's figures move continuously with the tree's shape,
+/// so under it a quarter of a bit (a rate within ~16%) counts as a match.
+pub(crate) fn filter_fits(opts: &Options, level: usize, has: f64, wanted: f64) -> bool {
     let tolerance = match opts.filter_allocation {
         FilterAllocation::Uniform => 1e-9,
         FilterAllocation::Monkey { .. } => 0.25,
     };
-    (has - wanted).abs() < tolerance || (wanted <= 0.0 && has <= 0.0)
+    if wanted <= 0.0 {
+        return has <= 0.0;
+    }
+    let built = opts
+        .filter_with_bits(level, wanted)
+        .map_or(0.0, |p| p.bits_per_key());
+    (has - wanted).abs() < tolerance || (has - built).abs() < tolerance
 }
 
 #[cfg(test)]

@@ -1,0 +1,74 @@
+//! A table alone in its key range moves down a level unchanged when its filter already suits
+//! the level below, whatever the filter kind. With the default policy (Bloom on level 0,
+//! Ribbon below) a Ribbon table records the bits per key it built (~9.6 when asked for 10),
+//! and that used to count as a mismatch: every such table was rewritten instead of moved.
+
+use bloomkv::{Db, Options};
+
+use crate::common::small_options;
+
+fn options(level1_bytes: u64) -> Options {
+    Options {
+        memtable_bytes: 1 << 20,
+        target_file_bytes: 4 << 20,
+        level0_compaction_trigger: 1,
+        max_bytes_for_level_base: level1_bytes,
+        idle_compaction_delay: None,
+        ..small_options()
+    }
+}
+
+#[test]
+fn ribbon_table_moves_down_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        options(0).filter_policy_for_level(1).name(),
+        Options::default().filter_policy_for_level(1).name(),
+        "precondition: the default filter kinds"
+    );
+    let db = Db::open(dir.path(), options(64 << 20)).unwrap();
+    // Twice over the same keys: the second compaction into level 1 merges, so level 1 holds
+    // one table written there, with the level's (Ribbon) filter.
+    for value in [1u8, 2] {
+        for i in 0..2_000u32 {
+            db.put(format!("a{i:05}"), [value; 100]).unwrap();
+        }
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+    }
+    let tables = db.stats().tables;
+    assert_eq!(tables.len(), 1, "precondition: one table ({tables:?})");
+    let (level, number, bits) = (
+        tables[0].level,
+        tables[0].file_number,
+        tables[0].filter_bits_per_key,
+    );
+    assert_eq!(level, 1, "precondition: the table is on level 1");
+    assert!(
+        bits > 0.0 && bits < 10.0,
+        "precondition: a Ribbon filter records what it built, not the 10 asked ({bits})"
+    );
+    drop(db);
+
+    // Level 1 is now far over its target with nothing below: the table moves down (level 2's
+    // small target sends it on further).
+    let db = Db::open(dir.path(), options(16 << 10)).unwrap();
+    db.wait_for_compactions().unwrap();
+    let stats = db.stats();
+    let placed: Vec<_> = stats
+        .tables
+        .iter()
+        .map(|t| (t.level, t.file_number))
+        .collect();
+    assert_eq!(placed.len(), 1, "{placed:?}");
+    assert!(placed[0].0 >= 2, "moved down: {placed:?}");
+    assert_eq!(placed[0].1, number, "moved unchanged, not rewritten");
+    assert!(stats.trivial_moves >= 1);
+    assert_eq!(stats.compaction_bytes_written, 0);
+    for i in (0..2_000u32).step_by(97) {
+        assert_eq!(
+            db.get(format!("a{i:05}")).unwrap().as_deref(),
+            Some(&[2u8; 100][..])
+        );
+    }
+}
