@@ -44,7 +44,7 @@ pub(crate) fn delayed_write_rate(
     active_fill: f64,
 ) -> Option<u64> {
     let from_l0 = l0_files
-        .checked_sub(opts.level0_slowdown_writes)
+        .checked_sub(opts.effective_level0_slowdown())
         .map(|beyond| beyond as u32);
     let from_memtable = (frozen_waiting && (0.5..1.0).contains(&active_fill))
         .then(|| ((active_fill - 0.5) * 8.0).clamp(0.0, MAX_STEPS as f64) as u32);

@@ -72,7 +72,7 @@ impl DbInner {
             return WritePressure::Stopped(StallCause::Memtable);
         }
         match delayed_write_rate(&self.opts, l0_files, frozen, fill) {
-            Some(_) if l0_files >= self.opts.level0_slowdown_writes => {
+            Some(_) if l0_files >= self.opts.effective_level0_slowdown() => {
                 WritePressure::Delayed(StallCause::Level0)
             }
             Some(_) => WritePressure::Delayed(StallCause::Memtable),
