@@ -100,7 +100,7 @@ pub struct Options {
     /// random keys, all of it), so the more it brings at once, the fewer bytes are written
     /// per byte that arrives. A 64 MiB memtable flushes ~22 MiB of LZ4 tables with W2's
     /// entries (its skip list takes ~110 bytes per entry beside the key and value), so 8
-    /// tables bring about what RocksDB's 4 do (~36 MiB each): W2 at 20M keys writes 4.32
+    /// tables bring about what RocksDB's 4 do (~34 MiB each): W2 at 20M keys writes 4.32
     /// bytes to the device per user byte with 8 against 5.09 with 4 (docs/BENCH.md).
     pub level0_compaction_trigger: usize,
     /// Number of level-0 files from which writes are slowed down (default 16): each write is
