@@ -86,6 +86,22 @@ mod tests {
         assert_eq!(delayed_write_rate(&o, 1000, false, 0.0), Some(16 << 10));
     }
 
+    /// The pace follows the slowdown as `Options` brings it within trigger..stop: with only
+    /// the stop lowered below the default slowdown, writes slow one table before the stop.
+    #[test]
+    fn a_slowdown_past_the_stop_slows_writes_just_before_the_stop() {
+        let o = Options {
+            level0_stop_writes: 12,
+            ..Options::default()
+        };
+        assert!(o.level0_slowdown_writes >= 12, "precondition: default slowdown past the stop");
+        assert_eq!(delayed_write_rate(&o, 10, false, 0.0), None);
+        assert_eq!(
+            delayed_write_rate(&o, 11, false, 0.0),
+            Some(MAX_DELAYED_WRITE_RATE)
+        );
+    }
+
     #[test]
     fn a_waiting_frozen_memtable_slows_writes_as_the_active_one_fills() {
         let o = opts();

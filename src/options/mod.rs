@@ -98,10 +98,10 @@ pub struct Options {
     /// Number of level-0 files that triggers a compaction into level 1 (default 8). Every
     /// compaction out of level 0 rewrites the part of level 1 its tables overlap (with
     /// random keys, all of it), so the more it brings at once, the fewer bytes are written
-    /// per byte that arrives. A 64 MiB memtable flushes ~22 MiB of LZ4 tables with W2's
-    /// entries (its skip list takes ~110 bytes per entry beside the key and value), so 8
-    /// tables bring about what RocksDB's 4 do (~34 MiB each): W2 at 20M keys writes 4.32
-    /// bytes to the device per user byte with 8 against 5.09 with 4 (docs/BENCH.md).
+    /// per byte that arrives. The memtable's skip list costs ~110 bytes per entry beside the
+    /// key and value, so a flush gives smaller tables than RocksDB's for the same
+    /// `memtable_bytes`: 8 of them bring about what RocksDB's 4 do (measurements in
+    /// docs/BENCH.md, "The write path").
     pub level0_compaction_trigger: usize,
     /// Number of level-0 files from which writes are slowed down (default 16): each write is
     /// paced to a rate that starts at 16 MiB/s and halves with every level-0 file beyond

@@ -296,8 +296,8 @@ impl Engine for Rocks {
             .lines()
             .filter(|l| {
                 let t = l.trim_start();
-                t.starts_with("Level")
-                    || t.starts_with("L")
+                // "Level" (the header), "L0".."L6" and "Low" all start with 'L'.
+                t.starts_with('L')
                     || t.starts_with("Sum")
                     || t.starts_with("Int")
                     || t.starts_with("Cumulative writes")

@@ -92,7 +92,8 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
             })
             .map(|g| g.meta.size)
             .sum();
-        if overlap <= limit && filter_fits(ctx.opts, out_level, f.meta.filter_bits_per_key, filter_bits) {
+        let fits = filter_fits(ctx.opts, out_level, f.meta.filter_bits_per_key, filter_bits);
+        if overlap <= limit && fits {
             edit.new_files.push((out_level, f.meta.clone()));
             return Ok(Outcome {
                 edit,
