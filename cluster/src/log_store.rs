@@ -73,14 +73,31 @@ fn write_err(e: impl std::fmt::Display) -> StorageError {
     StorageIOError::write_logs(AnyError::error(e.to_string())).into()
 }
 
+/// An fsync of the log this slow is reported (throttled).
+const SLOW_SYNC: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Fsyncs the WAL for every append queued since the last fsync, then tells openraft.
 fn run_syncer(db: Db, rx: mpsc::Receiver<LogFlushed<TypeConfig>>) {
+    let slow = crate::node::events::Throttle::default();
     while let Ok(first) = rx.recv() {
         let mut waiting = vec![first];
         while let Ok(more) = rx.try_recv() {
             waiting.push(more);
         }
+        let started = std::time::Instant::now();
         let res = db.sync_wal();
+        let took = started.elapsed();
+        if took >= SLOW_SYNC
+            && let Some(held) = slow.allow(std::time::Duration::from_secs(10))
+        {
+            tracing::warn!(
+                target: "bloomkv_cluster::log",
+                "an fsync of the Raft log took {} ms ({} appends waited on it; {held} more slow \
+                 fsyncs since the last report): followers answer the leader only after it",
+                took.as_millis(),
+                waiting.len()
+            );
+        }
         for cb in waiting {
             cb.log_io_completed(res.as_ref().map(|_| ()).map_err(io_err));
         }
@@ -169,7 +186,6 @@ impl LogStore {
         })
     }
 
-    /// The last purged log id (everything up to it is gone from this log).
     /// The last committed index this node knows (openraft's `save_committed`), shared:
     /// plus one, 0 while none is known (see [`committed_index`]).
     pub(crate) fn committed_handle(&self) -> Arc<AtomicU64> {
@@ -182,8 +198,16 @@ impl LogStore {
         &self.inner.db
     }
 
+    /// The last purged log id (everything up to it is gone from this log).
     pub(crate) fn purged(&self) -> Option<LogId> {
         self.inner.ids.lock().purged
+    }
+
+    /// The id of the last entry this log holds (or last held, if all are purged): what a
+    /// vote compares.
+    pub(crate) fn last_log_id(&self) -> Option<LogId> {
+        let ids = self.inner.ids.lock();
+        ids.last.or(ids.purged)
     }
 
     fn entries(&self, start: u64, end: Option<u64>) -> Result<Vec<Entry>, String> {

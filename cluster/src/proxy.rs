@@ -58,6 +58,10 @@ pub enum Link {
     Blackhole,
     /// Forward each chunk this long after it was read (in each direction).
     Delay(Duration),
+    /// Connections are reset: open ones are aborted with a TCP RST (both sides see
+    /// "connection reset", not an orderly close), new ones are reset on accept. A crashed
+    /// peer's kernel, or a middlebox dropping state, does this.
+    Reset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,6 +128,10 @@ async fn accept_loop(listener: TcpListener, target: SocketAddr, mut state: watch
             }
         };
         let Ok((client, _)) = accepted else { continue };
+        if *state.borrow() == State::Link(Link::Reset) {
+            reset(client);
+            continue;
+        }
         if matches!(*state.borrow(), State::Link(Link::Cut) | State::Closed) {
             drop(client);
             continue;
@@ -152,17 +160,24 @@ async fn accept_loop(listener: TcpListener, target: SocketAddr, mut state: watch
     }
 }
 
+/// Aborts a connection with a TCP RST (SO_LINGER 0, then close).
+fn reset(stream: TcpStream) {
+    let _ = stream.set_zero_linger();
+    drop(stream);
+}
+
 /// How long a connection stays open after one direction ended.
 const LINGER: Duration = Duration::from_secs(2);
 
 /// Whether the state tells a pump to drop its connection.
 fn closes(s: State) -> bool {
-    matches!(s, State::Link(Link::Cut) | State::Closed)
+    matches!(s, State::Link(Link::Cut | Link::Reset) | State::Closed)
 }
 
 /// Moves bytes one way, honouring the link state. Returns (with the writing half, still
 /// open) when the reader reaches its end and everything read was delivered after its
-/// delay, when a write fails, or when the link is cut.
+/// delay, when a write fails, or when the link is cut or reset (a reset aborts the
+/// connection with an RST).
 async fn pump(
     mut from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
@@ -194,7 +209,14 @@ async fn pump(
         let mut queue: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
         let mut reader_done = false;
         loop {
-            if closes(*state.borrow()) {
+            let now = *state.borrow();
+            if now == State::Link(Link::Reset) {
+                // Aborted with an RST, not closed: no FIN goes out first.
+                let _ = to.as_ref().set_zero_linger();
+                to.forget();
+                return None;
+            }
+            if closes(now) {
                 return None;
             }
             if reader_done && queue.is_empty() {

@@ -68,6 +68,13 @@ pub struct Config {
     /// Worker threads for client I/O (0: one per CPU).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Least serious log lines written: debug, verbose, notice or warning (Redis's levels).
+    #[arg(long, value_enum, default_value_t = crate::log::Level::Notice)]
+    pub loglevel: crate::log::Level,
+    /// File the log is appended to (reopened for every line, so it can be rotated); the
+    /// default is stderr.
+    #[arg(long)]
+    pub logfile: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -86,6 +93,8 @@ impl Default for Config {
             block_bytes: 4096,
             memtable_mb: 64,
             threads: 0,
+            loglevel: crate::log::Level::Notice,
+            logfile: None,
         }
     }
 }

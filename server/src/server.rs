@@ -348,6 +348,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
 /// # Errors
 /// As for [`Server::start`] and [`Server::shutdown`].
 pub fn run(config: Config) -> Result<(), ServerError> {
+    crate::log::configure(config.loglevel, config.logfile.as_deref())?;
     let server = Server::start(config)?;
     crate::log::notice(&format!(
         "bloomkv-server listening on {}",

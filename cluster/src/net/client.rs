@@ -16,6 +16,7 @@ use openraft::{AnyError, RPCTypes};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::health::Health;
 use super::routes::Routes;
 use super::wire::{Answer, Op, OpCall};
 use crate::codec;
@@ -60,6 +61,8 @@ fn classify(e: reqwest::Error) -> CallError {
 pub(crate) struct Transport {
     http: reqwest::Client,
     pub(crate) routes: Arc<Routes>,
+    /// Which peers the Raft calls cannot reach, for the log.
+    pub(crate) health: Arc<Health>,
 }
 
 impl Transport {
@@ -71,7 +74,11 @@ impl Transport {
             .no_proxy()
             .build()
             .map_err(|e| e.to_string())?;
-        Ok(Transport { http, routes })
+        Ok(Transport {
+            http,
+            routes,
+            health: Arc::default(),
+        })
     }
 
     /// POSTs an encoded body to `addr` and decodes the answer.
@@ -190,21 +197,63 @@ impl Peer {
         option: &RPCOption,
     ) -> Result<Resp, RpcErr> {
         let ttl = option.hard_ttl();
-        let answer: Result<Resp, RaftError<NodeId>> = self
-            .transport
-            .call(&self.addr(), path, req, ttl)
-            .await
-            .map_err(|e| match e {
-                CallError::NotSent(_) => RPCError::Unreachable(Unreachable::new(&e)),
-                CallError::Timeout => RPCError::Timeout(Timeout {
-                    action,
-                    id: self.id,
-                    target: self.target,
-                    timeout: ttl,
-                }),
-                CallError::Broken(_) => RPCError::Network(NetworkError::new(&e)),
-            })?;
+        let addr = self.addr();
+        // openraft drops this future when its own timeout (the same TTL) fires first: the
+        // guard reports the timeout then.
+        let mut pending = Pending {
+            health: &self.transport.health,
+            target: self.target,
+            addr: &addr,
+            action,
+            ttl,
+            done: false,
+        };
+        let answer = self.transport.call(&addr, path, req, ttl).await;
+        pending.done = true;
+        let health = &self.transport.health;
+        match &answer {
+            Ok(_) => health.ok(self.target, &addr),
+            Err(CallError::Timeout) => pending.timed_out(),
+            Err(e) => health.failed(self.target, &addr, &e.to_string()),
+        }
+        let answer: Result<Resp, RaftError<NodeId>> = answer.map_err(|e| match e {
+            CallError::NotSent(_) => RPCError::Unreachable(Unreachable::new(&e)),
+            CallError::Timeout => RPCError::Timeout(Timeout {
+                action,
+                id: self.id,
+                target: self.target,
+                timeout: ttl,
+            }),
+            CallError::Broken(_) => RPCError::Network(NetworkError::new(&e)),
+        })?;
         answer.map_err(|e| RPCError::RemoteError(RemoteError::new(self.target, e)))
+    }
+}
+
+/// A Raft call under way, for the peers' health.
+struct Pending<'a> {
+    health: &'a Health,
+    target: NodeId,
+    addr: &'a str,
+    action: RPCTypes,
+    ttl: Duration,
+    done: bool,
+}
+
+impl Pending<'_> {
+    fn timed_out(&self) {
+        if self.action == RPCTypes::AppendEntries {
+            self.health.append_timed_out(self.target, self.ttl);
+        }
+        self.health.failed(self.target, self.addr, "timed out");
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.timed_out();
+        }
     }
 }
 
@@ -234,8 +283,11 @@ impl RaftNetwork<TypeConfig> for Peer {
         _option: RPCOption,
     ) -> Result<SnapshotResponse<NodeId>, StreamingError<TypeConfig, Fatal<NodeId>>> {
         let addr = self.addr();
+        let started = std::time::Instant::now();
+        let index = snapshot.meta.last_log_id.map_or(0, |l| l.index);
         // The snapshot's directory stays on disk while `snapshot` lives: keep it past the send.
         let data = snapshot.snapshot;
+        let bytes = crate::snapshot::dir_bytes(self.env.as_ref(), &data.dir);
         let body = stream::send(
             Arc::clone(&self.env),
             data.dir.clone(),
@@ -265,6 +317,28 @@ impl RaftNetwork<TypeConfig> for Peer {
             closed = cancel => return Err(StreamingError::Closed(closed)),
         };
         drop(data);
+        match &result {
+            Ok(Ok(_)) => tracing::info!(
+                target: "bloomkv_cluster::snapshots",
+                "sent the snapshot at log index {index} ({:.1} MiB) to node {} in {:.2} s",
+                bytes as f64 / 1_048_576.0,
+                self.target,
+                started.elapsed().as_secs_f64()
+            ),
+            Ok(Err(why)) => tracing::warn!(
+                target: "bloomkv_cluster::snapshots",
+                "node {} refused the snapshot at log index {index} after {:.2} s: {why}",
+                self.target,
+                started.elapsed().as_secs_f64()
+            ),
+            Err(e) => tracing::warn!(
+                target: "bloomkv_cluster::snapshots",
+                "sending the snapshot at log index {index} ({:.1} MiB) to node {} failed after {:.2} s: {e}",
+                bytes as f64 / 1_048_576.0,
+                self.target,
+                started.elapsed().as_secs_f64()
+            ),
+        }
         match result {
             Ok(Ok(resp)) => Ok(resp),
             Ok(Err(why)) => Err(StreamingError::Network(NetworkError::new(

@@ -5,6 +5,7 @@
 //! | `POST /raft/append` | AppendEntries request | `Result<response, RaftError>` |
 //! | `POST /raft/vote` | Vote request | `Result<response, RaftError>` |
 //! | `POST /raft/snapshot` | a snapshot stream ([`crate::snapshot::stream`]) | `Result<response, String>` |
+//! | `POST /raft/prevote` | [`PreVote`] | [`crate::node::election::PreVoteAnswer`] |
 //! | `POST /client/op` | a forwarded operation ([`wire::OpCall`]) | [`wire::Answer`] |
 //! | `GET /status` | — | this node's [`crate::Status`] as JSON |
 //!
@@ -19,11 +20,13 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use openraft::raft::AppendEntriesResponse;
 use serde::Serialize;
 
 use super::wire::{self, OpCall};
 use crate::codec;
 use crate::node::core::Core;
+use crate::node::election::{self, PreVote};
 use crate::snapshot::stream;
 use crate::types::TypeConfig;
 
@@ -35,6 +38,7 @@ pub(crate) fn router(core: Arc<Core>) -> Router {
         .route("/raft/append", post(append))
         .route("/raft/vote", post(vote))
         .route("/raft/snapshot", post(snapshot))
+        .route("/raft/prevote", post(prevote))
         .route("/client/op", post(op))
         .route("/status", get(status))
         .layer(DefaultBodyLimit::max(codec::MAX_ENCODED as usize))
@@ -54,7 +58,22 @@ fn bad_request(e: String) -> Response {
 
 async fn append(State(core): State<Arc<Core>>, body: Bytes) -> Response {
     match codec::decode::<openraft::raft::AppendEntriesRequest<TypeConfig>>(&body) {
-        Ok(req) => encoded(&core.raft.append_entries(req).await),
+        Ok(req) => {
+            let answer = core.raft.append_entries(req).await;
+            // Accepted from the leader (a conflict too: the sender is our leader, only the
+            // logs differ): this node has a live leader.
+            if matches!(&answer, Ok(r) if !matches!(r, AppendEntriesResponse::HigherVote(_))) {
+                core.contact.touch();
+            }
+            encoded(&answer)
+        }
+        Err(e) => bad_request(e),
+    }
+}
+
+async fn prevote(State(core): State<Arc<Core>>, body: Bytes) -> Response {
+    match codec::decode::<PreVote>(&body) {
+        Ok(req) => encoded(&election::judge(&core, &req)),
         Err(e) => bad_request(e),
     }
 }
@@ -67,14 +86,31 @@ async fn vote(State(core): State<Arc<Core>>, body: Bytes) -> Response {
 }
 
 async fn snapshot(State(core): State<Arc<Core>>, body: Body) -> Response {
+    let started = std::time::Instant::now();
+    let received = std::sync::Mutex::new(None::<(u64, u64, u64)>);
     let result: Result<openraft::raft::SnapshotResponse<u64>, String> = async {
         let sm = Arc::clone(&core.sm);
         let into = tokio::task::spawn_blocking(move || sm.incoming_snapshot())
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
-        let (vote, meta, data) =
-            stream::receive(Arc::clone(&core.env), body.into_data_stream(), into).await?;
+        let (vote, meta, data) = stream::receive(
+            Arc::clone(&core.env),
+            body.into_data_stream(),
+            into,
+            |vote| {
+                if *vote >= core.raft.metrics().borrow().vote {
+                    core.contact.touch();
+                }
+            },
+        )
+        .await?;
+        let from = vote.leader_id().voted_for().unwrap_or(0);
+        let index = meta.last_log_id.map_or(0, |l| l.index);
+        let bytes = crate::snapshot::dir_bytes(core.env.as_ref(), &data.dir);
+        if let Ok(mut r) = received.lock() {
+            *r = Some((from, index, bytes));
+        }
         let snap = openraft::Snapshot {
             meta,
             snapshot: Box::new(data),
@@ -85,6 +121,22 @@ async fn snapshot(State(core): State<Arc<Core>>, body: Body) -> Response {
             .map_err(|e| e.to_string())
     }
     .await;
+    let got = received.lock().ok().and_then(|r| *r);
+    match (&result, got) {
+        (Ok(_), Some((from, index, bytes))) => tracing::info!(
+            target: "bloomkv_cluster::snapshots",
+            "installed the snapshot at log index {index} from node {from} ({:.1} MiB) in {:.2} s",
+            bytes as f64 / 1_048_576.0,
+            started.elapsed().as_secs_f64()
+        ),
+        (Ok(_), None) => {}
+        (Err(e), _) => tracing::warn!(
+            target: "bloomkv_cluster::snapshots",
+            "a snapshot from {} was not installed after {:.2} s: {e}",
+            got.map_or("a leader".to_string(), |(from, _, _)| format!("node {from}")),
+            started.elapsed().as_secs_f64()
+        ),
+    }
     encoded(&result)
 }
 

@@ -7,10 +7,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bloomkv::env::Env;
 use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
-use openraft::{BasicNode, ChangeMembers, ServerState};
+use openraft::{BasicNode, ChangeMembers};
 
 use super::config::NodeConfig;
+use super::election::Contact;
 use super::status::{Member, Role, Status};
+use crate::log_store::LogStore;
 use crate::net::client::Transport;
 use crate::net::wire::{Admin, Answer, Done, Op};
 use crate::state_machine::Shared;
@@ -25,6 +27,10 @@ pub(crate) struct Core {
     pub(crate) env: Arc<dyn Env>,
     pub(crate) transport: Transport,
     pub(crate) config: NodeConfig,
+    /// The log (its last log id, for pre-votes).
+    pub(crate) log: LogStore,
+    /// When this node last heard from a leader (for its own elections).
+    pub(crate) contact: Contact,
 }
 
 fn now_ms() -> u64 {
@@ -170,13 +176,7 @@ impl Core {
     pub(crate) fn status(&self) -> Status {
         let m = self.raft.metrics();
         let m = m.borrow();
-        let role = match m.state {
-            ServerState::Leader => Role::Leader,
-            ServerState::Follower => Role::Follower,
-            ServerState::Candidate => Role::Candidate,
-            ServerState::Learner => Role::Learner,
-            ServerState::Shutdown => Role::Shutdown,
-        };
+        let role = Role::from(m.state);
         let membership = m.membership_config.membership();
         let voters: BTreeSet<NodeId> = membership.voter_ids().collect();
         let members = membership

@@ -2,6 +2,8 @@
 
 pub(crate) mod config;
 pub(crate) mod core;
+pub(crate) mod election;
+pub(crate) mod events;
 mod session;
 pub(crate) mod status;
 
@@ -21,7 +23,7 @@ use tokio::task::JoinHandle;
 use self::config::NodeConfig;
 use self::core::Core;
 use self::session::Session;
-use self::status::{PeerStatus, Status};
+use self::status::{PeerStatus, Role, Status};
 use crate::error::{Error, Result};
 use crate::log_store::LogStore;
 use crate::machine::Machine;
@@ -32,6 +34,9 @@ use crate::net::wire::{Admin, Answer, Done, Op};
 use crate::state_db::StateDb;
 use crate::state_machine::StateMachine;
 use crate::types::{Raft, Request};
+
+/// The node's own background tasks (election timer, event log) and what stops them.
+type Tasks = (tokio::sync::watch::Sender<bool>, Vec<JoinHandle<()>>);
 
 /// The file in the data directory naming the node it belongs to.
 const NODE_FILE: &str = "NODE";
@@ -69,6 +74,8 @@ pub struct Node {
     session: Session,
     local_addr: SocketAddr,
     server: Mutex<Option<(oneshot::Sender<()>, JoinHandle<()>)>>,
+    tasks: Mutex<Option<Tasks>>,
+    roles: tokio::sync::watch::Sender<Role>,
 }
 
 impl std::fmt::Debug for Node {
@@ -166,6 +173,8 @@ impl Node {
             install_snapshot_timeout: millis(config.snapshot_timeout),
             snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_every),
             max_in_snapshot_log_to_keep: config.keep_logs_after_snapshot,
+            // Elections are started by `election::run`, after a pre-vote.
+            enable_elect: false,
             ..Default::default()
         }
         .validate()
@@ -180,6 +189,7 @@ impl Node {
         };
         let shared = Arc::clone(&sm.shared);
         let committed = log.committed_handle();
+        let log_handle = log.clone();
         let raft = Raft::new(id, Arc::new(raft_config), network, log, sm)
             .await
             .map_err(|e| Error::Stopped(format!("starting Raft: {e}")))?;
@@ -191,7 +201,20 @@ impl Node {
             env,
             transport,
             config: config.clone(),
+            log: log_handle,
+            contact: election::Contact::new(),
         });
+        // The node's own tasks: its election timer and the log of what happens to it.
+        let (stop_tasks, tasks_stopped) = tokio::sync::watch::channel(false);
+        let (roles, _) = tokio::sync::watch::channel(Role::Follower);
+        let tasks = vec![
+            tokio::spawn(election::run(Arc::clone(&core), tasks_stopped.clone())),
+            tokio::spawn(events::watch(
+                Arc::clone(&core),
+                tasks_stopped,
+                roles.clone(),
+            )),
+        ];
 
         let serve = async {
             listener
@@ -225,6 +248,8 @@ impl Node {
             core,
             local_addr,
             server: Mutex::new(Some((stop_tx, task))),
+            tasks: Mutex::new(Some((stop_tasks, tasks))),
+            roles,
         };
 
         if let Some(init) = &config.initial_cluster {
@@ -377,6 +402,12 @@ impl Node {
         self.core.status()
     }
 
+    /// This node's role as it changes (the current one first): for a server that shows it,
+    /// as Redis's log lines do with `M` and `S`.
+    pub fn roles(&self) -> tokio::sync::watch::Receiver<Role> {
+        self.roles.subscribe()
+    }
+
     /// The leader this node knows of.
     pub fn leader(&self) -> Option<u64> {
         self.core.leader().map(|(id, _)| id)
@@ -419,6 +450,13 @@ impl Node {
     /// # Errors
     /// [`Error::Stopped`] if the Raft core had already failed.
     pub async fn shutdown(&self) -> Result<()> {
+        let tasks = self.tasks.lock().take();
+        if let Some((stop, tasks)) = tasks {
+            let _ = stop.send(true);
+            for t in tasks {
+                let _ = t.await;
+            }
+        }
         let r = self.core.raft.shutdown().await;
         let server = self.server.lock().take();
         if let Some((stop, task)) = server {

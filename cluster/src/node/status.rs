@@ -19,6 +19,18 @@ pub enum Role {
     Shutdown,
 }
 
+impl From<openraft::ServerState> for Role {
+    fn from(s: openraft::ServerState) -> Role {
+        match s {
+            openraft::ServerState::Leader => Role::Leader,
+            openraft::ServerState::Follower => Role::Follower,
+            openraft::ServerState::Candidate => Role::Candidate,
+            openraft::ServerState::Learner => Role::Learner,
+            openraft::ServerState::Shutdown => Role::Shutdown,
+        }
+    }
+}
+
 /// One member as this node sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -18,6 +18,7 @@
 
 mod machine;
 mod replicator;
+mod tracing_bridge;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -277,6 +278,10 @@ impl Drop for ClusterServer {
 /// # Errors
 /// As [`ClusterServer::start`] and [`ClusterServer::shutdown`].
 pub fn run(args: ClusterArgs) -> Result<()> {
+    bloomkv_server::log::configure(args.server.loglevel, args.server.logfile.as_deref())
+        .map_err(|e| Error::Config(format!("the log file: {e}")))?;
+    // Another subscriber set by an embedding program wins; the node's own notices still go out.
+    let _ = tracing::subscriber::set_global_default(tracing_bridge::Bridge);
     let (id, raft) = (args.node_id, args.cluster_addr.clone());
     let node = ClusterServer::start(args)?;
     bloomkv_server::log::notice(&format!(

@@ -269,3 +269,13 @@ impl SnapshotStore {
         })
     }
 }
+
+/// The bytes of the files directly in `dir` (a snapshot's), for the log; 0 for what
+/// cannot be read.
+pub(crate) fn dir_bytes(env: &dyn bloomkv::env::Env, dir: &Path) -> u64 {
+    env.list_dir(dir)
+        .unwrap_or_default()
+        .iter()
+        .map(|name| env.file_size(&dir.join(name)).unwrap_or(0))
+        .sum()
+}

@@ -184,10 +184,13 @@ async fn close(open: Open, received: &mut BTreeMap<String, FileSum>) -> Result<(
 
 /// Receives a snapshot body into `into` (an empty scratch directory). Returns the vote and
 /// metadata from the header, with `into` now holding the verified, synced files.
+/// `progress` is called with the sender's vote after every frame past the header: the
+/// node counts a stream from its leader as contact (no election halfway through it).
 pub(crate) async fn receive<S, E>(
     env: Arc<dyn Env>,
     mut body: S,
     into: SnapshotData,
+    progress: impl Fn(&Vote),
 ) -> Result<(Vote, SnapshotMeta, SnapshotData), String>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
@@ -271,6 +274,9 @@ where
                 }
                 (t, true) => return Err(format!("unknown snapshot frame tag {t:#04x}")),
             }
+            if let Some(h) = &header {
+                progress(&h.vote);
+            }
         }
         match body.next().await {
             Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
@@ -349,7 +355,7 @@ mod tests {
             _keep: Arc::new(DirGuard::new(into_dir, StdEnv::shared(), false)),
         };
         let body = futures_util::stream::iter(frames.into_iter().map(Ok::<_, String>));
-        receive(StdEnv::shared(), body, into)
+        receive(StdEnv::shared(), body, into, |_| {})
             .await
             .map(|(_, m, _)| m)
     }

@@ -315,6 +315,55 @@ impl Workload {
     }
 }
 
+/// The longest wait for an acknowledged operation after a heal.
+#[derive(Debug, Default)]
+pub struct Outages {
+    pub longest: Duration,
+    /// When that heal was, into the run.
+    pub at: Duration,
+}
+
+impl Workload {
+    /// Return times of the clients' acknowledged operations, sorted, since the start.
+    fn acks(&self) -> Vec<Duration> {
+        let mut t: Vec<Duration> = self
+            .rec
+            .history()
+            .iter()
+            .filter(|o| o.client < 10_000 && o.output.is_some())
+            .filter_map(|o| o.ret.map(Duration::from_micros))
+            .collect();
+        t.sort();
+        t
+    }
+
+    /// For each heal, the wait until the next acknowledged operation returned (until now
+    /// for a heal nothing followed); the longest of them.
+    pub fn outages_after(&self, heals: &[Instant]) -> Outages {
+        let acks = self.acks();
+        let now = self.start.elapsed();
+        let mut worst = Outages::default();
+        for h in heals {
+            let at = h.saturating_duration_since(self.start);
+            let next = acks.iter().find(|&&a| a >= at).copied();
+            let wait = next.unwrap_or(now).saturating_sub(at);
+            if wait > worst.longest {
+                worst = Outages { longest: wait, at };
+            }
+        }
+        worst
+    }
+
+    /// The longest stretch between two acknowledged operations (faults included).
+    pub fn longest_gap(&self) -> Duration {
+        self.acks()
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or_default()
+    }
+}
+
 /// What a run did.
 pub struct Report {
     pub ops: usize,

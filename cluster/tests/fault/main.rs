@@ -21,3 +21,4 @@ mod nemesis;
 mod planted;
 mod power_cut;
 mod smoke;
+mod wedge;

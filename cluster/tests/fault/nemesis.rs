@@ -24,10 +24,25 @@ use crate::resp::{Conn, Value};
 struct Faults {
     kills: u32,
     leader_kills: u32,
+    bursts: u32,
     pauses: u32,
     partitions: u32,
     one_way: u32,
     delays: u32,
+    resets: u32,
+}
+
+/// What the nemesis saw: the faults, and when each was healed with how long every node
+/// then took to answer a linearizable read.
+#[derive(Debug, Default)]
+struct Schedule {
+    faults: Faults,
+    /// When each fault (or burst) was over: every node up, every link passing.
+    heals: Vec<Instant>,
+    /// The slowest node's first linearizable read after each heal.
+    slowest_read: Duration,
+    /// Heals after which some node did not answer a read within the bound.
+    unread: Vec<String>,
 }
 
 /// The leader some running node names, if any (no waiting).
@@ -46,11 +61,68 @@ fn leader_hint(c: &ProcCluster) -> Option<u64> {
     None
 }
 
-fn nemesis(c: &Mutex<ProcCluster>, until: Instant, seed: u64) -> Faults {
-    let mut f = Faults::default();
+/// After a heal: asks every node for a linearizable read until it answers or `bound`
+/// passes; returns the slowest answer, or which node did not answer.
+fn read_everywhere(ports: &[u16], healed: Instant, bound: Duration) -> Result<Duration, String> {
+    let mut slowest = Duration::ZERO;
+    for &port in ports {
+        loop {
+            let left = bound
+                .saturating_sub(healed.elapsed())
+                .max(Duration::from_millis(100));
+            let answer =
+                Conn::connect(port, left).and_then(|mut x| x.call(&["GET", "nemesis:probe"]));
+            if matches!(answer, Ok(Value::Bulk(_))) {
+                slowest = slowest.max(healed.elapsed());
+                break;
+            }
+            if healed.elapsed() > bound {
+                return Err(format!(
+                    "port {port}: no linearizable read {:?} after the heal ({answer:?})",
+                    healed.elapsed()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Ok(slowest)
+}
+
+/// The burst that once wedged a cluster for good: kill a follower and restart it, 2 s later
+/// kill the leader and restart it, 3 s later kill the first again and restart it.
+fn burst(c: &Mutex<ProcCluster>, f: &mut Faults) {
+    let ids = c.lock().unwrap().ids();
+    let leader = leader_hint(&c.lock().unwrap());
+    let a = ids
+        .iter()
+        .copied()
+        .find(|&i| Some(i) != leader)
+        .unwrap_or(ids[0]);
+    c.lock().unwrap().kill(a);
+    c.lock().unwrap().restart(a);
+    std::thread::sleep(Duration::from_secs(2));
+    let l = leader_hint(&c.lock().unwrap())
+        .filter(|&l| l != a)
+        .or_else(|| ids.iter().copied().find(|&i| i != a));
+    if let Some(l) = l {
+        c.lock().unwrap().kill(l);
+        c.lock().unwrap().restart(l);
+        f.leader_kills += 1;
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    c.lock().unwrap().kill(a);
+    c.lock().unwrap().restart(a);
+    f.kills += 3;
+    f.bursts += 1;
+}
+
+fn nemesis(c: &Mutex<ProcCluster>, ports: &[u16], until: Instant, seed: u64) -> Schedule {
+    let mut sched = Schedule::default();
+    let f = &mut sched.faults;
     let ids = c.lock().unwrap().ids();
     let mut i = 0u64;
     let ms = |r: u64, lo: u64, hi: u64| Duration::from_millis(lo + r % (hi - lo));
+    let bound = read_bound();
     while Instant::now() < until {
         i += 1;
         let r = seed_for(seed ^ i);
@@ -62,7 +134,14 @@ fn nemesis(c: &Mutex<ProcCluster>, until: Instant, seed: u64) -> Faults {
         };
         let others: Vec<u64> = ids.iter().copied().filter(|&x| x != victim).collect();
         let hold = ms(r >> 20, 1000, 4000);
-        match (r >> 40) % 5 {
+        let set_links = |link: Link| {
+            let c = c.lock().unwrap();
+            for &o in &others {
+                c.link(victim, o, link);
+                c.link(o, victim, link);
+            }
+        };
+        match (r >> 40) % 7 {
             0 => {
                 c.lock().unwrap().kill(victim);
                 f.kills += 1;
@@ -77,20 +156,10 @@ fn nemesis(c: &Mutex<ProcCluster>, until: Instant, seed: u64) -> Faults {
                 c.lock().unwrap().resume(victim);
             }
             2 => {
-                {
-                    let c = c.lock().unwrap();
-                    for &o in &others {
-                        c.link(victim, o, Link::Cut);
-                        c.link(o, victim, Link::Cut);
-                    }
-                }
+                set_links(Link::Cut);
                 f.partitions += 1;
                 std::thread::sleep(hold);
-                let c = c.lock().unwrap();
-                for &o in &others {
-                    c.link(victim, o, Link::Pass);
-                    c.link(o, victim, Link::Pass);
-                }
+                set_links(Link::Pass);
             }
             3 => {
                 let to = others[(r >> 50) as usize % others.len()];
@@ -99,26 +168,40 @@ fn nemesis(c: &Mutex<ProcCluster>, until: Instant, seed: u64) -> Faults {
                 std::thread::sleep(hold);
                 c.lock().unwrap().link(victim, to, Link::Pass);
             }
-            _ => {
-                let d = ms(r >> 30, 30, 250);
-                {
-                    let c = c.lock().unwrap();
-                    for &o in &others {
-                        c.link(victim, o, Link::Delay(d));
-                        c.link(o, victim, Link::Delay(d));
-                    }
-                }
+            4 => {
+                set_links(Link::Delay(ms(r >> 30, 30, 400)));
                 f.delays += 1;
                 std::thread::sleep(hold);
-                let c = c.lock().unwrap();
-                for &o in &others {
-                    c.link(victim, o, Link::Pass);
-                    c.link(o, victim, Link::Pass);
-                }
+                set_links(Link::Pass);
             }
+            5 => {
+                set_links(Link::Reset);
+                f.resets += 1;
+                std::thread::sleep(hold);
+                set_links(Link::Pass);
+            }
+            _ => burst(c, f),
+        }
+        let healed = Instant::now();
+        sched.heals.push(healed);
+        match read_everywhere(ports, healed, bound) {
+            Ok(d) => sched.slowest_read = sched.slowest_read.max(d),
+            Err(e) => sched.unread.push(e),
         }
     }
-    f
+    sched
+}
+
+/// The availability bound: after a fault (or burst) is healed, acknowledged operations
+/// resume and every node answers a linearizable read within it.
+/// `BLOOMKV_NEMESIS_BOUND_MS` changes it (default 5 s).
+fn read_bound() -> Duration {
+    Duration::from_millis(
+        std::env::var("BLOOMKV_NEMESIS_BOUND_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(5_000),
+    )
 }
 
 /// Runs the nemesis for `secs` seconds with `clients` clients, then verifies.
@@ -142,13 +225,13 @@ fn run(secs: u64, clients: u64) {
     let ports: Vec<u16> = c.ids().iter().map(|&id| c.port(id)).collect();
     let dump = c.dir.path().to_path_buf();
     let c = Arc::new(Mutex::new(c));
-    let w = Workload::new(ports, Duration::from_secs(8));
+    let w = Workload::new(ports.clone(), Duration::from_secs(8));
     let stop = Arc::new(AtomicBool::new(false));
     let threads = w.clients(clients, &stop);
     let started = Instant::now();
     let until = started + Duration::from_secs(secs);
     let seed = seed_for(std::process::id() as u64 ^ started.elapsed().as_nanos() as u64);
-    let faults = nemesis(&c, until, seed);
+    let sched = nemesis(&c, &ports, until, seed);
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().unwrap();
@@ -160,13 +243,32 @@ fn run(secs: u64, clients: u64) {
         c.wait_converged();
     }
     let report = w.verify(&dump);
+    let outages = w.outages_after(&sched.heals);
+    let longest_gap = w.longest_gap();
     println!(
-        "nemesis: {:.0} s, seed {seed:#x}, faults {faults:?}; {report}; 0 linearizability violations, 0 lost writes",
-        ran.as_secs_f64()
+        "nemesis: {:.0} s, seed {seed:#x}, faults {:?}; {report}; 0 linearizability violations, 0 lost writes; \
+         longest outage after a heal {:?}, slowest linearizable read after a heal {:?}, longest stretch without an \
+         acknowledged operation {longest_gap:?}",
+        ran.as_secs_f64(),
+        sched.faults,
+        outages.longest,
+        sched.slowest_read,
     );
     assert!(
         report.ok > 100,
         "too few operations succeeded to mean anything: {report}"
+    );
+    let bound = read_bound();
+    assert!(
+        sched.unread.is_empty(),
+        "nodes did not answer a linearizable read within {bound:?} of a heal: {:?}",
+        sched.unread
+    );
+    assert!(
+        outages.longest <= bound,
+        "no acknowledged operation for {:?} after the heal at {:?} into the run (bound {bound:?})",
+        outages.longest,
+        outages.at
     );
 }
 

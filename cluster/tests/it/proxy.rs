@@ -67,3 +67,35 @@ async fn pass_delay_blackhole_cut() {
     assert!(matches!(n, Ok(0) | Err(_)), "{n:?}");
     assert_eq!(proxy.link(), Link::Cut);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_aborts_open_and_new_connections() {
+    let proxy = Proxy::start(echo_server().await).await.unwrap();
+    let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert_eq!(round_trip(&mut c, b"hello").await.unwrap(), b"hello");
+
+    proxy.set(Link::Reset);
+    let mut buf = [0u8; 8];
+    let r = tokio::time::timeout(Duration::from_secs(2), c.read(&mut buf))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.map_err(|e| e.kind()).err(),
+        Some(std::io::ErrorKind::ConnectionReset),
+        "an open connection is reset, not closed in order"
+    );
+    let mut c2 = TcpStream::connect(proxy.addr()).await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(2), c2.read(&mut buf))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.map_err(|e| e.kind()).err(),
+        Some(std::io::ErrorKind::ConnectionReset),
+        "a new connection is reset on accept"
+    );
+    assert_eq!(proxy.link(), Link::Reset);
+
+    proxy.set(Link::Pass);
+    let mut c3 = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert_eq!(round_trip(&mut c3, b"again").await.unwrap(), b"again");
+}

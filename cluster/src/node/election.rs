@@ -1,0 +1,240 @@
+//! Elections this node starts itself, each after a pre-vote (the Raft dissertation, §9.6).
+//!
+//! openraft 0.9 starts an election whenever a follower's timer runs out, raising its term
+//! even when it cannot win: a node that was paused, restarted, cut off or busy receiving a
+//! snapshot comes back with a higher term, and the leader steps down when that term reaches
+//! it in an AppendEntries answer. A node whose log is behind keeps doing so; when its new
+//! term collides with the next leader's, it also refuses that leader's entries (a candidate
+//! and a leader of the same term are incomparable in openraft), so it never catches up.
+//! That loop held a cluster without a leader for minutes, its term climbing by hundreds.
+//!
+//! So openraft's own election timer is off (`enable_elect: false`) and this task decides:
+//! a voter that has not heard from a leader for a random time in
+//! `[max, 2 * max - min]` of the election timeout asks every voter first whether it *would*
+//! vote (a pre-vote, which changes no state). A voter says yes only if it has not heard
+//! from a leader for `max` itself (openraft's leader lease: a real vote would be refused
+//! before) and the candidate's log is at least as up to date as its own; a leader says no
+//! while a quorum acknowledged it within `max`. Only with a majority of yeses does the
+//! node start a real election (`Raft::trigger().elect()`), so terms move only when an
+//! election can succeed, and a node that cannot win leaves the cluster alone.
+//!
+//! "Heard from a leader" means an AppendEntries this node accepted, or a chunk of a
+//! snapshot stream from a leader no older than this node's vote: a follower receiving a
+//! large snapshot does not start elections halfway through it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use openraft::ServerState;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use super::core::Core;
+use crate::types::{LogId, NodeId};
+
+/// When this node last heard from a leader, as milliseconds since the node started.
+pub(crate) struct Contact {
+    origin: Instant,
+    last_ms: AtomicU64,
+}
+
+impl Contact {
+    pub(crate) fn new() -> Contact {
+        Contact {
+            origin: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A leader's message was accepted just now.
+    pub(crate) fn touch(&self) {
+        self.last_ms.fetch_max(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// Time since the last leader message (or since the node started).
+    pub(crate) fn elapsed(&self) -> Duration {
+        Duration::from_millis(
+            self.now_ms()
+                .saturating_sub(self.last_ms.load(Ordering::Relaxed)),
+        )
+    }
+}
+
+/// A pre-vote request: would you vote for `candidate`, whose log ends at `last_log`?
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct PreVote {
+    pub candidate: NodeId,
+    pub last_log: Option<LogId>,
+}
+
+/// A pre-vote answer, with the reason for a no (for the candidate's log).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct PreVoteAnswer {
+    pub granted: bool,
+    pub why: String,
+}
+
+impl PreVoteAnswer {
+    fn no(why: String) -> PreVoteAnswer {
+        PreVoteAnswer {
+            granted: false,
+            why,
+        }
+    }
+}
+
+/// This node's answer to a pre-vote.
+pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
+    let lease = core.config.election_timeout.1;
+    let metrics = core.raft.metrics().borrow().clone();
+    let membership = metrics.membership_config.membership();
+    if !membership.voter_ids().any(|v| v == req.candidate) {
+        return PreVoteAnswer::no(format!(
+            "node {} is not a voter in this node's membership",
+            req.candidate
+        ));
+    }
+    match metrics.state {
+        ServerState::Leader => {
+            if let Some(ms) = metrics.millis_since_quorum_ack
+                && Duration::from_millis(ms) < lease
+            {
+                return PreVoteAnswer::no(format!(
+                    "node {} leads, acknowledged by a quorum {ms} ms ago",
+                    core.id
+                ));
+            }
+        }
+        _ => {
+            let since = core.contact.elapsed();
+            if since < lease && metrics.current_leader.is_some() {
+                return PreVoteAnswer::no(format!(
+                    "node {} heard from leader {:?} {} ms ago",
+                    core.id,
+                    metrics.current_leader,
+                    since.as_millis()
+                ));
+            }
+        }
+    }
+    let mine = core.log.last_log_id();
+    if req.last_log < mine {
+        return PreVoteAnswer::no(format!(
+            "the candidate's log ends at {:?}, node {}'s at {mine:?}",
+            req.last_log, core.id
+        ));
+    }
+    PreVoteAnswer {
+        granted: true,
+        why: String::new(),
+    }
+}
+
+/// A random election wait in `[max, 2 * max - min]`.
+fn next_wait(core: &Core, salt: u64) -> Duration {
+    let (lo, hi) = core.config.election_timeout;
+    let spread = u64::try_from((hi - lo).as_millis()).unwrap_or(1).max(1);
+    let nanos = u64::from(Instant::now().elapsed().subsec_nanos())
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::from(d.subsec_nanos()));
+    let r = crate::machine::seed_for(nanos ^ (core.id << 32) ^ salt);
+    hi + Duration::from_millis(r % spread)
+}
+
+/// Runs the election timer until `stop` changes.
+pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
+    let tick = (core.config.heartbeat / 2).max(Duration::from_millis(5));
+    let mut attempt = 0u64;
+    let mut wait = next_wait(&core, attempt);
+    // The later of the last leader contact and the last attempt starts the wait.
+    let mut last_try: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            () = tokio::time::sleep(tick) => {}
+        }
+        let (state, voter, term, voters) = {
+            let m = core.raft.metrics();
+            let m = m.borrow();
+            let membership = m.membership_config.membership();
+            let voters: Vec<NodeId> = membership.voter_ids().collect();
+            (m.state, voters.contains(&core.id), m.current_term, voters)
+        };
+        if state == ServerState::Leader || state == ServerState::Shutdown || !voter {
+            last_try = None;
+            continue;
+        }
+        let quiet = core.contact.elapsed();
+        let since_try = last_try.map_or(Duration::MAX, |t| t.elapsed());
+        if quiet < wait || since_try < wait {
+            continue;
+        }
+        attempt += 1;
+        last_try = Some(Instant::now());
+        wait = next_wait(&core, attempt);
+        let req = PreVote {
+            candidate: core.id,
+            last_log: core.log.last_log_id(),
+        };
+        let (granted, refusals) = pre_vote(&core, &voters, &req).await;
+        if granted * 2 > voters.len() {
+            tracing::info!(
+                target: "bloomkv_cluster::election",
+                "no leader heard for {} ms; pre-vote won ({granted} of {} voters): starting an election for term {}",
+                quiet.as_millis(),
+                voters.len(),
+                term + 1
+            );
+            if core.raft.trigger().elect().await.is_err() {
+                return;
+            }
+        } else {
+            tracing::debug!(
+                target: "bloomkv_cluster::election",
+                "no leader heard for {} ms; pre-vote lost ({granted} of {} voters), term stays {term}: {}",
+                quiet.as_millis(),
+                voters.len(),
+                refusals.join("; ")
+            );
+        }
+    }
+}
+
+/// Asks every other voter; returns the yeses (this node's own included) and the reasons
+/// of the noes and failures.
+async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> (usize, Vec<String>) {
+    let ttl = core.config.election_timeout.0;
+    let membership = core.raft.metrics().borrow().membership_config.clone();
+    let asks = voters.iter().filter(|&&v| v != core.id).map(|&v| {
+        let addr = membership
+            .membership()
+            .get_node(&v)
+            .map(|n| core.transport.routes.resolve(v, &n.addr));
+        async move {
+            let Some(addr) = addr else {
+                return Err(format!("node {v} has no address"));
+            };
+            core.transport
+                .call::<_, PreVoteAnswer>(&addr, "/raft/prevote", req, ttl)
+                .await
+                .map_err(|e| format!("node {v}: {e}"))
+        }
+    });
+    let answers = futures_util::future::join_all(asks).await;
+    let mut granted = 1;
+    let mut refusals = Vec::new();
+    for a in answers {
+        match a {
+            Ok(a) if a.granted => granted += 1,
+            Ok(a) => refusals.push(a.why),
+            Err(e) => refusals.push(e),
+        }
+    }
+    (granted, refusals)
+}
