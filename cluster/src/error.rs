@@ -49,6 +49,12 @@ pub enum Error {
     /// The Redis-protocol server of a cluster node could not start or stopped with an
     /// error (an address in use, ...).
     Server(String),
+    /// This node was removed from the cluster: it no longer serves, votes or campaigns.
+    /// Nothing was applied.
+    Removed {
+        /// This node's id.
+        id: u64,
+    },
 }
 
 impl Error {
@@ -60,7 +66,8 @@ impl Error {
     }
 
     /// Whether the request certainly was not applied, so that any request (even one that is
-    /// not idempotent) may be sent again: true for [`Error::NoLeader`] and [`Error::Stale`].
+    /// not idempotent) may be sent again: true for [`Error::NoLeader`], [`Error::Stale`] and
+    /// [`Error::Removed`].
     ///
     /// # Examples
     /// ```
@@ -71,7 +78,10 @@ impl Error {
     /// assert!(!Error::Timeout { waited: Duration::from_secs(1) }.not_applied());
     /// ```
     pub fn not_applied(&self) -> bool {
-        matches!(self, Error::NoLeader { .. } | Error::Stale)
+        matches!(
+            self,
+            Error::NoLeader { .. } | Error::Stale | Error::Removed { .. }
+        )
     }
 }
 
@@ -97,6 +107,11 @@ impl fmt::Display for Error {
             Error::Membership(why) => write!(f, "membership change refused: {why}"),
             Error::Network(why) => write!(f, "cluster network: {why}"),
             Error::Server(why) => write!(f, "server: {why}"),
+            Error::Removed { id } => write!(
+                f,
+                "node {id} was removed from the cluster and no longer serves: connect to a member, \
+                 or to bring this node back, stop it, empty its --dir and add it again (kvctl cluster add)"
+            ),
         }
     }
 }

@@ -140,5 +140,5 @@ pub use keys::RESERVED_PREFIX;
 pub use machine::{Command, Machine, MachineError, seed_for};
 pub use node::Node;
 pub use node::config::{NodeConfig, parse_initial_cluster};
-pub use node::status::{Member, PeerStatus, Role, Status};
+pub use node::status::{Events, Member, PeerStatus, Role, Status};
 pub use state_db::StateDb;

@@ -8,7 +8,7 @@
 //!
 //! let admin = Admin::new("127.0.0.1:6381", None, std::time::Duration::from_secs(10));
 //! println!("{}", admin.status()?);
-//! admin.add(4, "127.0.0.1:7004", false, std::time::Duration::from_secs(60), |line| eprintln!("{line}"))?;
+//! admin.add(4, "127.0.0.1:7004", false, false, std::time::Duration::from_secs(60), |line| eprintln!("{line}"))?;
 //! # Ok::<(), kvctl::cluster_admin::AdminError>(())
 //! ```
 
@@ -101,7 +101,7 @@ impl Admin {
     }
 
     /// `CLUSTER INFO`: the cluster's state, leader, term, and one line per node (role,
-    /// applied index, lag).
+    /// applied index, lag). See [`state_ok`] for whether it serves.
     ///
     /// # Errors
     /// As [`Admin::call`].
@@ -113,20 +113,43 @@ impl Admin {
     }
 
     /// Adds node `id` (Raft address `raft_addr`) as a learner; unless `learner_only`,
-    /// waits (at most `wait`) until it has caught up, then makes it a voter. `progress`
+    /// waits (at most `wait`) until it has caught up, then makes it a voter. A change that
+    /// would leave an even number of voters is refused before anything is done, unless
+    /// `force` (an even count tolerates no more failures than one voter fewer). `progress`
     /// gets a line per step.
     ///
     /// # Errors
-    /// As [`Admin::call`]; [`AdminError::Timeout`] when the node does not catch up in
-    /// time (it stays a learner).
+    /// As [`Admin::call`]; [`AdminError::Refused`] for an even number of voters without
+    /// `force`; [`AdminError::Timeout`] when the node does not catch up in time (it stays
+    /// a learner).
     pub fn add(
         &self,
         id: u64,
         raft_addr: &str,
         learner_only: bool,
+        force: bool,
         wait: Duration,
         mut progress: impl FnMut(&str),
     ) -> Result<(), AdminError> {
+        if !learner_only && !force {
+            let status = self.status()?;
+            let voters = status
+                .lines()
+                .filter(|l| l.starts_with("node"))
+                .filter(|l| {
+                    l.split_once(':')
+                        .is_some_and(|(_, rest)| field(rest, "voter") == Some("1"))
+                })
+                .count();
+            if (voters + 1).is_multiple_of(2) {
+                return Err(AdminError::Refused(format!(
+                    "adding node {id} as a voter would make {} voters: an even number tolerates \
+                     no more failures than {voters}; add two nodes, or pass --force (e.g. while \
+                     replacing a node: add the new one with --force, then remove the old one)",
+                    voters + 1
+                )));
+            }
+        }
         self.call(&["CLUSTER", "ADDLEARNER", &id.to_string(), raft_addr])?;
         progress(&format!("node {id} ({raft_addr}) added as a learner"));
         if learner_only {
@@ -150,7 +173,12 @@ impl Admin {
             }
             std::thread::sleep(Duration::from_millis(500));
         }
-        self.call(&["CLUSTER", "PROMOTE", &id.to_string()])?;
+        let id_text = id.to_string();
+        let mut promote = vec!["CLUSTER", "PROMOTE", id_text.as_str()];
+        if force {
+            promote.push("FORCE");
+        }
+        self.call(&promote)?;
         progress(&format!("node {id} promoted to a voter"));
         Ok(())
     }
@@ -163,6 +191,11 @@ impl Admin {
         self.call(&["CLUSTER", "REMOVE", &id.to_string()])
             .map(|_| ())
     }
+}
+
+/// Whether a `CLUSTER INFO` text says the cluster serves (`cluster_state:ok`).
+pub fn state_ok(status: &str) -> bool {
+    status.lines().any(|l| l.trim() == "cluster_state:ok")
 }
 
 /// The `nodeN:...` line of a `CLUSTER INFO` text.

@@ -193,3 +193,84 @@ fn shutdown_stops_the_server_and_keeps_the_data() {
     let mut c = s.client();
     assert_eq!(ok(&mut c, &["GET", "k"]), Value::BulkString(b"v".to_vec()));
 }
+
+/// `--logfile` and `--loglevel`: Redis's line format in the file, nothing on stderr, the
+/// level readable and settable with CONFIG.
+#[test]
+fn the_log_goes_to_the_logfile_in_redis_format_at_the_level_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bloomkv-server"))
+        .arg("--dir")
+        .arg(dir.path().join("db"))
+        .args(["--port", &port.to_string(), "--loglevel", "verbose"])
+        .arg("--logfile")
+        .arg(&log)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut c = loop {
+        if let Ok(c) = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+            .and_then(|cl| cl.get_connection())
+        {
+            break c;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let get = |c: &mut redis::Connection| -> Vec<String> {
+        redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("log*")
+            .query(c)
+            .unwrap()
+    };
+    let got = get(&mut c);
+    assert!(
+        got.windows(2).any(|w| w == ["loglevel", "verbose"]),
+        "{got:?}"
+    );
+    assert!(
+        got.windows(2)
+            .any(|w| w[0] == "logfile" && w[1] == log.display().to_string()),
+        "{got:?}"
+    );
+    let set: String = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("loglevel")
+        .arg("WARNING")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(set, "OK");
+    assert!(get(&mut c).windows(2).any(|w| w == ["loglevel", "warning"]));
+    let bad: redis::RedisResult<String> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("loglevel")
+        .arg("loud")
+        .query(&mut c);
+    assert!(bad.is_err());
+    let _: redis::RedisResult<()> = redis::cmd("SHUTDOWN").query(&mut c);
+    let child_pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let first = text.lines().next().unwrap_or_default();
+    // "pid:M 28 Nov 2026 09:09:19.208 * bloomkv-server listening on 127.0.0.1:PORT"
+    let (pid, rest) = first.split_once(":M ").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(pid.parse::<u32>().ok(), Some(child_pid), "{first}");
+    assert!(rest.contains(" * bloomkv-server listening on "), "{first}");
+    // At warning, the shutdown notices are not written.
+    assert!(!text.contains("shutting down"), "{text}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -8,9 +8,18 @@ use crate::types::Request;
 /// A membership change.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Admin {
-    AddLearner { id: u64, addr: String },
-    Promote { id: u64 },
-    Remove { id: u64 },
+    AddLearner {
+        id: u64,
+        addr: String,
+    },
+    /// `force`: even if the voters would then be an even number.
+    Promote {
+        id: u64,
+        force: bool,
+    },
+    Remove {
+        id: u64,
+    },
 }
 
 /// An operation a node routes to the leader.

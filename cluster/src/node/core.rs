@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bloomkv::env::Env;
@@ -11,7 +12,7 @@ use openraft::{BasicNode, ChangeMembers};
 
 use super::config::NodeConfig;
 use super::election::Contact;
-use super::status::{Member, Role, Status};
+use super::status::{Events, Member, Role, Status};
 use crate::log_store::LogStore;
 use crate::net::client::Transport;
 use crate::net::wire::{Admin, Answer, Done, Op};
@@ -31,6 +32,32 @@ pub(crate) struct Core {
     pub(crate) log: LogStore,
     /// When this node last heard from a leader (for its own elections).
     pub(crate) contact: Contact,
+    /// Set once this node learns it was removed from the cluster: it stops serving and
+    /// campaigning (`events` sees the change applied; `election` hears it from the voters).
+    pub(crate) removed: AtomicBool,
+    /// Elections and leader changes, for INFO.
+    pub(crate) counters: Counters,
+}
+
+/// The event counters behind [`Events`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) elections_started: AtomicU64,
+    pub(crate) elections_won: AtomicU64,
+    pub(crate) prevotes_lost: AtomicU64,
+    pub(crate) leader_changes: AtomicU64,
+}
+
+impl Counters {
+    fn read(&self) -> Events {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Events {
+            elections_started: get(&self.elections_started),
+            elections_won: get(&self.elections_won),
+            prevotes_lost: get(&self.prevotes_lost),
+            leader_changes: get(&self.leader_changes),
+        }
+    }
 }
 
 fn now_ms() -> u64 {
@@ -40,6 +67,26 @@ fn now_ms() -> u64 {
 }
 
 impl Core {
+    /// [`Error::Removed`] once this node knows it was removed.
+    pub(crate) fn check_member(&self) -> crate::Result<()> {
+        if self.removed.load(Ordering::Relaxed) {
+            return Err(crate::Error::Removed { id: self.id });
+        }
+        Ok(())
+    }
+
+    /// Marks this node removed (once), and says so in the log.
+    pub(crate) fn mark_removed(&self, how: &str) {
+        if !self.removed.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                target: "bloomkv_cluster::events",
+                "node {} was removed from the cluster ({how}): it no longer serves, votes or \
+                 campaigns; to bring it back, stop it, empty its --dir and add it again",
+                self.id
+            );
+        }
+    }
+
     /// The leader this node knows of, with the address to reach it.
     pub(crate) fn leader(&self) -> Option<(NodeId, String)> {
         let m = self.raft.metrics();
@@ -123,6 +170,11 @@ impl Core {
     }
 
     async fn admin(&self, a: Admin, wait: Duration) -> Answer {
+        if self.is_leader()
+            && let Some(why) = self.refusal(&a).await
+        {
+            return Answer::Refused(why);
+        }
         let work = async {
             match a {
                 Admin::AddLearner { id, addr } => {
@@ -130,7 +182,7 @@ impl Core {
                     // request timeout; its lag shows in the leader's status.
                     self.raft.add_learner(id, BasicNode { addr }, false).await
                 }
-                Admin::Promote { id } => {
+                Admin::Promote { id, .. } => {
                     self.raft
                         .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false)
                         .await
@@ -169,6 +221,58 @@ impl Core {
                 leader: None,
                 proposed: false,
             },
+        }
+    }
+
+    /// Why the leader refuses a membership change before proposing it, if it does: a node
+    /// that is not a member removed, an even number of voters without `force`, a node
+    /// added whose directory holds another membership's state or another node's id.
+    async fn refusal(&self, a: &Admin) -> Option<String> {
+        let membership = self.raft.metrics().borrow().membership_config.clone();
+        let m = membership.membership();
+        let voters: BTreeSet<NodeId> = m.voter_ids().collect();
+        let members: BTreeSet<NodeId> = m.nodes().map(|(id, _)| *id).collect();
+        match a {
+            Admin::Remove { id } if !members.contains(id) => Some(format!(
+                "node {id} is not a member of the cluster (members: {members:?})"
+            )),
+            Admin::Promote { id, force: false }
+                if !voters.contains(id) && (voters.len() + 1).is_multiple_of(2) =>
+            {
+                Some(format!(
+                    "promoting node {id} would make {} voters: an even number tolerates no more \
+                     failures than {} and needs a larger majority; add one more node too, or \
+                     force it (CLUSTER PROMOTE {id} FORCE, kvctl cluster add --force)",
+                    voters.len() + 1,
+                    voters.len()
+                ))
+            }
+            Admin::AddLearner { id, addr } if !members.contains(id) => {
+                let status = self
+                    .transport
+                    .get_json::<Status>(
+                        &self.transport.routes.resolve(*id, addr),
+                        "/status",
+                        self.config.forward_attempt_timeout,
+                    )
+                    .await
+                    .ok()?;
+                if status.id != *id {
+                    return Some(format!(
+                        "the node at {addr} is node {}, not node {id}",
+                        status.id
+                    ));
+                }
+                (!status.members.is_empty() || status.last_log_index.is_some()).then(|| {
+                    format!(
+                        "node {id} at {addr} holds state from an earlier membership (term {}, \
+                         last log index {:?}): stop it, empty its --dir, start it without \
+                         --initial-cluster, then add it again",
+                        status.term, status.last_log_index
+                    )
+                })
+            }
+            _ => None,
         }
     }
 
@@ -220,6 +324,7 @@ impl Core {
             snapshot_index: m.snapshot.map(|l| l.index),
             purged_index: m.purged.map(|l| l.index),
             millis_since_quorum_ack: m.millis_since_quorum_ack,
+            events: self.counters.read(),
             members,
         }
     }

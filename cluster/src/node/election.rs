@@ -77,6 +77,13 @@ pub(crate) struct PreVote {
 pub(crate) struct PreVoteAnswer {
     pub granted: bool,
     pub why: String,
+    /// The candidate is not in this voter's membership at all: it was removed (a removed
+    /// node may never receive the change that removed it; a majority saying so is proof).
+    pub not_member: bool,
+    /// A follower that heard from its leader a moment ago: in how many milliseconds it would
+    /// say yes if it hears nothing more (the candidate may ask again then, not a whole
+    /// election timeout later).
+    pub lease_left_ms: Option<u64>,
 }
 
 impl PreVoteAnswer {
@@ -84,6 +91,8 @@ impl PreVoteAnswer {
         PreVoteAnswer {
             granted: false,
             why,
+            not_member: false,
+            lease_left_ms: None,
         }
     }
 }
@@ -94,10 +103,12 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
     let metrics = core.raft.metrics().borrow().clone();
     let membership = metrics.membership_config.membership();
     if !membership.voter_ids().any(|v| v == req.candidate) {
-        return PreVoteAnswer::no(format!(
-            "node {} is not a voter in this node's membership",
-            req.candidate
+        let mut no = PreVoteAnswer::no(format!(
+            "node {} is not a voter in node {}'s membership",
+            req.candidate, core.id
         ));
+        no.not_member = membership.get_node(&req.candidate).is_none();
+        return no;
     }
     match metrics.state {
         ServerState::Leader => {
@@ -113,12 +124,14 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
         _ => {
             let since = core.contact.elapsed();
             if since < lease && metrics.current_leader.is_some() {
-                return PreVoteAnswer::no(format!(
+                let mut no = PreVoteAnswer::no(format!(
                     "node {} heard from leader {:?} {} ms ago",
                     core.id,
                     metrics.current_leader,
                     since.as_millis()
                 ));
+                no.lease_left_ms = u64::try_from((lease - since).as_millis()).ok();
+                return no;
             }
         }
     }
@@ -132,6 +145,8 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
     PreVoteAnswer {
         granted: true,
         why: String::new(),
+        not_member: false,
+        lease_left_ms: None,
     }
 }
 
@@ -166,7 +181,8 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
             let voters: Vec<NodeId> = membership.voter_ids().collect();
             (m.state, voters.contains(&core.id), m.current_term, voters)
         };
-        if state == ServerState::Leader || state == ServerState::Shutdown || !voter {
+        let removed = core.check_member().is_err();
+        if state == ServerState::Leader || state == ServerState::Shutdown || !voter || removed {
             last_try = None;
             continue;
         }
@@ -182,7 +198,19 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
             candidate: core.id,
             last_log: core.log.last_log_id(),
         };
-        let (granted, refusals) = pre_vote(&core, &voters, &req).await;
+        let Tally {
+            granted,
+            not_member,
+            lease_left,
+            refusals,
+        } = pre_vote(&core, &voters, &req).await;
+        if not_member * 2 > voters.len() {
+            core.mark_removed(&format!(
+                "{not_member} of the {} voters it knows no longer count it a member",
+                voters.len()
+            ));
+            continue;
+        }
         if granted * 2 > voters.len() {
             tracing::info!(
                 target: "bloomkv_cluster::election",
@@ -195,6 +223,17 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
                 return;
             }
         } else {
+            core.counters
+                .prevotes_lost
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // Voters that only wait for their lease to run out (the leader went quiet a
+            // moment later for them than for this node) would make a majority soon: ask
+            // again then rather than a whole election timeout later.
+            if granted + lease_left.len() > voters.len() / 2
+                && let Some(&longest) = lease_left.iter().max()
+            {
+                wait = wait.min(Duration::from_millis(longest + 10));
+            }
             tracing::debug!(
                 target: "bloomkv_cluster::election",
                 "no leader heard for {} ms; pre-vote lost ({granted} of {} voters), term stays {term}: {}",
@@ -206,9 +245,21 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// Asks every other voter; returns the yeses (this node's own included) and the reasons
-/// of the noes and failures.
-async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> (usize, Vec<String>) {
+/// The answers to one pre-vote.
+struct Tally {
+    /// Yeses, this node's own included.
+    granted: usize,
+    /// Voters that do not count this node a member.
+    not_member: usize,
+    /// For each voter that said no only because it heard from its leader a moment ago,
+    /// how long until it would say yes.
+    lease_left: Vec<u64>,
+    /// The reasons of the noes and failures.
+    refusals: Vec<String>,
+}
+
+/// Asks every other voter.
+async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> Tally {
     let ttl = core.config.election_timeout.0;
     let membership = core.raft.metrics().borrow().membership_config.clone();
     let asks = voters.iter().filter(|&&v| v != core.id).map(|&v| {
@@ -227,14 +278,22 @@ async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> (usize, Vec<
         }
     });
     let answers = futures_util::future::join_all(asks).await;
-    let mut granted = 1;
-    let mut refusals = Vec::new();
+    let mut t = Tally {
+        granted: 1,
+        not_member: 0,
+        lease_left: Vec::new(),
+        refusals: Vec::new(),
+    };
     for a in answers {
         match a {
-            Ok(a) if a.granted => granted += 1,
-            Ok(a) => refusals.push(a.why),
-            Err(e) => refusals.push(e),
+            Ok(a) if a.granted => t.granted += 1,
+            Ok(a) => {
+                t.not_member += usize::from(a.not_member);
+                t.lease_left.extend(a.lease_left_ms);
+                t.refusals.push(a.why);
+            }
+            Err(e) => t.refusals.push(e),
         }
     }
-    (granted, refusals)
+    t
 }

@@ -73,11 +73,32 @@ pub(crate) async fn watch(
         let now = seen(&core);
         if now != last {
             report(core.id, &last, &now);
+            count(&core, &last, &now);
+            let member = |s: &Seen| s.voters.contains(&core.id) || s.learners.contains(&core.id);
+            if member(&last) && !member(&now) {
+                core.mark_removed(&format!(
+                    "the membership change at log index {} leaves it out",
+                    now.membership_index.unwrap_or(0)
+                ));
+            }
             if now.state != last.state {
                 roles.send_replace(Role::from(now.state));
             }
             last = now;
         }
+    }
+}
+
+fn count(core: &Core, was: &Seen, now: &Seen) {
+    let c = &core.counters;
+    if now.state == ServerState::Candidate && was.state != ServerState::Candidate {
+        c.elections_started.fetch_add(1, Ordering::Relaxed);
+    }
+    if now.state == ServerState::Leader && was.state != ServerState::Leader {
+        c.elections_won.fetch_add(1, Ordering::Relaxed);
+    }
+    if now.leader != was.leader {
+        c.leader_changes.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -142,13 +163,7 @@ fn report(id: NodeId, was: &Seen, now: &Seen) {
             was.voters,
             was.learners
         );
-        let member = |s: &Seen| s.voters.contains(&id) || s.learners.contains(&id);
-        if member(was) && !member(now) {
-            tracing::warn!(
-                target: T,
-                "node {id} was removed from the cluster: it no longer votes, campaigns or serves"
-            );
-        }
+
         if now.voters.len().is_multiple_of(2) && now.voters.len() > was.voters.len() {
             tracing::warn!(
                 target: T,

@@ -203,6 +203,8 @@ impl Node {
             config: config.clone(),
             log: log_handle,
             contact: election::Contact::new(),
+            removed: std::sync::atomic::AtomicBool::new(false),
+            counters: self::core::Counters::default(),
         });
         // The node's own tasks: its election timer and the log of what happens to it.
         let (stop_tasks, tasks_stopped) = tokio::sync::watch::channel(false);
@@ -293,11 +295,13 @@ impl Node {
     /// # Errors
     /// [`Error::NoLeader`] when no leader took the request in time (not applied);
     /// [`Error::Timeout`] when a leader may have taken it but no answer came in time (the
-    /// outcome is unknown); [`Error::Stopped`] when this node's Raft core has stopped.
+    /// outcome is unknown); [`Error::Stopped`] when this node's Raft core has stopped;
+    /// [`Error::Removed`] when this node was removed from the cluster.
     ///
     /// # Examples
     /// See [`Node`].
     pub async fn write(&self, request: impl Into<Vec<u8>>) -> Result<Vec<u8>> {
+        self.core.check_member()?;
         let (id, acked_below) = self.session.begin();
         let req = Request {
             client: self.session.client(),
@@ -321,8 +325,9 @@ impl Node {
     ///
     /// # Errors
     /// [`Error::NoLeader`] when no leader could confirm in time; [`Error::Timeout`] when this
-    /// node did not catch up in time; [`Error::Stopped`].
+    /// node did not catch up in time; [`Error::Stopped`]; [`Error::Removed`].
     pub async fn linearizable_read_barrier(&self) -> Result<()> {
+        self.core.check_member()?;
         let start = Instant::now();
         let index = match self.route(Op::ReadIndex).await? {
             Done::Index(i) => i,
@@ -375,19 +380,24 @@ impl Node {
         .await
     }
 
-    /// Makes learner `id` a voter.
+    /// Makes learner `id` a voter. Refused if the voters would then be an even number
+    /// (four tolerate one failure, as three do, and need a larger majority), unless
+    /// `force`: while replacing a node, add the new one with `force`, then remove the old.
     ///
     /// # Errors
-    /// [`Error::Membership`] when refused (e.g. `id` is not a learner); [`Error::NoLeader`] /
-    /// [`Error::Timeout`].
-    pub async fn promote(&self, id: u64) -> Result<()> {
-        self.admin(Admin::Promote { id }).await
+    /// [`Error::Membership`] when refused (`id` is not a learner, an even number of voters
+    /// without `force`); [`Error::NoLeader`] / [`Error::Timeout`].
+    pub async fn promote(&self, id: u64, force: bool) -> Result<()> {
+        self.admin(Admin::Promote { id, force }).await
     }
 
-    /// Removes node `id` (voter or learner) from the cluster.
+    /// Removes node `id` (voter or learner) from the cluster. The removed node learns it
+    /// (from the change itself, or from the members' answers to its pre-votes) and stops
+    /// serving, voting and campaigning ([`Error::Removed`]).
     ///
     /// # Errors
-    /// [`Error::Membership`] when refused; [`Error::NoLeader`] / [`Error::Timeout`].
+    /// [`Error::Membership`] when refused (`id` is not a member); [`Error::NoLeader`] /
+    /// [`Error::Timeout`].
     pub async fn remove(&self, id: u64) -> Result<()> {
         self.admin(Admin::Remove { id }).await
     }

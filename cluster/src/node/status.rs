@@ -31,6 +31,20 @@ impl From<openraft::ServerState> for Role {
     }
 }
 
+/// Counts of a node's Raft events since it started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Events {
+    /// Elections this node started (each after a won pre-vote).
+    pub elections_started: u64,
+    /// Elections it won.
+    pub elections_won: u64,
+    /// Pre-votes it lost: it wanted an election and a majority said no (no term raised).
+    pub prevotes_lost: u64,
+    /// Times the leader it knows of changed.
+    pub leader_changes: u64,
+}
+
 /// One member as this node sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -72,6 +86,9 @@ pub struct Status {
     pub purged_index: Option<u64>,
     /// Leader only: milliseconds since a quorum last acknowledged it.
     pub millis_since_quorum_ack: Option<u64>,
+    /// Counts of elections and leader changes since the node started.
+    #[serde(default)]
+    pub events: Events,
     /// The membership, with replication progress when this node leads.
     pub members: Vec<Member>,
 }

@@ -186,6 +186,17 @@ impl ClusterServer {
             .map_err(|e| Error::Network(format!("starting the node's runtime: {e}")))?;
         let machine = Arc::new(ServerMachine::new(Arc::clone(&applier)));
         let node = Arc::new(rt.block_on(Node::start(config, machine))?);
+        // The log's role letter follows the node: `M` while it leads, `S` otherwise.
+        let mut roles = node.roles();
+        rt.spawn(async move {
+            loop {
+                let leads = *roles.borrow_and_update() == crate::Role::Leader;
+                bloomkv_server::log::set_role(if leads { 'M' } else { 'S' });
+                if roles.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
         let cluster = Cluster {
             replicator: Arc::new(NodeReplicator::new(Arc::clone(&node), rt.handle().clone())),
             applier,

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use bloomkv_server::replica::{
-    MemberInfo, Membership, NodeStatus, PeerReport, Pending, RaftRole, ReplicaError, Replicator,
+    MemberInfo, Membership, NodeStatus, PeerReport, Pending, RaftEvents, RaftRole, ReplicaError,
+    Replicator,
 };
 use tokio::runtime::Handle;
 
@@ -49,7 +50,14 @@ impl NodeReplicator {
 fn map_error(e: Error) -> ReplicaError {
     match e {
         Error::NoLeader { .. } | Error::Stale => ReplicaError::NoLeader(e.to_string()),
-        Error::Membership(_) | Error::Config(_) => ReplicaError::Refused(e.to_string()),
+        Error::Membership(_) | Error::Config(_) | Error::Removed { .. } => {
+            ReplicaError::Refused(e.to_string())
+        }
+        // The client's reply says "may or may not have been applied" itself.
+        Error::Timeout { waited } => ReplicaError::Unknown(format!(
+            "no answer from the leader within {} ms",
+            waited.as_millis()
+        )),
         _ => ReplicaError::Unknown(e.to_string()),
     }
 }
@@ -83,6 +91,12 @@ pub fn node_status(s: &Status) -> NodeStatus {
                 lag: m.lag,
             })
             .collect(),
+        events: RaftEvents {
+            elections_started: s.events.elections_started,
+            elections_won: s.events.elections_won,
+            prevotes_lost: s.events.prevotes_lost,
+            leader_changes: s.events.leader_changes,
+        },
     }
 }
 
@@ -126,7 +140,7 @@ impl Replicator for NodeReplicator {
         self.run(async move {
             match change {
                 Membership::AddLearner { id, addr } => node.add_learner(id, addr).await,
-                Membership::Promote { id } => node.promote(id).await,
+                Membership::Promote { id, force } => node.promote(id, force).await,
                 Membership::Remove { id } => node.remove(id).await,
             }
         })

@@ -30,7 +30,7 @@ fn add_a_node_then_remove_one_through_kvctl() {
     );
     let mut steps = Vec::new();
     admin
-        .add(4, &raft4, false, Duration::from_secs(60), |s| {
+        .add(4, &raft4, false, true, Duration::from_secs(60), |s| {
             steps.push(s.to_string())
         })
         .unwrap();
@@ -57,7 +57,40 @@ fn add_a_node_then_remove_one_through_kvctl() {
         None,
         Duration::from_secs(10),
     );
+    // A node that is not a member: refused, not reported removed.
+    let e = admin4.remove(9).unwrap_err();
+    assert!(e.to_string().contains("not a member"), "{e}");
     admin4.remove(1).unwrap();
+    // The removed node learns it and stops serving, naming its removal; it does not
+    // campaign (its term stays put).
+    let mut gone = Conn::connect(c.port(1), Duration::from_secs(10)).unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        match gone.call(&["SET", "on-removed", "x"]) {
+            Ok(Value::Error(e)) if e.contains("removed") => break e,
+            other => {
+                assert!(std::time::Instant::now() < until, "{other:?}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    };
+    assert!(refused.contains("node 1 was removed"), "{refused}");
+    let term = |conn: &mut Conn| {
+        conn.call(&["INFO", "replication"])
+            .unwrap()
+            .text()
+            .lines()
+            .find_map(|l| l.strip_prefix("raft_term:").map(|t| t.trim().to_string()))
+    };
+    let before = term(&mut gone);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(term(&mut gone), before, "a removed node raised its term");
+    // Adding it back with its old directory is refused, saying what to do.
+    let raft1 = format!("127.0.0.1:{}", c.nodes[&1].raft_port);
+    let e = admin4
+        .call(&["CLUSTER", "ADDLEARNER", "1", &raft1])
+        .unwrap_err();
+    assert!(e.to_string().contains("empty its --dir"), "{e}");
     c.forget(1);
     let until = std::time::Instant::now() + Duration::from_secs(30);
     loop {

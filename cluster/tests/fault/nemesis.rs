@@ -186,7 +186,27 @@ fn nemesis(c: &Mutex<ProcCluster>, ports: &[u16], until: Instant, seed: u64) -> 
         sched.heals.push(healed);
         match read_everywhere(ports, healed, bound) {
             Ok(d) => sched.slowest_read = sched.slowest_read.max(d),
-            Err(e) => sched.unread.push(e),
+            Err(e) => {
+                // What each node logged around the fault, for the failure message.
+                let c = c.lock().unwrap();
+                let tails: Vec<String> = ids
+                    .iter()
+                    .map(|&id| format!("node {id}:\n{}", c.log_tail(id)))
+                    .collect();
+                let kind = [
+                    "kill",
+                    "pause",
+                    "partition",
+                    "one-way",
+                    "delay",
+                    "reset",
+                    "burst",
+                ][((r >> 40) % 7) as usize];
+                sched.unread.push(format!(
+                    "after a {kind} of node {victim} (leader {leader:?}): {e}\n{}",
+                    tails.join("\n")
+                ));
+            }
         }
     }
     sched

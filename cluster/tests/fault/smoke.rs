@@ -153,15 +153,42 @@ fn three_nodes_serve_every_command_from_every_node() {
         });
     }
 
-    // Scripts that write are refused on every node alike (not replicated yet).
+    // Scripts replicate: one that writes, sent to a follower, is applied by every node
+    // alike; TIME and math.random inside it are the log entry's, the same everywhere.
+    let script = "local t = redis.call('TIME') \
+                  redis.call('SET', KEYS[1], ARGV[1] .. ':' .. t[1] .. ':' .. math.random(1000000)) \
+                  return redis.call('GET', KEYS[1])";
+    let written = f.call(&["EVAL", script, "1", "scripted", "v"]).unwrap();
+    assert!(
+        matches!(&written, Value::Bulk(Some(b)) if b.starts_with(b"v:")),
+        "{written:?}"
+    );
+    // The compare-and-delete of redis-py's Lock.release, loaded through one node and run
+    // by its SHA through another (SCRIPT LOAD goes through the log).
+    ok(o.call(&["SET", "lock", "token"]).unwrap());
+    let release = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+    let sha = l.call(&["SCRIPT", "LOAD", release]).unwrap().text();
+    c.wait_converged();
+    assert_eq!(
+        o.call(&["EVALSHA", &sha, "1", "lock", "other"]).unwrap(),
+        Value::Int(0)
+    );
+    assert_eq!(
+        o.call(&["EVALSHA", &sha, "1", "lock", "token"]).unwrap(),
+        Value::Int(1)
+    );
     match f
-        .call(&["EVAL", "return redis.call('SET', KEYS[1], 'x')", "1", "k"])
+        .call(&["EVALSHA", "0000000000000000000000000000000000000000", "0"])
         .unwrap()
     {
-        Value::Error(e) => assert!(e.contains("not supported in cluster mode"), "{e}"),
+        Value::Error(e) => assert!(e.starts_with("NOSCRIPT"), "{e}"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(l.call(&["GET", "k"]).unwrap(), bulk("v1"));
+    c.wait_converged();
+    for x in [&mut l, &mut f, &mut o] {
+        assert_eq!(x.call(&["GET", "scripted"]).unwrap(), written);
+        assert_eq!(x.call(&["EXISTS", "lock"]).unwrap(), Value::Int(0));
+    }
 
     // ROLE, INFO replication and CLUSTER INFO name the leader and every node's progress.
     let first = |v: Value| match v {

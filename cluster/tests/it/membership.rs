@@ -22,7 +22,13 @@ async fn add_promote_remove() {
         .add_learner(4, c.addrs[&4].clone())
         .await
         .unwrap();
-    c.node(follower).promote(4).await.unwrap();
+    // Four voters: refused unless forced (here, as when replacing a node: one is removed next).
+    let e = c.node(follower).promote(4, false).await.unwrap_err();
+    assert!(
+        matches!(&e, bloomkv_cluster::Error::Membership(m) if m.contains("even")),
+        "{e}"
+    );
+    c.node(follower).promote(4, true).await.unwrap();
     let st = c.node(leader).status();
     assert_eq!(st.members.iter().filter(|m| m.voter).count(), 4, "{st:#?}");
     c.fill(20..40, &mut acked).await;
@@ -40,6 +46,12 @@ async fn add_promote_remove() {
     c.fill(40..60, &mut acked).await;
     c.check_all(&acked).await;
     // Promoting an unknown node is refused with a typed error.
-    let e = c.node(new_leader).promote(42).await.unwrap_err();
+    let e = c.node(new_leader).promote(42, true).await.unwrap_err();
     assert!(matches!(e, bloomkv_cluster::Error::Membership(_)), "{e}");
+    // Removing a node that is not a member is refused, not reported done.
+    let e = c.node(new_leader).remove(9).await.unwrap_err();
+    assert!(
+        matches!(&e, bloomkv_cluster::Error::Membership(m) if m.contains("not a member")),
+        "{e}"
+    );
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kvctl::cluster_admin::{Admin, AdminError};
+use kvctl::cluster_admin::{Admin, AdminError, state_ok};
 
 use crate::exit::CliError;
 
@@ -33,6 +33,11 @@ pub struct AddArgs {
     /// Stop once it is a learner (it replicates but does not vote); promote it later.
     #[arg(long)]
     pub learner: bool,
+    /// Make it a voter even if the voters are then an even number (refused otherwise:
+    /// four voters tolerate one failure, as three do). For replacing a node: add the new
+    /// one with --force, then remove the old one.
+    #[arg(long)]
+    pub force: bool,
     /// Seconds to wait for the learner to catch up before promoting it.
     #[arg(long, default_value_t = 300)]
     pub wait: u64,
@@ -51,7 +56,7 @@ pub struct RemoveArgs {
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Print the cluster's state, leader and term, and every node's role, applied index
-    /// and lag (CLUSTER INFO).
+    /// and lag (CLUSTER INFO). Exits 3 unless the state is ok.
     Status(Node),
     /// Add a node (started without --initial-cluster) as a learner, wait until it has
     /// caught up, then make it a voter.
@@ -78,7 +83,16 @@ pub fn run(c: Command) -> Result<(), CliError> {
         Command::Status(n) => {
             let text = admin(&n).status().map_err(|e| fail("status", e))?;
             print!("{text}");
-            Ok(())
+            if state_ok(&text) {
+                Ok(())
+            } else {
+                Err(CliError::Database(format!(
+                    "cluster status: the cluster does not serve ({})",
+                    text.lines()
+                        .find(|l| l.starts_with("cluster_state:"))
+                        .unwrap_or("no cluster_state line")
+                )))
+            }
         }
         Command::Add(a) => {
             if a.id == 0 {
@@ -89,6 +103,7 @@ pub fn run(c: Command) -> Result<(), CliError> {
                     a.id,
                     &a.raft_addr,
                     a.learner,
+                    a.force,
                     Duration::from_secs(a.wait),
                     |line| eprintln!("{line}"),
                 )

@@ -293,8 +293,15 @@ impl Conn {
         match sub.as_slice() {
             b"get" if a.len() >= 3 => {
                 let cfg = &self.shared.config;
-                let items: [(&str, String); 8] = [
+                let items: [(&str, String); 10] = [
                     ("appendonly", "yes".into()),
+                    ("loglevel", crate::log::level().name().into()),
+                    (
+                        "logfile",
+                        crate::log::logfile()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default(),
+                    ),
                     (
                         "appendfsync",
                         format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
@@ -318,6 +325,34 @@ impl Conn {
                 Reply::Map(pairs)
             }
             b"get" => wrong_arity("config|get"),
+            // The settings that change at run time; the rest of Redis's are not here yet.
+            b"set" if a.len() >= 4 && a.len().is_multiple_of(2) => {
+                let mut level = None;
+                for pair in a[2..].chunks(2) {
+                    let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
+                    let value = String::from_utf8_lossy(&pair[1]);
+                    match name.as_str() {
+                        "loglevel" => match crate::log::Level::parse(&value) {
+                            Some(l) => level = Some(l),
+                            None => {
+                                return Reply::err(
+                                    "CONFIG SET failed (possibly related to argument 'loglevel') - argument(s) must be one of the following: debug, verbose, notice, warning",
+                                );
+                            }
+                        },
+                        _ => {
+                            return Reply::err(format!(
+                                "Unknown option or number of arguments for CONFIG SET - '{name}'"
+                            ));
+                        }
+                    }
+                }
+                if let Some(l) = level {
+                    crate::log::set_level(l);
+                }
+                Reply::Ok
+            }
+            b"set" => wrong_arity("config|set"),
             b"help" => help_reply(CONFIG_HELP),
             _ => unknown_subcommand(a.get(1).map_or(&b""[..], |s| &s[..]), "CONFIG"),
         }
@@ -393,7 +428,8 @@ const CONFIG_HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET <pattern>",
     "    Return parameters matching the glob-like <pattern> and their values.",
-    "    (bloomkv-server: read-only; settings are command-line flags.)",
+    "SET <directive> <value> [<directive> <value> ...]",
+    "    Set the configuration <directive> to <value> (bloomkv-server: loglevel).",
     "HELP",
     "    Print this help.",
 ];

@@ -134,6 +134,15 @@ impl Conn {
             Kind::Write(_) | Kind::Exclusive(_) => Route::Write { blocking: false },
             Kind::Blocking(_) => Route::Write { blocking: true },
             Kind::Conn => match c.name {
+                // LOAD and FLUSH through the log: every node's script cache agrees, and an
+                // EVALSHA sent to any node finds what was loaded through another.
+                "script"
+                    if args.len() >= 2
+                        && (args[1].eq_ignore_ascii_case(b"load")
+                            || args[1].eq_ignore_ascii_case(b"flush")) =>
+                {
+                    Route::Write { blocking: false }
+                }
                 "exec" if self.multi.is_some() => Route::Exec,
                 "watch" if self.multi.is_none() => Route::Watch,
                 "unwatch" | "discard" | "reset" => Route::Unwatch,
@@ -317,6 +326,7 @@ impl Conn {
         for args in &cmds {
             self.note_command(args, out);
         }
+        let cmds: Vec<Args> = cmds.into_iter().map(|a| self.inline_script(a)).collect();
         let last = cmds.last().cloned().unwrap_or_default();
         let blocking = cmd::lookup(&last[0]).is_some_and(|c| matches!(c.kind, Kind::Blocking(_)));
         // Registered before the first attempt: a push applied after the attempt's entry
@@ -438,6 +448,7 @@ impl Conn {
             .iter()
             .filter(|a| cmd::lookup(&a[0]).is_some_and(|c| !matches!(c.kind, Kind::Conn)))
             .cloned()
+            .map(|a| self.inline_script(a))
             .collect();
         let req = Request::Exec {
             watch: token,
@@ -501,6 +512,20 @@ impl Conn {
             // A failure leaves the token to the hour's sweep; a new WATCH takes a new one.
             let _ = propose(cluster, Request::Unwatch { token }).await;
         }
+    }
+
+    /// `EVALSHA sha ...` becomes `EVAL body ...` when this node's cache holds the script,
+    /// so that applying it never depends on another node's cache (an EVALSHA left as it
+    /// is answers NOSCRIPT on every node).
+    fn inline_script(&self, mut args: Args) -> Args {
+        if args[0].eq_ignore_ascii_case(b"evalsha")
+            && args.len() >= 2
+            && let Some(body) = crate::script::body_for_sha(self.shared.store.scripts(), &args[1])
+        {
+            args[0] = Bytes::from_static(b"EVAL");
+            args[1] = body;
+        }
+        args
     }
 
     /// PUBLISH: through the log, so every node's subscribers get it; this node's own
@@ -582,10 +607,17 @@ pub(super) async fn cluster_command(cluster: &Cluster, a: &[Bytes]) -> Reply {
             }
             _ => Reply::err("usage: CLUSTER ADDLEARNER <node-id> <raft-host:port>"),
         },
-        (b"promote", 3) => match parse_id(&a[2]) {
-            Some(id) => change(Membership::Promote { id }).await,
-            None => Reply::err("usage: CLUSTER PROMOTE <node-id>"),
-        },
+        (b"promote", 3 | 4) => {
+            let force = match a.get(3) {
+                None => Some(false),
+                Some(f) if f.eq_ignore_ascii_case(b"force") => Some(true),
+                Some(_) => None,
+            };
+            match (parse_id(&a[2]), force) {
+                (Some(id), Some(force)) => change(Membership::Promote { id, force }).await,
+                _ => Reply::err("usage: CLUSTER PROMOTE <node-id> [FORCE]"),
+            }
+        }
         (b"remove", 3) => match parse_id(&a[2]) {
             Some(id) => change(Membership::Remove { id }).await,
             None => Reply::err("usage: CLUSTER REMOVE <node-id>"),

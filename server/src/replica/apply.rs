@@ -301,15 +301,18 @@ impl Entry<'_, '_> {
         {
             return Answer::Reply(Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")));
         }
-        if matches!(c.name, "eval" | "evalsha") {
-            // Refused the same way on every node. A script's body and its SHA cache are
-            // per node (SCRIPT LOAD is not replicated, so EVALSHA could find the script on
-            // the leader only) and whether a script decides the same on every node is not
-            // established yet; read-only scripts (EVAL_RO) run on the client's node.
-            return Answer::Reply(Reply::err(format!(
-                "'{}' is not supported in cluster mode yet (EVAL_RO and EVALSHA_RO are)",
-                c.name
-            )));
+        match c.name {
+            // The origin node sent the body (`script::body_for_sha`); an EVALSHA reaching
+            // the log named a script that node did not hold. Never looked up here: caches
+            // differ between nodes.
+            "evalsha" => {
+                return Answer::Reply(Reply::Error(crate::script::NOSCRIPT.into()));
+            }
+            // SCRIPT LOAD and FLUSH go through the log, so every node's cache agrees.
+            "script" => {
+                return Answer::Reply(crate::script::script(self.txn.store().scripts(), args));
+            }
+            _ => {}
         }
         if matches!(c.name, "flushdb" | "flushall") && !self.watches.is_empty() {
             for k in self.watches.keys() {
@@ -320,6 +323,8 @@ impl Entry<'_, '_> {
         }
         self.txn.savepoint();
         let reply = match c.kind {
+            // Every node runs the script alike, to the same writes (not killable).
+            _ if c.name == "eval" => crate::script::eval_replicated(self.txn, args),
             Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => f(self.txn, args),
             Kind::Blocking(f) => match f(self.txn, args) {
                 Ok(Outcome::Done(r)) => Ok(r),

@@ -148,6 +148,21 @@ pub struct NodeStatus {
     pub purged_index: Option<u64>,
     /// The membership (with replication progress when this node leads).
     pub members: Vec<MemberInfo>,
+    /// What happened to this node since it started: elections, leader changes.
+    pub events: RaftEvents,
+}
+
+/// Counts of a node's Raft events since it started (INFO replication's `raft_*` counters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RaftEvents {
+    /// Elections this node started (each after a won pre-vote).
+    pub elections_started: u64,
+    /// Elections it won.
+    pub elections_won: u64,
+    /// Pre-votes it lost (it wanted an election, a majority said no: no term raised).
+    pub prevotes_lost: u64,
+    /// Times the leader it knows of changed (to another node or to none).
+    pub leader_changes: u64,
 }
 
 /// One member's own report, or why it could not be had.
@@ -175,6 +190,9 @@ pub enum Membership {
     Promote {
         /// Node id.
         id: u64,
+        /// Even if the voters would then be an even number (refused otherwise: an even
+        /// count tolerates no more failures than one voter fewer).
+        force: bool,
     },
     /// Remove node `id`.
     Remove {

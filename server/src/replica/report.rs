@@ -80,6 +80,12 @@ pub fn info_replication(s: &NodeStatus, out: &mut String) {
         opt(s.snapshot_index),
         opt(s.purged_index),
     );
+    let e = &s.events;
+    let _ = write!(
+        out,
+        "raft_elections_started:{}\r\nraft_elections_won:{}\r\nraft_prevotes_lost:{}\r\nraft_leader_changes:{}\r\n",
+        e.elections_started, e.elections_won, e.prevotes_lost, e.leader_changes
+    );
     if leader {
         let others: Vec<_> = s.members.iter().filter(|m| m.id != s.id).collect();
         let _ = write!(out, "connected_slaves:{}\r\n", others.len());
@@ -208,6 +214,12 @@ mod tests {
                     lag: (role == RaftRole::Leader).then_some(0),
                 })
                 .collect(),
+            events: super::super::RaftEvents {
+                elections_started: 2,
+                elections_won: 1,
+                prevotes_lost: 5,
+                leader_changes: 3,
+            },
         }
     }
 
@@ -269,6 +281,10 @@ mod tests {
         );
         assert!(
             info.contains("raft_commit_index:11\r\nraft_applied_index:10\r\n"),
+            "{info}"
+        );
+        assert!(
+            info.contains("raft_elections_started:2\r\nraft_elections_won:1\r\nraft_prevotes_lost:5\r\nraft_leader_changes:3\r\n"),
             "{info}"
         );
         assert!(

@@ -34,22 +34,36 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 /// `EVAL script numkeys [key ...] [arg ...]`
 pub fn eval(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    eval_generic(txn, a, false, false)
+    eval_generic(txn, a, false, false, true)
 }
 
 /// `EVALSHA sha1 numkeys [key ...] [arg ...]`
 pub fn evalsha(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    eval_generic(txn, a, true, false)
+    eval_generic(txn, a, true, false, true)
 }
 
 /// `EVAL_RO script numkeys [key ...] [arg ...]`: write commands are refused.
 pub fn eval_ro(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    eval_generic(txn, a, false, true)
+    eval_generic(txn, a, false, true, true)
 }
 
 /// `EVALSHA_RO sha1 numkeys [key ...] [arg ...]`
 pub fn evalsha_ro(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    eval_generic(txn, a, true, true)
+    eval_generic(txn, a, true, true, true)
+}
+
+/// `EVAL` applied from the replicated log (cluster mode): as [`eval`], but `SCRIPT KILL`
+/// cannot stop it, since every node must decide alike. The script sees the entry's time
+/// and randomness, so every node runs it to the same writes and reply.
+pub fn eval_replicated(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    eval_generic(txn, a, false, false, false)
+}
+
+/// The body `EVALSHA` names, if this node's cache holds it: in cluster mode the node a
+/// client sent `EVALSHA` to sends `EVAL` with the body through the log instead, so that
+/// applying it never depends on another node's cache.
+pub fn body_for_sha(scripts: &Scripts, sha: &[u8]) -> Option<Bytes> {
+    scripts.get(sha)
 }
 
 /// How long a script may run before other clients' writes are answered `BUSY` instead of
@@ -74,7 +88,13 @@ pub fn is_script_command(name: &str) -> bool {
     matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
 }
 
-fn eval_generic(txn: &mut Txn<'_>, a: &[Bytes], by_sha: bool, read_only: bool) -> R {
+fn eval_generic(
+    txn: &mut Txn<'_>,
+    a: &[Bytes],
+    by_sha: bool,
+    read_only: bool,
+    killable: bool,
+) -> R {
     if by_sha && a[1].len() != 40 {
         return Err(Reply::Error(NOSCRIPT.into()));
     }
@@ -104,8 +124,11 @@ fn eval_generic(txn: &mut Txn<'_>, a: &[Bytes], by_sha: bool, read_only: bool) -
     let sha = String::from_utf8_lossy(&sha).into_owned();
     let keys = &a[3..3 + numkeys as usize];
     let argv = &a[3 + numkeys as usize..];
-    let guard = scripts.start(!read_only);
-    match run::run(txn, &sha, &body, keys, argv, read_only, &guard.kill) {
+    // A replicated run is not registered: SCRIPT KILL on one node must not make it differ.
+    let guard = killable.then(|| scripts.start(!read_only));
+    let unkillable = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let kill = guard.as_ref().map_or(&unkillable, |g| &g.kill);
+    match run::run(txn, &sha, &body, keys, argv, read_only, kill) {
         run::Ran::Done(r) => Ok(r),
         run::Ran::Killed(r) => {
             crate::log::warn("Lua script killed by user with SCRIPT KILL.");
