@@ -789,6 +789,8 @@ impl Db {
             write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
             write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
             longest_stall_micros: w.longest_stall_micros.load(Ordering::Relaxed),
+            writes_delayed: w.writes_delayed.load(Ordering::Relaxed),
+            writes_stopped: w.writes_stopped.load(Ordering::Relaxed),
             levels,
             tables: table_stats(&version),
         }
