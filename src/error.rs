@@ -31,11 +31,11 @@ pub struct LockConflict {
     pub dir: PathBuf,
     /// Who holds the lock.
     pub holder: LockHolder,
-    /// The holders' process ids, when known: a writer's, which it writes into the `LOCK`
-    /// file (docs/FORMAT.md), and on Linux read-only openers', from `/proc/locks`. Empty
-    /// when unknown.
+    /// The holders' process ids, when known: as the system names them (on unix, the
+    /// owner of the lock in the way; on Linux every read-only opener), else a writer's from
+    /// the `LOCK` file, where it writes it (docs/FORMAT.md). Empty when unknown.
     pub pids: Vec<u32>,
-    /// What this process itself keeps open, when it is the holder.
+    /// What in this process holds the lock, when it is the holder, and what to do.
     in_process: Option<String>,
 }
 
@@ -65,7 +65,8 @@ impl LockConflict {
         self
     }
 
-    /// The same conflict, with what this process keeps open when it is the holder.
+    /// The same conflict, with what in this process holds the lock (and what to do) when it
+    /// is the holder.
     #[must_use]
     pub(crate) fn with_in_process(mut self, what: String) -> LockConflict {
         self.in_process = Some(what);
@@ -83,8 +84,8 @@ impl LockConflict {
         &self.dir
     }
 
-    /// Whether the holder is this process itself (another handle of it, or a snapshot or
-    /// iterator keeping one open).
+    /// Whether the holder is this process itself (another handle of it, a snapshot keeping
+    /// one open, or an open, close or repair under way in another thread).
     fn held_here(&self) -> bool {
         self.pids.contains(&std::process::id())
     }
@@ -113,14 +114,10 @@ impl fmt::Display for LockConflict {
             LockHolder::ReadOnly => write!(f, "held by read-only openers{pids}")?,
         }
         if self.held_here() {
-            let what = self
-                .in_process
-                .as_deref()
-                .unwrap_or("another handle of it is still open");
-            return write!(
-                f,
-                ", which is this process: {what}; drop it before opening the database again"
+            let what = self.in_process.as_deref().unwrap_or(
+                "another handle of it is still open; drop it before opening the database again",
             );
+            return write!(f, ", which is this process: {what}");
         }
         let who = match self.pids.as_slice() {
             [] => "it".to_string(),

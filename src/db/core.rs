@@ -134,9 +134,6 @@ pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
     pub env: Arc<dyn Env>,
-    /// The LOCK file, held exclusively by a writer, shared by read-only openers (`None` for
-    /// a read-only open of a directory without a LOCK file, which it must not create).
-    pub _lock: Option<FileLock>,
     /// Opened by `Db::open_read_only`: nothing is ever written, no background thread runs,
     /// and every call that would change the database fails with `Error::ReadOnly`.
     pub read_only: bool,
@@ -171,6 +168,14 @@ pub(crate) struct DbInner {
     pub recovery: super::recovery_report::RecoveryReport,
     /// Paces compaction and re-filter writes (`Options::compaction_bytes_per_sec`).
     pub compaction_limiter: Option<crate::util::rate::RateLimiter>,
+    /// Set when the last handle is dropped: until the lock goes, an open of the database in
+    /// this process is told that it is closing.
+    pub closing: Mutex<Option<super::open_handles::Busy>>,
+    /// The LOCK file, held exclusively by a writer, shared by read-only openers (`None` for
+    /// a read-only open of a directory without a LOCK file, which it must not create).
+    /// Last, as fields are dropped in order: the lock goes only after everything else of
+    /// the database (its files, its memtables, the removal of obsolete tables).
+    pub _lock: Option<FileLock>,
 }
 
 impl DbInner {

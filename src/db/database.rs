@@ -86,10 +86,14 @@ impl Db {
     /// # }
     /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(
-            recover::open(path.as_ref(), options)
-                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
-        );
+        let opening = open_handles::busy(path.as_ref(), open_handles::Activity::Opening);
+        let inner = match recover::open(path.as_ref(), options) {
+            Ok(inner) => Arc::new(inner),
+            Err(e) => {
+                drop(opening);
+                return Err(open_handles::explain(path.as_ref(), e));
+            }
+        };
         // The handle exists before the threads do, so that if starting one fails, dropping
         // it stops those already running.
         let handle = Arc::new(Handle {
@@ -166,10 +170,14 @@ impl Db {
     /// # }
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        let inner = Arc::new(
-            recover::open_read_only(path.as_ref(), options)
-                .map_err(|e| open_handles::explain(path.as_ref(), e))?,
-        );
+        let opening = open_handles::busy(path.as_ref(), open_handles::Activity::Opening);
+        let inner = match recover::open_read_only(path.as_ref(), options) {
+            Ok(inner) => Arc::new(inner),
+            Err(e) => {
+                drop(opening);
+                return Err(open_handles::explain(path.as_ref(), e));
+            }
+        };
         let handle = Arc::new(Handle {
             inner,
             background: Mutex::new(Vec::new()),
@@ -781,6 +789,8 @@ impl Db {
             write_delay_micros: w.delay_micros.load(Ordering::Relaxed),
             write_stop_micros: w.stop_micros.load(Ordering::Relaxed),
             longest_stall_micros: w.longest_stall_micros.load(Ordering::Relaxed),
+            writes_delayed: w.writes_delayed.load(Ordering::Relaxed),
+            writes_stopped: w.writes_stopped.load(Ordering::Relaxed),
             levels,
             tables: table_stats(&version),
         }

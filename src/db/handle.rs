@@ -1,5 +1,6 @@
 //! [`Handle`]: what the clones of one `Db` share. Dropping the last one stops the background
-//! threads before the database closes.
+//! threads before the database closes; the database, and with it its lock, is gone when the
+//! drop returns.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -7,7 +8,7 @@ use std::thread::JoinHandle;
 use parking_lot::Mutex;
 
 use super::core::DbInner;
-use super::secondary_tail;
+use super::{open_handles, secondary_tail};
 
 pub(super) struct Handle {
     pub(super) inner: Arc<DbInner>,
@@ -20,6 +21,13 @@ pub(super) struct Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
+        if self.inner._lock.is_some() {
+            // Cleared only when `inner` itself is dropped, just before its lock.
+            *self.inner.closing.lock() = Some(open_handles::busy(
+                &self.inner.dir,
+                open_handles::Activity::Closing,
+            ));
+        }
         {
             let mut st = self.inner.state.lock();
             st.shutting_down = true;

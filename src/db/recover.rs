@@ -329,6 +329,7 @@ pub(super) fn assemble(parts: Parts<'_>) -> DbInner {
         snapshots: Mutex::new(Default::default()),
         recovery: report,
         compaction_limiter: opts.compaction_bytes_per_sec.map(RateLimiter::new),
+        closing: Mutex::new(None),
         opts,
     }
 }

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::db::open_handles;
 use crate::db::batch::WriteBatch;
 use crate::env::{Env, RandomAccessFile};
 use crate::error::{Error, Result};
@@ -76,7 +77,15 @@ pub fn repair(path: impl AsRef<Path>) -> Result<RepairReport> {
 pub fn repair_with_options(path: impl AsRef<Path>, opts: &Options) -> Result<RepairReport> {
     let dir = path.as_ref();
     let env = Arc::clone(&opts.env);
-    let _lock = env.lock_file(&filename::lock_path(dir))?;
+    // Dropped after the lock (declared before it), so an open meanwhile is told why.
+    let repairing = open_handles::busy(dir, open_handles::Activity::Repairing);
+    let _lock = match env.lock_file(&filename::lock_path(dir)) {
+        Ok(lock) => lock,
+        Err(e) => {
+            drop(repairing);
+            return Err(open_handles::explain(dir, e));
+        }
+    };
     let names = env.list_dir(dir)?;
     let parsed: Vec<(FileType, u64, &String)> = names
         .iter()

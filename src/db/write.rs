@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::core::{DbInner, WalTip, Writer};
 use super::write_delay::{DELAY_SLICE, delayed_write_rate};
@@ -11,7 +11,7 @@ use crate::db::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::util::filename;
 use crate::db::memtable::MemTable;
-use crate::stats::metrics::bump;
+use crate::stats::metrics::{Stall, bump};
 use crate::db::wal::LogWriter;
 
 impl DbInner {
@@ -267,10 +267,11 @@ impl DbInner {
     /// while a frozen memtable is still being flushed or level 0 is at `level0_stop_writes`.
     pub(crate) fn make_room(&self, w: &mut Writer, force: bool, bytes: u64) -> Result<()> {
         let mut st = self.state.lock();
-        let mut delayed = Duration::ZERO;
+        let mut stall = Stall::default();
         if !force && st.bg_error.is_none() && !st.shutting_down {
             match self.write_delay_rate(w, &st) {
                 Some(rate) => {
+                    stall.paced = true;
                     let now = Instant::now();
                     let pause = w.pacing.charge(now, bytes, rate);
                     if !pause.is_zero() {
@@ -295,7 +296,7 @@ impl DbInner {
                                 break;
                             }
                         }
-                        delayed = now.elapsed();
+                        stall.delayed = now.elapsed();
                     }
                 }
                 None => w.pacing.reset(),
@@ -371,8 +372,8 @@ impl DbInner {
             self.work_cv.notify_all();
             break Ok(());
         };
-        let stopped = stalled.map_or(Duration::ZERO, |t| t.elapsed());
-        self.work.count_stall(delayed, stopped);
+        stall.stopped = stalled.map(|t| t.elapsed());
+        self.work.count_stall(stall);
         result
     }
 

@@ -7,9 +7,11 @@
 
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
+mod lock;
 mod mmap;
 mod wrapper;
 
+pub use lock::FileLock;
 pub use mmap::Mapping;
 pub use wrapper::EnvWrapper;
 
@@ -19,7 +21,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, LockConflict, LockHolder, Result};
+use crate::error::{Error, Result};
 
 /// A file opened for appending. Data reaches the OS on [`WritableFile::flush`] and stable
 /// storage on [`WritableFile::sync`].
@@ -113,45 +115,6 @@ pub trait RandomAccessFile: Send + Sync + Debug {
     fn size(&self) -> u64;
     /// The path it was opened from (for error messages).
     fn path(&self) -> &Path;
-}
-
-/// An advisory lock on a file (exclusive, or shared with other shared holders), released on
-/// drop.
-///
-/// # Examples
-/// ```
-/// # fn main() -> bloomkv::Result<()> {
-/// use bloomkv::env::{Env, StdEnv};
-/// let dir = tempfile::tempdir()?;
-/// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
-/// assert!(StdEnv.lock_file(&dir.path().join("LOCK")).is_err()); // held
-/// drop(lock); // released
-/// StdEnv.lock_file(&dir.path().join("LOCK"))?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Debug)]
-pub struct FileLock {
-    _file: File,
-    path: PathBuf,
-}
-
-impl FileLock {
-    /// The locked file.
-    ///
-    /// # Examples
-    /// ```
-    /// # fn main() -> bloomkv::Result<()> {
-    /// use bloomkv::env::{Env, StdEnv};
-    /// let dir = tempfile::tempdir()?;
-    /// let lock = StdEnv.lock_file(&dir.path().join("LOCK"))?;
-    /// assert_eq!(lock.path(), dir.path().join("LOCK"));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 /// Everything the engine needs from a file system.
@@ -519,114 +482,16 @@ impl Env for StdEnv {
     }
 
     fn lock_file(&self, path: &Path) -> Result<FileLock> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
-        match file.try_lock() {
-            Ok(()) => {
-                // Who holds it, for the error the next opener gets (docs/FORMAT.md, LOCK).
-                // Advisory only: a failure to write it changes nothing else.
-                let _ = file.set_len(0).and_then(|()| {
-                    (&file).write_all(format!("{}\n", std::process::id()).as_bytes())
-                });
-                Ok(FileLock {
-                    _file: file,
-                    path: path.to_path_buf(),
-                })
-            }
-            Err(fs::TryLockError::WouldBlock) => {
-                // Who holds it: if a shared lock can be had (and is let go at once), only
-                // shared holders, i.e. read-only openers, are there; else a writer.
-                let probe = File::open(path).map_err(|e| Error::io(path, e))?;
-                let holder = match probe.try_lock_shared() {
-                    Ok(()) => LockHolder::ReadOnly,
-                    Err(_) => LockHolder::Writer,
-                };
-                drop(probe);
-                Err(locked(path, holder))
-            }
-            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
-        }
+        lock::exclusive(path)
     }
 
     fn lock_file_shared(&self, path: &Path) -> Result<FileLock> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        match file.try_lock_shared() {
-            Ok(()) => Ok(FileLock {
-                _file: file,
-                path: path.to_path_buf(),
-            }),
-            Err(fs::TryLockError::WouldBlock) => Err(locked(path, LockHolder::Writer)),
-            Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
-        }
+        lock::shared(path)
     }
 
     fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
         fs::hard_link(from, to).map_err(|e| Error::io(to, e))
     }
-}
-
-/// The error for a lock at `lock_path` (a database's LOCK file) held by `holder`, naming the
-/// holders' process ids where they can be found.
-fn locked(lock_path: &Path, holder: LockHolder) -> Error {
-    Error::Locked(
-        LockConflict::new(lock_path.parent().unwrap_or(lock_path), holder)
-            .with_pids(lock_holders(lock_path, holder)),
-    )
-}
-
-/// The process ids holding the lock on `lock_path`: on Linux those `/proc/locks` lists for
-/// the file (exact, also for shared holders); elsewhere, or if that finds none, a writer's,
-/// from the file's content (each writer writes its own when it takes the lock).
-fn lock_holders(lock_path: &Path, holder: LockHolder) -> Vec<u32> {
-    #[cfg(target_os = "linux")]
-    {
-        let listed = proc_locks_holders(lock_path);
-        if !listed.is_empty() {
-            return listed;
-        }
-    }
-    if holder != LockHolder::Writer {
-        return Vec::new();
-    }
-    fs::read_to_string(lock_path)
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok())
-        .into_iter()
-        .collect()
-}
-
-/// The pids `/proc/locks` gives for `flock` locks on `path`'s inode (waiters left out),
-/// ascending and without repeats.
-#[cfg(target_os = "linux")]
-fn proc_locks_holders(path: &Path) -> Vec<u32> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(meta), Ok(table)) = (fs::metadata(path), fs::read_to_string("/proc/locks")) else {
-        return Vec::new();
-    };
-    let dev = meta.dev();
-    // The kernel's encoding of a device number (glibc's gnu_dev_major / gnu_dev_minor).
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
-    let mut pids: Vec<u32> = table
-        .lines()
-        .filter(|line| !line.contains("->"))
-        .filter_map(|line| {
-            // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.len() >= 6 && fields[1] == "FLOCK" && fields[5] == id)
-                .then(|| fields[4].parse().ok())
-                .flatten()
-        })
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
-    pids
 }
 
 /// A file being written in memory (for tests, benches, fuzzing, or tables built in RAM).
@@ -776,6 +641,7 @@ impl RandomAccessFile for MemRandomAccessFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::LockHolder;
 
     #[test]
     fn memory_files_share_bytes_and_check_bounds() -> Result<()> {

@@ -147,11 +147,32 @@ pub(crate) struct WorkCounters {
     pub stop_micros: AtomicU64,
     /// The longest a single write waited (delayed and stopped together).
     pub longest_stall_micros: AtomicU64,
+    /// Write groups paced under write pressure, and those that waited stopped.
+    pub writes_delayed: AtomicU64,
+    pub writes_stopped: AtomicU64,
+}
+
+/// How pressure held one write group back (see [`WorkCounters::count_stall`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Stall {
+    /// It was paced at a delayed rate (whether or not its share of the pace made it sleep).
+    pub paced: bool,
+    /// How long it slept for the pace.
+    pub delayed: std::time::Duration,
+    /// How long it waited stopped, if it did (`None`: it never waited).
+    pub stopped: Option<std::time::Duration>,
 }
 
 impl WorkCounters {
-    /// Accounts for one write that was delayed for `delayed` and stopped for `stopped`.
-    pub(crate) fn count_stall(&self, delayed: std::time::Duration, stopped: std::time::Duration) {
+    /// Accounts for one write group held back as `stall` says.
+    pub(crate) fn count_stall(&self, stall: Stall) {
+        if stall.paced {
+            bump(&self.writes_delayed, 1);
+        }
+        if stall.stopped.is_some() {
+            bump(&self.writes_stopped, 1);
+        }
+        let (delayed, stopped) = (stall.delayed, stall.stopped.unwrap_or_default());
         if delayed.is_zero() && stopped.is_zero() {
             return;
         }

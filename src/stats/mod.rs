@@ -66,6 +66,14 @@ pub struct Stats {
     pub write_stop_micros: u64,
     /// The longest a single write waited, delayed and stopped together, in microseconds.
     pub longest_stall_micros: u64,
+    /// Writes paced under `level0_slowdown_writes` or a waiting frozen memtable: each is
+    /// charged to the pace, and sleeps once what it owes reaches a millisecond (a write's
+    /// small share is carried into a later one's pause). A write group (a write and those
+    /// queued behind it, which wait with it) counts once.
+    pub writes_delayed: u64,
+    /// Writes that were stopped dead for a while (see `write_stop_micros`); a write group
+    /// counts once.
+    pub writes_stopped: u64,
     /// Per-level shape and filter figures, index = level.
     pub levels: Vec<LevelStats>,
     /// Every live table, level by level (level 0 newest first, deeper levels in key order).

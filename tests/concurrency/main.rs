@@ -10,4 +10,5 @@ mod checkpoints;
 mod lock_holder_pid;
 mod mixed_operations;
 mod readers_and_writers;
+mod reopen_beside_spawns;
 mod secondary_process;

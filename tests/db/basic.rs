@@ -139,10 +139,23 @@ fn limits_and_bad_paths() {
 fn second_open_is_locked_until_close() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    assert!(matches!(
-        Db::open(dir.path(), Options::default()),
-        Err(Error::Locked(_))
-    ));
+    let err = Db::open(dir.path(), Options::default()).unwrap_err();
+    let Error::Locked(conflict) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(conflict.pids, vec![std::process::id()], "{err}");
+    let text = err.to_string();
+    assert!(text.contains("which is this process"), "{text}");
+    assert!(text.contains("1 Db handle; drop them"), "{text}");
+    // Also through another name of the directory.
+    #[cfg(unix)]
+    {
+        let other = tempfile::tempdir().unwrap();
+        let link = other.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let err = Db::open(&link, Options::default()).unwrap_err();
+        assert!(err.to_string().contains("1 Db handle"), "{err}");
+    }
     let clone = db.clone();
     drop(db);
     assert!(matches!(

@@ -117,8 +117,8 @@ fn table(db: &Db, s: &Stats) -> String {
     let _ = writeln!(
         t,
         "writes since open: flushes {}, compactions {}, compaction bytes read {} written {}, \
-         user bytes written {}, write amplification {:.2}, stall {} us (delayed {} us, \
-         stopped {} us, longest {} us)",
+         user bytes written {}, write amplification {:.2}, stall {} us (delayed {} us over {} \
+         writes, stopped {} us over {} writes, longest {} us)",
         s.flushes,
         s.compactions,
         s.compaction_bytes_read,
@@ -127,7 +127,9 @@ fn table(db: &Db, s: &Stats) -> String {
         s.write_amplification(),
         s.stall_micros,
         s.write_delay_micros,
+        s.writes_delayed,
         s.write_stop_micros,
+        s.writes_stopped,
         s.longest_stall_micros
     );
     let per_level: Vec<String> = s
@@ -274,6 +276,8 @@ fn json(db: &Db, s: &Stats, tables: Option<Codec>) -> String {
         "write_delay_micros": s.write_delay_micros,
         "write_stop_micros": s.write_stop_micros,
         "longest_stall_micros": s.longest_stall_micros,
+        "writes_delayed": s.writes_delayed,
+        "writes_stopped": s.writes_stopped,
         "total_files": s.total_files(),
         "recovery": {
             "logs_replayed": r.logs_replayed,
