@@ -5,8 +5,10 @@
 # scripts for unique enqueue, scheduling and locks; kombu runs Lua scripts for its bindings
 # and Celery's result backend for chords. Installs its Python packages into a venv of its own.
 #
-#   examples/job-queues/run.sh                # against bloomkv-server (built if needed)
-#   SERVER=redis examples/job-queues/run.sh   # the same against redis-server
+#   examples/job-queues/run.sh                  # against bloomkv-server (built if needed)
+#   SERVER=cluster examples/job-queues/run.sh   # against a 3-node bloomkv-cluster, every
+#                                               # client on node 1 (leader or follower)
+#   SERVER=redis examples/job-queues/run.sh     # the same against redis-server
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -32,11 +34,33 @@ trap cleanup EXIT
 
 if [ "$SERVER" = redis ]; then
   redis-server --port "$PORT" --save "" --appendonly yes --dir "$WORK" > "$WORK/server.log" 2>&1 &
+  pids+=($!)
+elif [ "$SERVER" = cluster ]; then
+  (cd "$ROOT" && cargo build --release -q -p bloomkv-cluster)
+  # Client ports PORT..PORT+2, Raft ports PORT+100..PORT+102.
+  initial="1=127.0.0.1:$((PORT + 100)),2=127.0.0.1:$((PORT + 101)),3=127.0.0.1:$((PORT + 102))"
+  for i in 1 2 3; do
+    "$ROOT/target/release/bloomkv-cluster" --node-id $i --port $((PORT + i - 1)) \
+      --dir "$WORK/node$i" --cluster-addr "127.0.0.1:$((PORT + 99 + i))" \
+      --initial-cluster "$initial" --logfile "$WORK/node$i.log" &
+    pids+=($!)
+  done
+  # Until a leader is elected, writes answer -CLUSTERDOWN: wait for one to succeed.
+  "$VENV/bin/python" - "$PORT" <<'PY'
+import sys, time, redis
+r = redis.Redis(port=int(sys.argv[1]))
+for _ in range(300):
+    try:
+        r.set("job-queues:ready", 1)
+        break
+    except redis.RedisError:
+        time.sleep(0.1)
+PY
 else
   (cd "$ROOT" && cargo build --release -q -p bloomkv-server)
   "$ROOT/target/release/bloomkv-server" --dir "$WORK/db" --port "$PORT" 2> "$WORK/server.log" &
+  pids+=($!)
 fi
-pids+=($!)
 export REDIS_URL="redis://127.0.0.1:$PORT/0"
 for _ in $(seq 50); do
   "$VENV/bin/python" -c "import redis,os; redis.Redis.from_url(os.environ['REDIS_URL']).ping()" 2>/dev/null && break
@@ -60,7 +84,9 @@ pids+=($celery_worker)
 kill -TERM "$celery_worker" 2>/dev/null || true
 
 if [ $status != 0 ]; then
-  echo "--- server log"; tail -20 "$WORK/server.log"
+  for log in "$WORK"/server.log "$WORK"/node*.log; do
+    [ -f "$log" ] && { echo "--- $(basename "$log")"; tail -20 "$log"; }
+  done
   echo "--- rq worker log"; tail -30 "$WORK/rq-worker.log"
   echo "--- celery worker log"; tail -30 "$WORK/celery-worker.log"
   exit 1

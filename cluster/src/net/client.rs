@@ -13,6 +13,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
 use openraft::{AnyError, RPCTypes};
+use futures_util::StreamExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -288,13 +289,36 @@ impl RaftNetwork<TypeConfig> for Peer {
         // The snapshot's directory stays on disk while `snapshot` lives: keep it past the send.
         let data = snapshot.snapshot;
         let bytes = crate::snapshot::dir_bytes(self.env.as_ref(), &data.dir);
-        let body = stream::send(
-            Arc::clone(&self.env),
-            data.dir.clone(),
-            vote,
-            snapshot.meta.clone(),
-        );
-        // A snapshot may be large: one overall bound, longer than any RPC's.
+        // When the last frame left: the transfer is given up once nothing moved for
+        // `stream::IDLE` plus the time the receiver is allowed for installing it.
+        let moved = Arc::new(crate::node::election::Contact::new());
+        let stall = stream::IDLE + Duration::from_millis(bytes * 1000 / stream::INSTALL_RATE);
+        let body = {
+            let moved = Arc::clone(&moved);
+            stream::send(
+                Arc::clone(&self.env),
+                data.dir.clone(),
+                vote,
+                snapshot.meta.clone(),
+            )
+            .inspect(move |_| moved.touch())
+        };
+        let stalled = async {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if moved.elapsed() > stall {
+                    tracing::warn!(
+                        target: "bloomkv_cluster::snapshots",
+                        "the snapshot stream to node {} stalled: nothing moved for {} s; giving it up to send it again",
+                        self.target,
+                        stall.as_secs()
+                    );
+                    return CallError::Timeout;
+                }
+            }
+        };
+        // A snapshot may be large: one overall bound, longer than any RPC's, beside the
+        // bound on a stall.
         let send = async {
             let resp = self
                 .transport_http()
@@ -314,6 +338,7 @@ impl RaftNetwork<TypeConfig> for Peer {
         };
         let result = tokio::select! {
             r = send => r,
+            e = stalled => Err(e),
             closed = cancel => return Err(StreamingError::Closed(closed)),
         };
         drop(data);

@@ -96,7 +96,7 @@ async fn snapshot(State(core): State<Arc<Core>>, body: Body) -> Response {
             .map_err(|e| e.to_string())?;
         let (vote, meta, data) = stream::receive(
             Arc::clone(&core.env),
-            body.into_data_stream(),
+            stream::idle_bounded(body.into_data_stream(), stream::IDLE),
             into,
             |vote| {
                 if *vote >= core.raft.metrics().borrow().vote {

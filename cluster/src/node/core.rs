@@ -32,6 +32,9 @@ pub(crate) struct Core {
     pub(crate) log: LogStore,
     /// When this node last heard from a leader (for its own elections).
     pub(crate) contact: Contact,
+    /// When this node last granted another voter's pre-vote: it then holds back its own
+    /// candidacy for a moment, so that the two do not split the vote.
+    pub(crate) granted_prevote: Contact,
     /// Set once this node learns it was removed from the cluster: it stops serving and
     /// campaigning (`events` sees the change applied; `election` hears it from the voters).
     pub(crate) removed: AtomicBool,

@@ -16,7 +16,9 @@
 //! before) and the candidate's log is at least as up to date as its own; a leader says no
 //! while a quorum acknowledged it within `max`. Only with a majority of yeses does the
 //! node start a real election (`Raft::trigger().elect()`), so terms move only when an
-//! election can succeed, and a node that cannot win leaves the cluster alone.
+//! election can succeed, and a node that cannot win leaves the cluster alone. A voter that
+//! just granted a pre-vote holds back its own for the election timeout's minimum: two
+//! candidates standing at once would split the vote and both wait a whole timeout more.
 //!
 //! "Heard from a leader" means an AppendEntries this node accepted, or a chunk of a
 //! snapshot stream from a leader no older than this node's vote: a follower receiving a
@@ -142,6 +144,7 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
             req.last_log, core.id
         ));
     }
+    core.granted_prevote.touch();
     PreVoteAnswer {
         granted: true,
         why: String::new(),
@@ -189,6 +192,11 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
         let quiet = core.contact.elapsed();
         let since_try = last_try.map_or(Duration::MAX, |t| t.elapsed());
         if quiet < wait || since_try < wait {
+            continue;
+        }
+        // Another voter is about to run (it won a pre-vote here a moment ago): standing at
+        // the same time would split the vote and cost both a whole election timeout.
+        if core.granted_prevote.elapsed() < core.config.election_timeout.0 {
             continue;
         }
         attempt += 1;

@@ -203,6 +203,7 @@ impl Node {
             config: config.clone(),
             log: log_handle,
             contact: election::Contact::new(),
+            granted_prevote: election::Contact::new(),
             removed: std::sync::atomic::AtomicBool::new(false),
             counters: self::core::Counters::default(),
         });

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bloomkv::env::{Env, WritableFile};
 use bytes::{Buf, Bytes, BytesMut};
@@ -24,6 +25,15 @@ use crate::types::{SnapshotMeta, Vote};
 
 /// Bytes of file data per `D` frame.
 pub(crate) const CHUNK: usize = 1 << 20;
+/// The longest a snapshot stream may go without a byte moving, either side, before it is
+/// given up (and sent again by the leader). Without it a stream whose connection silently
+/// stopped forwarding (a middlebox dropping packets, a peer paused mid-stream) held the
+/// follower behind until the whole-transfer bound (minutes) ran out.
+pub(crate) const IDLE: Duration = Duration::from_secs(10);
+/// The slowest rate a snapshot's receiver is allowed for writing, syncing and installing
+/// what it was sent: the sender waits for its answer at most [`IDLE`] plus the snapshot's
+/// size at this rate after the last byte left.
+pub(crate) const INSTALL_RATE: u64 = 8 << 20;
 /// The largest frame payload a receiver accepts.
 const MAX_FRAME: usize = 4 << 20;
 
@@ -313,9 +323,63 @@ where
     Ok((header.vote, header.meta, into))
 }
 
+/// `body` with each item awaited at most `idle`: a stall ends the stream with an error that
+/// says so.
+pub(crate) fn idle_bounded<S, E>(
+    body: S,
+    idle: Duration,
+) -> impl Stream<Item = Result<Bytes, String>> + Unpin
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    Box::pin(futures_util::stream::unfold(
+        Some(body),
+        move |body| async move {
+            let mut body = body?;
+            match tokio::time::timeout(idle, body.next()).await {
+                Ok(Some(Ok(b))) => Some((Ok(b), Some(body))),
+                Ok(Some(Err(e))) => Some((Err(e.to_string()), None)),
+                Ok(None) => None,
+                Err(_) => Some((
+                    Err(format!("no snapshot bytes for {} s", idle.as_secs())),
+                    None,
+                )),
+            }
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_that_stops_moving_ends_with_an_error() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let items: Vec<Result<Bytes, String>> = rt.block_on(async {
+            let first = futures_util::stream::iter([Ok::<_, String>(Bytes::from_static(b"ab"))]);
+            let stuck = first.chain(futures_util::stream::pending());
+            idle_bounded(stuck, Duration::from_millis(20))
+                .collect()
+                .await
+        });
+        assert_eq!(items.len(), 2, "{items:?}");
+        assert_eq!(items[0], Ok(Bytes::from_static(b"ab")));
+        assert!(items[1].as_ref().unwrap_err().contains("no snapshot bytes"));
+
+        let ended: Vec<Result<Bytes, String>> = rt.block_on(
+            idle_bounded(
+                futures_util::stream::iter([Ok::<_, String>(Bytes::from_static(b"x"))]),
+                Duration::from_millis(20),
+            )
+            .collect(),
+        );
+        assert_eq!(ended, vec![Ok(Bytes::from_static(b"x"))]);
+    }
     use crate::fsutil::DirGuard;
     use bloomkv::env::StdEnv;
     use bloomkv::{Db, Options};
@@ -443,3 +507,4 @@ mod tests {
         }
     }
 }
+

@@ -21,4 +21,5 @@ mod nemesis;
 mod planted;
 mod power_cut;
 mod smoke;
+mod stalled_snapshot;
 mod wedge;

@@ -332,18 +332,30 @@ impl ProcCluster {
             {
                 return;
             }
-            assert!(Instant::now() < until, "not converged:\n{text}");
+            if Instant::now() >= until {
+                let tails: Vec<String> = self
+                    .ids()
+                    .into_iter()
+                    .map(|id| format!("node {id}:\n{}", self.log_tail(id)))
+                    .collect();
+                panic!("not converged:\n{text}\n{}", tails.join("\n"));
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
 
+    /// Everything node `id` logged since its last start.
+    pub fn log_text(&self, id: u64) -> String {
+        let n = &self.nodes[&id];
+        std::fs::read_to_string(n.log.with_extension(format!("log{}", n.starts)))
+            .unwrap_or_default()
+    }
+
     /// The last lines of node `id`'s current log, for failure messages.
     pub fn log_tail(&self, id: u64) -> String {
-        let n = &self.nodes[&id];
-        let text = std::fs::read_to_string(n.log.with_extension(format!("log{}", n.starts)))
-            .unwrap_or_default();
+        let text = self.log_text(id);
         let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+        lines[lines.len().saturating_sub(40)..].join("\n")
     }
 }
 
