@@ -369,7 +369,10 @@ impl RaftNetwork<TypeConfig> for Peer {
             Ok(Err(why)) => Err(StreamingError::Network(NetworkError::new(
                 &AnyError::error(format!("node {} refused the snapshot: {why}", self.target)),
             ))),
-            Err(e @ CallError::NotSent(_)) => {
+            // Unreachable: openraft waits a moment before sending again (`backoff`), where
+            // a connection reset on accept once had it resend a snapshot every millisecond.
+            // A snapshot is only installed whole, so a failed one is safe to resend.
+            Err(e @ (CallError::NotSent(_) | CallError::Broken(_))) => {
                 Err(StreamingError::Unreachable(Unreachable::new(&e)))
             }
             Err(CallError::Timeout) => Err(StreamingError::Timeout(Timeout {
@@ -378,7 +381,6 @@ impl RaftNetwork<TypeConfig> for Peer {
                 target: self.target,
                 timeout: self.snapshot_timeout,
             })),
-            Err(e @ CallError::Broken(_)) => Err(StreamingError::Network(NetworkError::new(&e))),
         }
     }
 }

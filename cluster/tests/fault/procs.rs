@@ -154,6 +154,11 @@ impl ProcCluster {
             .arg("--threads")
             .arg("2")
             .args(&routes)
+            .args(
+                std::env::var("BLOOMKV_FAULT_LOGLEVEL")
+                    .map(|l| vec!["--loglevel".to_string(), l])
+                    .unwrap_or_default(),
+            )
             .args(&self.extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -371,6 +376,24 @@ impl Drop for ProcCluster {
         for id in self.ids() {
             self.resume(id);
             self.kill(id);
+        }
+        // A failed test keeps every node's logs (the directory goes with the cluster).
+        if std::thread::panicking() {
+            let keep = std::env::temp_dir().join(format!(
+                "bloomkv-fault-logs-{}-{}",
+                std::process::id(),
+                self.nodes.values().next().map_or(0, |n| n.client_port)
+            ));
+            if std::fs::create_dir_all(&keep).is_ok() {
+                for n in self.nodes.values() {
+                    for start in 1..=n.starts {
+                        let log = n.log.with_extension(format!("log{start}"));
+                        let name = format!("node{}.log{start}", n.id);
+                        let _ = std::fs::copy(&log, keep.join(name));
+                    }
+                }
+                eprintln!("the nodes' logs are kept in {}", keep.display());
+            }
         }
     }
 }
