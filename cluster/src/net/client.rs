@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bloomkv::env::Env;
+use futures_util::StreamExt;
 use openraft::error::{
     Fatal, NetworkError, RPCError, RaftError, RemoteError, ReplicationClosed, StreamingError,
     Timeout, Unreachable,
@@ -13,7 +14,6 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
 };
 use openraft::{AnyError, RPCTypes};
-use futures_util::StreamExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -169,6 +169,7 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
             transport: self.transport.clone(),
             env: Arc::clone(&self.env),
             snapshot_timeout: self.snapshot_timeout,
+            answer_wait: stream::ANSWER_WAIT,
         }
     }
 }
@@ -181,6 +182,10 @@ pub(crate) struct Peer {
     transport: Transport,
     env: Arc<dyn Env>,
     snapshot_timeout: Duration,
+    /// How long a snapshot's answer may take after its last byte left, beside the time its
+    /// size allows: doubled after each stalled send (a receiver slower than allowed still
+    /// gets there), back to [`stream::ANSWER_WAIT`] after a send that succeeded.
+    answer_wait: Duration,
 }
 
 type RpcErr = RPCError<NodeId, Node, RaftError<NodeId>>;
@@ -289,12 +294,21 @@ impl RaftNetwork<TypeConfig> for Peer {
         // The snapshot's directory stays on disk while `snapshot` lives: keep it past the send.
         let data = snapshot.snapshot;
         let bytes = crate::snapshot::dir_bytes(self.env.as_ref(), &data.dir);
-        // When the last frame left: the transfer is given up once nothing moved for
-        // `stream::IDLE` plus the time the receiver is allowed for installing it.
+        // Given up when no frame is taken for `stream::IDLE` (the connection pushes back and
+        // never drains), or when no answer comes within this peer's answer wait plus the
+        // snapshot's size at `stream::INSTALL_RATE` after the last frame left (a link that
+        // swallows bytes takes the whole body at once and never answers).
         let moved = Arc::new(crate::node::election::Contact::new());
-        let stall = stream::IDLE + Duration::from_millis(bytes * 1000 / stream::INSTALL_RATE);
+        let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let answer_wait =
+            self.answer_wait + Duration::from_millis(bytes * 1000 / stream::INSTALL_RATE);
         let body = {
-            let moved = Arc::clone(&moved);
+            let (moved, done, sent) = (Arc::clone(&moved), Arc::clone(&moved), Arc::clone(&sent));
+            let end = futures_util::stream::once(async move {
+                done.touch();
+                sent.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+            .filter_map(|()| std::future::ready(None::<Result<bytes::Bytes, std::io::Error>>));
             stream::send(
                 Arc::clone(&self.env),
                 data.dir.clone(),
@@ -302,16 +316,20 @@ impl RaftNetwork<TypeConfig> for Peer {
                 snapshot.meta.clone(),
             )
             .inspect(move |_| moved.touch())
+            .chain(end)
         };
         let stalled = async {
             loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                if moved.elapsed() > stall {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let whole = sent.load(std::sync::atomic::Ordering::Relaxed);
+                let bound = if whole { answer_wait } else { stream::IDLE };
+                if moved.elapsed() > bound {
                     tracing::warn!(
                         target: "bloomkv_cluster::snapshots",
-                        "the snapshot stream to node {} stalled: nothing moved for {} s; giving it up to send it again",
+                        "the snapshot stream to node {} stalled: {} for {:.1} s; giving it up to send it again",
                         self.target,
-                        stall.as_secs()
+                        if whole { "sent whole, no answer" } else { "no bytes taken" },
+                        bound.as_secs_f64()
                     );
                     return CallError::Timeout;
                 }
@@ -342,6 +360,11 @@ impl RaftNetwork<TypeConfig> for Peer {
             closed = cancel => return Err(StreamingError::Closed(closed)),
         };
         drop(data);
+        self.answer_wait = match &result {
+            Ok(_) => stream::ANSWER_WAIT,
+            Err(CallError::Timeout) => (self.answer_wait * 2).min(self.snapshot_timeout),
+            Err(_) => self.answer_wait,
+        };
         match &result {
             Ok(Ok(_)) => tracing::info!(
                 target: "bloomkv_cluster::snapshots",

@@ -25,14 +25,18 @@ use crate::types::{SnapshotMeta, Vote};
 
 /// Bytes of file data per `D` frame.
 pub(crate) const CHUNK: usize = 1 << 20;
-/// The longest a snapshot stream may go without a byte moving, either side, before it is
-/// given up (and sent again by the leader). Without it a stream whose connection silently
-/// stopped forwarding (a middlebox dropping packets, a peer paused mid-stream) held the
-/// follower behind until the whole-transfer bound (minutes) ran out.
+/// The longest a snapshot stream may go without a byte moving before it is given up (and
+/// sent again by the leader): the receiver waiting for bytes, the sender for the
+/// connection to take them. Without it a stream whose connection silently stopped
+/// forwarding (a middlebox dropping packets, a peer paused mid-stream) held the follower
+/// behind until the whole-transfer bound (minutes) ran out.
 pub(crate) const IDLE: Duration = Duration::from_secs(10);
-/// The slowest rate a snapshot's receiver is allowed for writing, syncing and installing
-/// what it was sent: the sender waits for its answer at most [`IDLE`] plus the snapshot's
-/// size at this rate after the last byte left.
+/// The first wait for a snapshot's answer after its last byte left, beside the time its
+/// size takes at [`INSTALL_RATE`]. Short: a link that swallows bytes takes a small
+/// snapshot whole at once, and the follower stays behind until the leader sends it again.
+pub(crate) const ANSWER_WAIT: Duration = Duration::from_secs(2);
+/// The slowest rate a snapshot's receiver is allowed for taking in, syncing and installing
+/// what it was sent once the last byte left.
 pub(crate) const INSTALL_RATE: u64 = 8 << 20;
 /// The largest frame payload a receiver accepts.
 const MAX_FRAME: usize = 4 << 20;
@@ -507,4 +511,3 @@ mod tests {
         }
     }
 }
-
