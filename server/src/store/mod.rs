@@ -325,6 +325,11 @@ impl Store {
         self.expired.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Starts the count of [`Store::expired_keys`] again from zero (`CONFIG RESETSTAT`).
+    pub fn reset_expired_count(&self) {
+        self.expired.store(0, Ordering::Relaxed);
+    }
+
     /// Keys removed because their time to live ran out, since start.
     pub fn expired_keys(&self) -> u64 {
         self.expired.load(Ordering::Relaxed)
