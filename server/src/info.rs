@@ -1,5 +1,7 @@
-//! The INFO command's text: `server`, `clients`, `stats`, `persistence`, `keyspace` and
-//! `bloomkv` (the engine's filter and block counters from `Db::stats`).
+//! The INFO command's text: `server`, `clients`, `memory`, `persistence`, `stats`,
+//! `replication`, `cpu`, `commandstats`, `errorstats` (in Redis 7's formats, from
+//! `crate::stats`), `keyspace` and `bloomkv` (the engine's filter and block counters from
+//! `Db::stats`).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -11,6 +13,7 @@ use crate::server::Shared;
 /// The Redis version this server reports (the command set and replies follow Redis 7.2).
 pub const REDIS_VERSION: &str = "7.2.0";
 
+/// The sections in Redis's order.
 const SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -19,9 +22,14 @@ const SECTIONS: &[&str] = &[
     "stats",
     "replication",
     "cpu",
+    "commandstats",
+    "errorstats",
     "keyspace",
     "bloomkv",
 ];
+
+/// Sections only `all`, `everything` or their own name shows (as in Redis).
+const NOT_DEFAULT: &[&str] = &["commandstats"];
 
 /// Resident and virtual memory of this process in bytes, from `/proc/self/statm` (zeros
 /// where there is no /proc).
@@ -85,13 +93,13 @@ pub fn render(shared: &Shared, args: &[Bytes]) -> String {
         .iter()
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .collect();
-    let all = wanted.is_empty()
-        || wanted
-            .iter()
-            .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
+    let has = |x: &str| wanted.iter().any(|w| w == x);
+    let all = has("all") || has("everything");
+    let default = wanted.is_empty() || has("default");
     let mut out = String::new();
     for s in SECTIONS {
-        if !all && !wanted.iter().any(|w| w == s) {
+        let shown = all || has(s) || (default && !NOT_DEFAULT.contains(s));
+        if !shown {
             continue;
         }
         if !out.is_empty() {
@@ -164,14 +172,51 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:0\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
             "0".repeat(40)
         ),
-        "stats" => write!(
-            o,
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\n",
-            shared.total_connections.load(Ordering::Relaxed),
-            shared.total_commands.load(Ordering::Relaxed),
-            shared.rejected_connections.load(Ordering::Relaxed),
-            shared.store.expired_keys(),
-        ),
+        "stats" => {
+            let t = shared.stats.totals();
+            let (ops, kbps_in, kbps_out) = shared.stats.rates();
+            write!(
+                o,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{ops}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:{kbps_in:.2}\r\ninstantaneous_output_kbps:{kbps_out:.2}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\ntotal_error_replies:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\n",
+                shared.total_connections.load(Ordering::Relaxed),
+                t.processed,
+                t.net_in,
+                t.net_out,
+                shared.rejected_connections.load(Ordering::Relaxed),
+                shared.store.expired_keys(),
+                t.errors,
+                t.reads,
+                t.writes,
+            )
+        }
+        "commandstats" => {
+            o.push_str("# Commandstats\r\n");
+            let t = shared.stats.totals();
+            for (c, [calls, usec, rejected, failed]) in crate::cmd::COMMANDS.iter().zip(t.commands)
+            {
+                if calls + rejected + failed == 0 {
+                    continue;
+                }
+                let per_call = if calls == 0 {
+                    0.0
+                } else {
+                    usec as f64 / calls as f64
+                };
+                let _ = write!(
+                    o,
+                    "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={rejected},failed_calls={failed}\r\n",
+                    c.name
+                );
+            }
+            Ok(())
+        }
+        "errorstats" => {
+            o.push_str("# Errorstats\r\n");
+            for (code, n) in shared.stats.error_codes() {
+                let _ = write!(o, "errorstat_{code}:count={n}\r\n");
+            }
+            Ok(())
+        }
         "persistence" => {
             let stopped = shared.store.writes_stopped();
             let (stops, resumes) = shared.store.stop_counts();

@@ -45,6 +45,7 @@ pub mod replica;
 pub mod resp;
 pub mod script;
 mod server;
+pub mod stats;
 pub mod store;
 pub mod watch;
 

@@ -118,6 +118,20 @@ impl Parser {
     /// # Errors
     /// A [`ProtocolError`] with Redis's text for malformed input or input over the limits.
     pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Args>, ProtocolError> {
+        self.next_reusing(buf, &mut Vec::new())
+    }
+
+    /// [`Parser::next`], taking the request's argument vector from `spare` when it holds one
+    /// (a connection hands back the vectors of the requests it ran, so a request costs no
+    /// allocation of its own).
+    ///
+    /// # Errors
+    /// As [`Parser::next`].
+    pub fn next_reusing(
+        &mut self,
+        buf: &mut BytesMut,
+        spare: &mut Vec<Args>,
+    ) -> Result<Option<Args>, ProtocolError> {
         loop {
             if self.remaining == 0 {
                 if buf.is_empty() {
@@ -129,13 +143,14 @@ impl Parser {
                         other => return Ok(other),
                     }
                 }
-                let Some(line) = self.line(buf, true)? else {
+                let Some(end) = self.line_end(buf, true)? else {
                     return Ok(None);
                 };
-                let n = match parse_len(&line[1..]) {
+                let n = match parse_len(&buf[1..end]) {
                     Some(n) if n <= self.limits.max_multibulk_len as i64 => n,
                     _ => return perr("invalid multibulk length"),
                 };
+                buf.advance(end + 2);
                 if n <= 0 {
                     continue;
                 }
@@ -143,22 +158,34 @@ impl Parser {
                     return perr("unauthenticated multibulk length");
                 }
                 self.remaining = n as usize;
-                self.args = Vec::with_capacity(self.remaining.min(1024));
+                self.args = match spare.pop() {
+                    Some(mut v) => {
+                        v.clear();
+                        v.reserve(self.remaining.min(1024));
+                        v
+                    }
+                    None => Vec::with_capacity(self.remaining.min(1024)),
+                };
             }
             while self.remaining > 0 {
                 let len = match self.bulk_len {
                     Some(len) => len,
                     None => {
-                        let Some(line) = self.line(buf, false)? else {
+                        if buf.is_empty() {
+                            return Ok(None);
+                        }
+                        let Some(end) = self.line_end(buf, false)? else {
                             return Ok(None);
                         };
-                        if line[0] != b'$' {
+                        if buf[0] != b'$' {
                             return perr(format!(
                                 "expected '$', got '{}'",
-                                char::from(line[0]).escape_default()
+                                char::from(buf[0]).escape_default()
                             ));
                         }
-                        let len = match parse_len(&line[1..]) {
+                        let n = parse_len(&buf[1..end]);
+                        let used = end + 2;
+                        let len = match n {
                             Some(n) if n >= 0 && n as u64 <= self.limits.max_bulk_len as u64 => {
                                 n as usize
                             }
@@ -167,6 +194,7 @@ impl Parser {
                         if !self.authenticated && len as i64 > UNAUTH_MAX_BULK {
                             return perr("unauthenticated bulk length");
                         }
+                        buf.advance(used);
                         self.bulk_len = Some(len);
                         len
                     }
@@ -174,12 +202,12 @@ impl Parser {
                 if buf.len() < len + 2 {
                     return Ok(None);
                 }
-                let arg = buf.split_to(len).freeze();
-                if &buf[..2] != b"\r\n" {
+                if &buf[len..len + 2] != b"\r\n" {
                     // Redis does not check the terminator; being strict costs nothing and
                     // catches clients whose lengths are off.
                     return perr("invalid bulk terminator");
                 }
+                let arg = buf.split_to(len).freeze();
                 buf.advance(2);
                 self.bulk_len = None;
                 self.args.push(arg);
@@ -189,9 +217,11 @@ impl Parser {
         }
     }
 
-    /// Takes one `\r\n`-terminated header line (without the terminator) off `buf`;
-    /// `mbulk` says whether it is a request's `*` header or an argument's `$` header.
-    fn line(&self, buf: &mut BytesMut, mbulk: bool) -> Result<Option<BytesMut>, ProtocolError> {
+    /// Where the header line at the front of `buf` ends (the position of its `\r`), checked
+    /// as Redis checks it; `None` while the line is incomplete. `mbulk` says whether it is a
+    /// request's `*` header or an argument's `$` header (their error texts differ). The
+    /// caller reads the line in place and advances past it.
+    fn line_end(&self, buf: &[u8], mbulk: bool) -> Result<Option<usize>, ProtocolError> {
         let invalid = if mbulk {
             "invalid multibulk length"
         } else {
@@ -202,19 +232,20 @@ impl Parser {
         } else {
             "too big bulk count string"
         };
-        match memchr(b'\r', buf) {
+        // A header is a type byte and a few digits: look just past them first.
+        let cr = match buf.iter().take(24).position(|&b| b == b'\r') {
+            Some(i) => Some(i),
+            None if buf.len() <= 24 => None,
+            None => memchr(b'\r', buf),
+        };
+        match cr {
             Some(i) if i > self.limits.max_inline_len => perr(too_big),
             Some(i) if i + 1 < buf.len() => {
-                if buf[i + 1] != b'\n' {
+                if buf[i + 1] != b'\n' || i < 2 {
+                    // A bad terminator, or a header of only its type byte ("*\r\n").
                     return perr(invalid);
                 }
-                let line = buf.split_to(i);
-                buf.advance(2);
-                if line.len() < 2 {
-                    // A header of only its type byte ("*\r\n", "$\r\n").
-                    return perr(invalid);
-                }
-                Ok(Some(line))
+                Ok(Some(i))
             }
             Some(_) => Ok(None),
             None if buf.len() <= self.limits.max_inline_len => Ok(None),
@@ -717,6 +748,24 @@ mod tests {
                 vec![b"set".to_vec(), b"a".to_vec(), b"b c".to_vec()],
             ]
         );
+    }
+
+    #[test]
+    fn reused_argument_vectors_hold_only_the_new_request() {
+        let mut p = Parser::new(Limits::default());
+        let mut buf =
+            BytesMut::from(&b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET"[..]);
+        let mut spare = Vec::new();
+        let first = p.next_reusing(&mut buf, &mut spare).unwrap().unwrap();
+        assert_eq!(first, [&b"SET"[..], b"k", b"v"]);
+        spare.push(first);
+        // Half a request: the spare vector is taken, and the rest completes it.
+        assert_eq!(p.next_reusing(&mut buf, &mut spare).unwrap(), None);
+        assert!(spare.is_empty());
+        buf.extend_from_slice(b"\r\n$1\r\nk\r\n");
+        let second = p.next_reusing(&mut buf, &mut spare).unwrap().unwrap();
+        assert_eq!(second, [&b"GET"[..], b"k"]);
+        assert!(buf.is_empty());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -73,8 +73,8 @@ pub struct Shared {
     pub total_connections: AtomicU64,
     /// Connections refused for `maxclients`.
     pub rejected_connections: AtomicU64,
-    /// Commands run since start.
-    pub total_commands: AtomicU64,
+    /// Commands, errors and network counters (INFO `stats`, `commandstats`, `errorstats`).
+    pub stats: crate::stats::Stats,
     /// The connected clients (CLIENT LIST, KILL).
     pub client_list: Arc<crate::clients::Clients>,
     /// Log lines about refused clients, at most one a second.
@@ -88,6 +88,17 @@ pub struct Shared {
     pub blocked: crate::blocking::Registry,
     /// Cluster mode: the replication layer and the state machine (`None`: standalone).
     pub replica: Option<crate::replica::Cluster>,
+}
+
+impl Shared {
+    /// `CONFIG RESETSTAT`: INFO's counters (commands, errors, network, connections, expired
+    /// keys) start again from zero.
+    pub fn reset_stats(&self) {
+        self.stats.reset();
+        self.total_connections.store(0, Ordering::Relaxed);
+        self.rejected_connections.store(0, Ordering::Relaxed);
+        self.store.reset_expired_count();
+    }
 }
 
 /// Where a server's data lives.
@@ -202,7 +213,7 @@ impl Server {
             next_client_id: AtomicU64::new(0),
             total_connections: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
-            total_commands: AtomicU64::new(0),
+            stats: crate::stats::Stats::default(),
             client_list: Arc::default(),
             refusals_log: crate::log::RateLimited::default(),
             stop: stop.clone(),
@@ -316,9 +327,13 @@ impl Drop for Server {
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     let mut conns = JoinSet::new();
+    // INFO's instantaneous_* rates come from a sample of the counters every 100 ms.
+    let mut sampler = tokio::time::interval(Duration::from_millis(100));
+    sampler.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tokio::select! {
             _ = stop.changed() => break,
+            _ = sampler.tick() => shared.stats.sample(),
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             r = listener.accept() => match r {
                 Ok((sock, peer)) => {

@@ -1,5 +1,6 @@
 //! What an operator sees and does: CLIENT LIST / INFO / KILL / HELP, CONFIG HELP, INFO's
-//! memory, cpu and replication sections (what `redis-cli --stat` reads), unknown
+//! memory, cpu and replication sections (what `redis-cli --stat` reads), commandstats,
+//! errorstats and the stats counters with CONFIG RESETSTAT, unknown
 //! subcommands, BF.INFO's per-protocol field reply, and a port already in use.
 
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use bloomkv_server::{Config, Server, ServerError};
-use common::{TestServer, err, int, ok};
+use common::{TestServer, err, int, ok, q};
 use redis::Value;
 
 fn text(v: Value) -> String {
@@ -134,6 +135,132 @@ fn info_sections_for_monitoring_tools() {
     assert!(used > 1 << 20, "{mem}");
     assert!(!text(ok(&mut c, &["INFO", "cpu"])).contains("# Memory"));
     assert!(text(ok(&mut c, &["INFO", "replication"])).contains("role:master"));
+}
+
+/// The value of `field` in an INFO text.
+fn field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// A `cmdstat_` line's numbers, checking its shape is Redis 7's:
+/// `calls=N,usec=N,usec_per_call=N.NN,rejected_calls=N,failed_calls=N`.
+fn cmdstat(info: &str, name: &str) -> Option<[u64; 4]> {
+    let v = field(info, &format!("cmdstat_{name}"))?;
+    let parts: Vec<(&str, &str)> = v.split(',').filter_map(|p| p.split_once('=')).collect();
+    let keys: Vec<&str> = parts.iter().map(|p| p.0).collect();
+    assert_eq!(
+        keys,
+        [
+            "calls",
+            "usec",
+            "usec_per_call",
+            "rejected_calls",
+            "failed_calls"
+        ],
+        "{v}"
+    );
+    let per_call = parts[2].1;
+    assert!(
+        per_call.split_once('.').is_some_and(|(_, d)| d.len() == 2),
+        "{v}"
+    );
+    let n = |i: usize| parts[i].1.parse::<u64>().unwrap();
+    Some([n(0), n(1), n(3), n(4)])
+}
+
+#[test]
+fn command_and_error_stats_as_redis_7() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "k", "v"]);
+    ok(&mut c, &["GET", "k"]);
+    err(&mut c, &["GET"]);
+    err(&mut c, &["LPUSH", "k", "x"]);
+    err(&mut c, &["NOSUCHCOMMAND"]);
+    ok(&mut c, &["MULTI"]);
+    ok(&mut c, &["SET", "a", "b"]);
+    ok(&mut c, &["INCR", "a"]);
+    // The reply holds INCR's error (the client library reports the whole EXEC as failed).
+    assert!(q(&mut c, &["EXEC"]).is_err());
+    let stats = text(ok(&mut c, &["INFO", "commandstats"]));
+    assert!(stats.starts_with("# Commandstats\r\n"), "{stats}");
+    // [calls, usec, rejected, failed]
+    let set = cmdstat(&stats, "set").unwrap();
+    assert_eq!((set[0], set[2], set[3]), (2, 0, 0), "{stats}");
+    let get = cmdstat(&stats, "get").unwrap();
+    assert_eq!((get[0], get[2], get[3]), (1, 1, 0), "{stats}");
+    let lpush = cmdstat(&stats, "lpush").unwrap();
+    assert_eq!((lpush[0], lpush[2], lpush[3]), (1, 0, 1), "{stats}");
+    let incr = cmdstat(&stats, "incr").unwrap();
+    assert_eq!((incr[0], incr[3]), (1, 1), "{stats}");
+    assert_eq!(cmdstat(&stats, "exec").map(|e| e[0]), Some(1));
+    assert_eq!(
+        cmdstat(&stats, "hset"),
+        None,
+        "commands never called are left out"
+    );
+
+    let errors = text(ok(&mut c, &["INFO", "errorstats"]));
+    assert!(errors.starts_with("# Errorstats\r\n"), "{errors}");
+    // The arity error, the unknown command and INCR of a non-integer (inside EXEC); LPUSH's.
+    assert_eq!(field(&errors, "errorstat_ERR"), Some("count=3"), "{errors}");
+    assert_eq!(
+        field(&errors, "errorstat_WRONGTYPE"),
+        Some("count=1"),
+        "{errors}"
+    );
+    let info = text(ok(&mut c, &["INFO", "stats"]));
+    assert_eq!(field(&info, "total_error_replies"), Some("4"), "{info}");
+    for f in [
+        "total_connections_received",
+        "total_commands_processed",
+        "instantaneous_ops_per_sec",
+        "total_net_input_bytes",
+        "total_net_output_bytes",
+        "instantaneous_input_kbps",
+        "instantaneous_output_kbps",
+        "total_reads_processed",
+        "total_writes_processed",
+    ] {
+        assert!(field(&info, f).is_some(), "INFO stats lacks {f}: {info}");
+    }
+    assert!(
+        field(&info, "total_net_input_bytes")
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 50
+    );
+
+    // INFO (default) shows errorstats but not commandstats, as Redis does; ALL shows both.
+    let default = text(ok(&mut c, &["INFO"]));
+    assert!(default.contains("# Errorstats") && !default.contains("# Commandstats"));
+    let all = text(ok(&mut c, &["INFO", "all"]));
+    assert!(all.contains("# Errorstats") && all.contains("# Commandstats"));
+
+    assert_eq!(ok(&mut c, &["CONFIG", "RESETSTAT"]), Value::Okay);
+    let stats = text(ok(&mut c, &["INFO", "commandstats"]));
+    assert_eq!(cmdstat(&stats, "set"), None, "{stats}");
+    assert_eq!(cmdstat(&stats, "config").map(|s| s[0]), Some(1), "{stats}");
+    let errors = text(ok(&mut c, &["INFO", "errorstats"]));
+    assert_eq!(errors.trim_end(), "# Errorstats");
+    let info = text(ok(&mut c, &["INFO", "stats"]));
+    assert_eq!(field(&info, "total_error_replies"), Some("0"), "{info}");
+    assert!(err(&mut c, &["CONFIG", "RESETSTAT", "x"]).contains("wrong number of arguments"));
+
+    // Commands over more than the rate's 100 ms sampling period show in the rate.
+    for _ in 0..100 {
+        ok(&mut c, &["PING"]);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let info = text(ok(&mut c, &["INFO", "stats"]));
+    let ops: u64 = field(&info, "instantaneous_ops_per_sec")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ops > 0, "{info}");
 }
 
 #[test]

@@ -307,6 +307,22 @@ pub static COMMANDS: &[Command] = &[
 
 /// The position of a command in [`COMMANDS`], by name, ignoring case.
 pub fn index(name: &[u8]) -> Option<usize> {
+    // A connection sends the same command many times in a row (a pipeline, a benchmark, a
+    // queue's consumer), and a request's name is looked up several times on its way: the
+    // last name this thread found is checked first.
+    thread_local! {
+        static LAST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    let last = LAST.with(std::cell::Cell::get);
+    if COMMANDS[last].name.as_bytes().eq_ignore_ascii_case(name) {
+        return Some(last);
+    }
+    let found = index_by_map(name)?;
+    LAST.with(|l| l.set(found));
+    Some(found)
+}
+
+fn index_by_map(name: &[u8]) -> Option<usize> {
     static BY_NAME: std::sync::OnceLock<crate::fasthash::FastMap<&'static [u8], usize>> =
         std::sync::OnceLock::new();
     let map = BY_NAME.get_or_init(|| {
@@ -447,6 +463,20 @@ mod tests {
             b"1.5",
         ] {
             assert_eq!(parse_i64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lookups_ignore_case_and_the_last_hit() {
+        for _ in 0..2 {
+            assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
+            assert_eq!(lookup(b"get").map(|c| c.name), Some("get"));
+            assert_eq!(lookup(b"ge").map(|c| c.name), None);
+            assert_eq!(lookup(b"gett").map(|c| c.name), None);
+            assert_eq!(lookup(b"SET").map(|c| c.name), Some("set"));
+        }
+        for (i, c) in COMMANDS.iter().enumerate() {
+            assert_eq!(index(c.name.to_uppercase().as_bytes()), Some(i));
         }
     }
 

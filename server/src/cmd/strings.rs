@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::expiry::{Expiry, parse_expiry};
 use super::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
-use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key, sub_prefix, tag};
+use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key, meta_key, sub_prefix, tag};
 
 /// Largest string value: the engine's value limit less the metadata tag.
 pub const MAX_STRING: usize = 256 * 1024 * 1024 - 16;
@@ -83,9 +83,17 @@ pub fn set_string(
     )
 }
 
-/// GET key
+/// GET key: one engine read for an inline string, whose bytes go into the reply as read.
 pub fn get(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    Ok(Reply::opt_bulk(get_string(txn, &a[1])?))
+    let Some(v) = txn.get_once(&meta_key(&a[1]))? else {
+        return Ok(Reply::Nil);
+    };
+    match Record::inline_string(v, txn.now_ms()) {
+        Ok(Some(b)) => Ok(Reply::Bulk(b)),
+        Ok(None) => Ok(Reply::Nil),
+        // A chunked string (read under the command's snapshot), another type, damage.
+        Err(_) => Ok(Reply::opt_bulk(get_string(txn, &a[1])?)),
+    }
 }
 
 /// `SET key value [NX | XX] [GET] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]`

@@ -353,6 +353,11 @@ impl Conn {
                 Reply::Ok
             }
             b"set" => wrong_arity("config|set"),
+            b"resetstat" if a.len() == 2 => {
+                self.shared.reset_stats();
+                Reply::Ok
+            }
+            b"resetstat" => wrong_arity("config|resetstat"),
             b"help" => help_reply(CONFIG_HELP),
             _ => unknown_subcommand(a.get(1).map_or(&b""[..], |s| &s[..]), "CONFIG"),
         }
@@ -430,6 +435,8 @@ const CONFIG_HELP: &[&str] = &[
     "    Return parameters matching the glob-like <pattern> and their values.",
     "SET <directive> <value> [<directive> <value> ...]",
     "    Set the configuration <directive> to <value> (bloomkv-server: loglevel).",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
     "HELP",
     "    Print this help.",
 ];

@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -77,6 +78,8 @@ struct Conn {
     stream: Option<crate::resp::Stream>,
     /// Cluster mode: the connection's replication state (`None`: a standalone server).
     cluster: Option<replicated::ClusterConn>,
+    /// Argument vectors of requests that have run, emptied, for the parser to fill again.
+    spare: Vec<Args>,
 }
 
 impl Drop for Conn {
@@ -93,7 +96,9 @@ async fn write_out(
     out: &[u8],
     mailbox: &crate::pubsub::Mailbox,
     listening: bool,
+    stats: &crate::stats::Stats,
 ) -> bool {
+    stats.wrote(out.len());
     if !listening {
         return sock.write_all(out).await.is_ok();
     }
@@ -160,6 +165,7 @@ pub async fn serve(
         subs: subscribe::Subscriptions::default(),
         waiter: None,
         stream: None,
+        spare: Vec::new(),
     };
     let mailbox = Arc::clone(&conn.subs.mailbox);
     let mut buf = BytesMut::with_capacity(16 * 1024);
@@ -179,14 +185,14 @@ pub async fn serve(
             _ = mailbox.killed(), if listening => break,
             r = sock.read_buf(&mut buf) => match r {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {}
+                Ok(n) => conn.shared.stats.read(n),
             },
             // Pub/sub messages go out while the client is idle too.
             _ = mailbox.ready(), if listening => {}
         }
         while mailbox.has_messages() {
             let more = conn.deliver(&mut out);
-            if !write_out(&mut sock, &out, &mailbox, true).await {
+            if !write_out(&mut sock, &out, &mailbox, true, &conn.shared.stats).await {
                 break 'conn;
             }
             out.clear();
@@ -201,7 +207,7 @@ pub async fn serve(
             let mut bad = None;
             loop {
                 parser.set_authenticated(conn.authed);
-                match parser.next(&mut buf) {
+                match parser.next_reusing(&mut buf, &mut conn.spare) {
                     Ok(Some(args)) => {
                         batch.push_back(args);
                         if !conn.authed {
@@ -250,6 +256,7 @@ pub async fn serve(
                     // connection awaits its reply (holding no thread) and runs the rest of
                     // the batch after it.
                     if !out.is_empty() {
+                        conn.shared.stats.wrote(out.len());
                         if sock.write_all(&out).await.is_err() {
                             blocking::wait::abandon(&conn.shared.blocked, &w);
                             break 'conn;
@@ -276,7 +283,15 @@ pub async fn serve(
                     }
                 }
                 if !out.is_empty() {
-                    if !write_out(&mut sock, &out, &mailbox, conn.subscribed()).await {
+                    if !write_out(
+                        &mut sock,
+                        &out,
+                        &mailbox,
+                        conn.subscribed(),
+                        &conn.shared.stats,
+                    )
+                    .await
+                    {
                         break 'conn;
                     }
                     out.clear();
@@ -287,7 +302,9 @@ pub async fn serve(
             }
             if let Some(e) = bad {
                 // Replies to the requests before the bad one have gone out first.
-                Reply::err(&e).encode(conn.proto, &mut out);
+                let r = Reply::err(&e);
+                conn.note_error(&r);
+                r.encode(conn.proto, &mut out);
                 let _ = sock.write_all(&out).await;
             }
             if close {
@@ -329,11 +346,17 @@ const OUT_CHUNK: usize = 4 << 20;
 /// Most commands committed together by one group.
 const MAX_GROUP: usize = 256;
 
+/// Most emptied argument vectors a connection keeps for reuse, and the largest it keeps.
+const MAX_SPARE: usize = 256;
+const MAX_SPARE_ARGS: usize = 64;
+
 /// Write commands run together and committed as one batch.
 struct Group<'a> {
     guard: crate::store::WriteGuard<'a>,
     txn: crate::store::Txn<'a>,
     replies: Vec<Reply>,
+    /// The commands' positions in the command table, reply by reply.
+    cmds: Vec<usize>,
     /// Blocked clients the group's pushes served, delivered after the commit.
     served: Served,
     /// Serving them failed: the group must not commit.
@@ -342,11 +365,18 @@ struct Group<'a> {
 
 /// Commits a group and encodes its replies: each command's own reply if the commit
 /// succeeded, else the commit's error for every command that did not fail by itself.
-fn flush(group: Option<Group<'_>>, reg: &blocking::Registry, proto: u8, out: &mut Vec<u8>) {
+fn flush(
+    group: Option<Group<'_>>,
+    reg: &blocking::Registry,
+    stats: &crate::stats::Stats,
+    proto: u8,
+    out: &mut Vec<u8>,
+) {
     let Some(Group {
         guard,
         txn,
         replies,
+        cmds,
         served,
         failed,
     }) = group
@@ -360,11 +390,18 @@ fn flush(group: Option<Group<'_>>, reg: &blocking::Registry, proto: u8, out: &mu
     };
     drop(guard);
     served.finish(committed.is_ok(), reg, store);
-    for r in replies {
-        match &committed {
-            Err(e) if !r.is_error() => e.encode(proto, out),
-            _ => r.encode(proto, out),
+    for (r, cmd) in replies.into_iter().zip(cmds) {
+        let r = match &committed {
+            Err(e) if !r.is_error() => {
+                stats.failed(cmd);
+                e
+            }
+            _ => &r,
+        };
+        if let Reply::Error(text) = r {
+            stats.error(text);
         }
+        r.encode(proto, out);
     }
 }
 
@@ -460,28 +497,41 @@ impl Conn {
                     batch.push_front(args);
                     break;
                 }
-                let Some((c, f)) = self.groupable(&args) else {
-                    flush(group.take(), &self.shared.blocked, self.proto, out);
+                let Some((pos, c, f)) = self.groupable(&args) else {
+                    flush(
+                        group.take(),
+                        &self.shared.blocked,
+                        &self.shared.stats,
+                        self.proto,
+                        out,
+                    );
                     flow = self.execute(args, out);
                     if flow == Flow::Continue {
                         flow = self.continue_stream(out);
                     }
                     continue;
                 };
-                self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
-                self.entry.touch(cmd::index(&args[0]));
+                self.shared.stats.processed();
+                self.entry.touch(Some(pos));
                 let keys = || c.key_positions(args.len()).map(|i| &args[i][..]);
                 if let Some(g) = group.as_mut()
                     && (g.replies.len() >= MAX_GROUP
                         || g.txn.len() >= MAX_GROUP * 4
                         || !g.guard.try_add(keys()))
                 {
-                    flush(group.take(), &self.shared.blocked, self.proto, out);
+                    flush(
+                        group.take(),
+                        &self.shared.blocked,
+                        &self.shared.stats,
+                        self.proto,
+                        out,
+                    );
                 }
                 let g = group.get_or_insert_with(|| Group {
                     guard: store.lock_keys(keys()),
                     txn: store.txn(),
                     replies: Vec::new(),
+                    cmds: Vec::new(),
                     served: Served::default(),
                     failed: None,
                 });
@@ -489,11 +539,15 @@ impl Conn {
                 // A command that fails after writing part of its changes must leave none of
                 // them in the group's write set (the other commands' writes stay).
                 g.txn.savepoint();
+                let started = Instant::now();
                 let r = f(&mut g.txn, &args).unwrap_or_else(|e| {
                     g.txn.rollback();
                     e
                 });
+                self.shared.stats.call(pos, micros(started), r.is_error());
                 g.replies.push(r);
+                g.cmds.push(pos);
+                self.recycle(args);
                 // Blocked clients are served after each command, as Redis does.
                 if g.failed.is_none()
                     && let Err(e) = blocking::serve::serve_ready(
@@ -506,7 +560,13 @@ impl Conn {
                     g.failed = Some(e);
                 }
             }
-            flush(group.take(), &self.shared.blocked, self.proto, out);
+            flush(
+                group.take(),
+                &self.shared.blocked,
+                &self.shared.stats,
+                self.proto,
+                out,
+            );
             flow
         };
         if heavy {
@@ -518,7 +578,7 @@ impl Conn {
 
     /// The handler of `args` when it is a plain write command that may join a group:
     /// authenticated, known, well-formed, outside MULTI.
-    fn groupable(&self, args: &Args) -> Option<(&'static Command, cmd::Handler)> {
+    fn groupable(&self, args: &Args) -> Option<(usize, &'static Command, cmd::Handler)> {
         if !self.authed
             || self.multi.is_some()
             || self.resp2_subscribed()
@@ -527,26 +587,37 @@ impl Conn {
         {
             return None;
         }
-        let c = cmd::lookup(&args[0])?;
+        let pos = cmd::index(&args[0])?;
+        let c = &cmd::COMMANDS[pos];
         let Kind::Write(f) = c.kind else {
             return None;
         };
         let ok = c.arity_ok(args.len())
             && c.key_positions(args.len())
                 .all(|i| args[i].len() <= MAX_KEY_LEN);
-        ok.then_some((c, f))
+        ok.then_some((pos, c, f))
+    }
+
+    /// Keeps a request's argument vector, emptied, for the parser to reuse.
+    fn recycle(&mut self, mut args: Args) {
+        args.clear();
+        if self.spare.len() < MAX_SPARE && args.capacity() <= MAX_SPARE_ARGS {
+            self.spare.push(args);
+        }
     }
 
     /// Runs one request; appends its reply.
-    fn execute(&mut self, args: Args, out: &mut Vec<u8>) -> Flow {
-        self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+    fn execute(&mut self, mut args: Args, out: &mut Vec<u8>) -> Flow {
+        self.shared.stats.processed();
         self.entry.touch(cmd::index(&args[0]));
         // Messages that arrived before this command go out before its reply (an UNSUBSCRIBE
         // confirmation comes after every message of the channel), as in Redis.
         if self.subscribed() {
             while self.deliver(out) {}
         }
-        let (reply, flow) = self.dispatch(args);
+        let (reply, flow) = self.dispatch(&mut args);
+        self.recycle(args);
+        self.note_error(&reply);
         self.entry.set_multi(self.multi.as_ref().map(Vec::len));
         self.publish_sub_counts();
         match reply {
@@ -557,44 +628,15 @@ impl Conn {
         flow
     }
 
-    fn dispatch(&mut self, args: Args) -> (Reply, Flow) {
+    fn dispatch(&mut self, args: &mut Args) -> (Reply, Flow) {
         // Redis's order of checks: existence, arity, then authentication.
-        let Some(c) = cmd::lookup(&args[0]) else {
+        let Some(pos) = cmd::index(&args[0]) else {
             self.flag_multi();
-            return (unknown_command(&args), Flow::Continue);
+            return (unknown_command(args), Flow::Continue);
         };
-        if !c.arity_ok(args.len()) {
-            if c.name == "exec" {
-                // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
-                self.multi = None;
-                self.multi_error = false;
-                self.unwatch_all();
-                return (
-                    Reply::Error(format!(
-                        "EXECABORT Transaction discarded because of: wrong number of arguments for '{}' command",
-                        c.name
-                    )),
-                    Flow::Continue,
-                );
-            }
-            self.flag_multi();
-            return (wrong_arity(c.name), Flow::Continue);
-        }
-        if !self.authed && !matches!(c.name, "auth" | "hello" | "quit") {
-            self.flag_multi();
-            return (Reply::Error(NOAUTH.into()), Flow::Continue);
-        }
-        if c.key_positions(args.len())
-            .any(|i| args[i].len() > MAX_KEY_LEN)
-        {
-            self.flag_multi();
-            return (
-                Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")),
-                Flow::Continue,
-            );
-        }
-        if let Some(refused) = self.refused_while_subscribed(c.name) {
-            self.flag_multi();
+        let c = &cmd::COMMANDS[pos];
+        if let Some(refused) = self.refusal(c, args) {
+            self.shared.stats.rejected(pos);
             return (refused, Flow::Continue);
         }
         if self.multi.is_some()
@@ -607,6 +649,7 @@ impl Conn {
             let size: usize = args.iter().map(|a| a.len() + 16).sum();
             if self.multi_bytes + size > self.shared.config.client_query_buffer_limit {
                 self.flag_multi();
+                self.shared.stats.rejected(pos);
                 return (
                     Reply::err(
                         "transaction too large: queued commands exceed client-query-buffer-limit",
@@ -616,11 +659,52 @@ impl Conn {
             }
             self.multi_bytes += size;
             if let Some(q) = self.multi.as_mut() {
-                q.push(args);
+                q.push(std::mem::take(args));
             }
             return (Reply::Status("QUEUED".into()), Flow::Continue);
         }
-        self.run(c, &args)
+        self.run(pos, args)
+    }
+
+    /// Why a known command is refused before it runs (arity, authentication, a key too
+    /// long, a subscribed RESP2 client), if it is; inside MULTI the transaction is flagged.
+    fn refusal(&mut self, c: &Command, args: &[Bytes]) -> Option<Reply> {
+        if !c.arity_ok(args.len()) {
+            if c.name == "exec" {
+                // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
+                self.multi = None;
+                self.multi_error = false;
+                self.unwatch_all();
+                return Some(Reply::Error(format!(
+                    "EXECABORT Transaction discarded because of: wrong number of arguments for '{}' command",
+                    c.name
+                )));
+            }
+            self.flag_multi();
+            return Some(wrong_arity(c.name));
+        }
+        if !self.authed && !matches!(c.name, "auth" | "hello" | "quit") {
+            self.flag_multi();
+            return Some(Reply::Error(NOAUTH.into()));
+        }
+        if c.key_positions(args.len())
+            .any(|i| args[i].len() > MAX_KEY_LEN)
+        {
+            self.flag_multi();
+            return Some(Reply::err(format!("key longer than {MAX_KEY_LEN} bytes")));
+        }
+        if let Some(refused) = self.refused_while_subscribed(c.name) {
+            self.flag_multi();
+            return Some(refused);
+        }
+        None
+    }
+
+    /// Counts an error reply going to the client (INFO errorstats).
+    fn note_error(&self, r: &Reply) {
+        if let Reply::Error(text) = r {
+            self.shared.stats.error(text);
+        }
     }
 
     fn flag_multi(&mut self) {
@@ -629,12 +713,15 @@ impl Conn {
         }
     }
 
-    /// Runs a known, checked command outside a transaction.
-    fn run(&mut self, c: &Command, args: &[Bytes]) -> (Reply, Flow) {
+    /// Runs a known, checked command outside a transaction (`pos`: its place in the
+    /// command table), counting it for INFO commandstats.
+    fn run(&mut self, pos: usize, args: &[Bytes]) -> (Reply, Flow) {
+        let c = &cmd::COMMANDS[pos];
         let store = Arc::clone(&self.shared.store);
         if matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_))
             && let Some(cause) = store.writes_stopped()
         {
+            self.shared.stats.rejected(pos);
             return (crate::store::misconf(&cause), Flow::Continue);
         }
         if matches!(
@@ -642,8 +729,22 @@ impl Conn {
             Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
         ) && let Some(busy) = crate::script::busy(store.scripts())
         {
+            self.shared.stats.rejected(pos);
             return (busy, Flow::Continue);
         }
+        let started = Instant::now();
+        let (reply, flow) = self.run_checked(c, args);
+        let failed = match &reply {
+            Reply::Error(_) => true,
+            // EXEC answers its commands' replies; its own failure is EXECABORT or an error.
+            _ => false,
+        };
+        self.shared.stats.call(pos, micros(started), failed);
+        (reply, flow)
+    }
+
+    fn run_checked(&mut self, c: &Command, args: &[Bytes]) -> (Reply, Flow) {
+        let store = Arc::clone(&self.shared.store);
         let reply = match c.kind {
             Kind::Read(f) => {
                 let mut txn = store.reader();
@@ -844,10 +945,12 @@ impl Conn {
         }
         let mut replies = Vec::with_capacity(queue.len());
         for args in &queue {
-            let Some(c) = cmd::lookup(&args[0]) else {
+            let Some(pos) = cmd::index(&args[0]) else {
                 replies.push(unknown_command(args));
                 continue;
             };
+            let c = &cmd::COMMANDS[pos];
+            let started = Instant::now();
             // A command that fails part-way leaves none of its writes (the others' stay).
             txn.savepoint();
             let r = match c.kind {
@@ -867,6 +970,9 @@ impl Conn {
                 },
                 Kind::Conn => self.conn_command(c, args).0,
             };
+            self.shared.stats.call(pos, micros(started), r.is_error());
+            // Errors inside EXEC's reply count as Redis counts them (errorstats).
+            self.note_error(&r);
             match r {
                 // SUBSCRIBE a b answers twice: each confirmation is an element of its own.
                 Reply::Seq(rs) => replies.extend(rs),
@@ -911,6 +1017,11 @@ fn commit_exclusive(
         Ok(()) => reply,
         Err(e) => e,
     }
+}
+
+/// Microseconds since `t` (INFO commandstats' `usec`).
+fn micros(t: Instant) -> u64 {
+    t.elapsed().as_micros() as u64
 }
 
 /// Redis's arity error.

@@ -10,14 +10,14 @@
 //! queued by MULTI) take the standalone path, which answers them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::{Conn, Flow, MAX_GROUP, OUT_CHUNK, is_heavy, unknown_command};
+use super::{Conn, Flow, MAX_GROUP, OUT_CHUNK, is_heavy, micros, unknown_command};
 use crate::cmd::{self, Kind};
 use crate::replica::codec::{Answer, Request, decode_answers};
 use crate::replica::{Cluster, Membership, ReplicaError, report};
@@ -155,10 +155,19 @@ impl Conn {
         }
     }
 
+    /// Counts a call of the command of `args` that took `usec` µs and answered `r` (INFO
+    /// commandstats and errorstats), for commands run outside `execute`.
+    fn account(&self, args: &[Bytes], usec: u64, r: &Reply) {
+        if let Some(pos) = cmd::index(&args[0]) {
+            self.shared.stats.call(pos, usec, r.is_error());
+        }
+        self.note_error(r);
+    }
+
     /// Counts a command run outside `execute`, and sends the pub/sub messages that came
     /// before it.
     fn note_command(&mut self, args: &Args, out: &mut Vec<u8>) {
-        self.shared.total_commands.fetch_add(1, Ordering::Relaxed);
+        self.shared.stats.processed();
         self.entry.touch(cmd::index(&args[0]));
         if self.subscribed() {
             while self.deliver(out) {}
@@ -213,13 +222,17 @@ impl Conn {
                 }
                 Route::Exec => {
                     self.note_command(&args, out);
+                    let started = Instant::now();
                     let r = self.exec_replicated(&cluster).await;
+                    self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue
                 }
                 Route::Watch => {
                     self.note_command(&args, out);
+                    let started = Instant::now();
                     let r = self.watch_replicated(&cluster, &args).await;
+                    self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue
                 }
@@ -234,13 +247,17 @@ impl Conn {
                 }
                 Route::Publish => {
                     self.note_command(&args, out);
+                    let started = Instant::now();
                     let r = self.publish_replicated(&cluster, &args).await;
+                    self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue
                 }
                 Route::Cluster => {
                     self.note_command(&args, out);
+                    let started = Instant::now();
                     let r = cluster_command(&cluster, &args).await;
+                    self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue
                 }
@@ -339,31 +356,42 @@ impl Conn {
             cluster.applier.waits().register(&keys)
         });
         let n = cmds.len();
+        // Each command of the entry is charged an equal share of its time.
+        let names: Vec<Bytes> = cmds.iter().map(|c| c[0].clone()).collect();
+        let started = Instant::now();
         let answers = propose(cluster, Request::Commands(cmds)).await;
+        let usec = micros(started) / n.max(1) as u64;
         let answers = match answers {
             Ok(a) if a.len() == n => a,
             Ok(a) => {
                 let e = Reply::err(format!("the leader answered {} of {n} commands", a.len()));
-                for _ in 0..n {
+                for name in &names {
+                    self.account(std::slice::from_ref(name), usec, &e);
                     e.encode(self.proto, out);
                 }
                 return Flow::Continue;
             }
             Err(e) => {
-                for _ in 0..n {
+                for name in &names {
+                    self.account(std::slice::from_ref(name), usec, &e);
                     e.encode(self.proto, out);
                 }
                 return Flow::Continue;
             }
         };
-        for a in answers {
+        for (a, name) in answers.into_iter().zip(&names) {
+            let args = std::slice::from_ref(name);
             match a {
-                Answer::Reply(r) => r.encode(self.proto, out),
+                Answer::Reply(r) => {
+                    self.account(args, usec, &r);
+                    r.encode(self.proto, out);
+                }
                 Answer::Block {
                     timeout,
                     on_timeout,
                     ..
                 } => {
+                    self.account(args, usec, &on_timeout);
                     let Some(reg) = registration.as_ref() else {
                         on_timeout.encode(self.proto, out);
                         continue;

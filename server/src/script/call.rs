@@ -37,6 +37,8 @@ const NOSCRIPT: &[&str] = &[
 /// Runs `args` (a command and its arguments) inside a script. A command that fails leaves
 /// none of its writes; the others' stay.
 pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
+    // The script's commands all read one snapshot (a read-only script sees one moment).
+    txn.pin_snapshot();
     let Some(c) = cmd::lookup(&args[0]) else {
         return Reply::err("Unknown Redis command called from script");
     };

@@ -205,7 +205,13 @@ impl Record {
 
     /// Encodes the value [`Record::decode`] reads.
     pub fn encode(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(32);
+        let fields = match &self.meta {
+            Meta::Str(v) => v.len(),
+            Meta::Bloom { .. } => 128,
+            Meta::Stream(_) => 72,
+            _ => 24,
+        };
+        let mut o = Vec::with_capacity(9 + fields);
         let fields = |o: &mut Vec<u8>, t: u8, xs: &[u64]| {
             o.push(t);
             o.extend_from_slice(&self.expire_at.to_le_bytes());
@@ -215,7 +221,6 @@ impl Record {
         };
         match &self.meta {
             Meta::Str(v) => {
-                o.reserve(v.len());
                 fields(&mut o, STR, &[]);
                 o.extend_from_slice(v);
             }
@@ -257,6 +262,17 @@ impl Record {
         let t = *v.first()?;
         let at = u64::from_le_bytes(v.get(1..9)?.try_into().ok()?);
         (STR..=STREAM).contains(&t).then_some((t, at))
+    }
+
+    /// An inline string's bytes straight out of its metadata value `v`, without copying them
+    /// (GET): `Ok(None)` when it has expired at `now_ms`; `Err(v)` back for any other type
+    /// and for damage, which [`Record::decode`] then judges.
+    pub fn inline_string(v: Vec<u8>, now_ms: u64) -> Result<Option<bytes::Bytes>, Vec<u8>> {
+        match Record::peek(&v) {
+            Some((STR, at)) if at != 0 && at <= now_ms => Ok(None),
+            Some((STR, _)) => Ok(Some(bytes::Bytes::from(v).slice(9..))),
+            _ => Err(v),
+        }
     }
 
     /// The version of a collection value, without decoding the rest: `None` for strings
@@ -371,6 +387,30 @@ mod tests {
             },
         };
         assert!(Record::decode(&bad_list.encode()).is_err());
+    }
+
+    #[test]
+    fn inline_strings_are_read_in_place() {
+        let live = Record {
+            expire_at: 100,
+            meta: Meta::Str(b"hello".to_vec()),
+        };
+        let v = live.encode();
+        assert_eq!(
+            Record::inline_string(v.clone(), 99),
+            Ok(Some(bytes::Bytes::from_static(b"hello")))
+        );
+        assert_eq!(Record::inline_string(v, 100), Ok(None));
+        let set = Record {
+            expire_at: 0,
+            meta: Meta::Set {
+                version: 1,
+                card: 1,
+            },
+        }
+        .encode();
+        assert_eq!(Record::inline_string(set.clone(), 0), Err(set));
+        assert_eq!(Record::inline_string(vec![1, 0], 0), Err(vec![1, 0]));
     }
 
     #[test]

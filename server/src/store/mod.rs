@@ -325,6 +325,11 @@ impl Store {
         self.expired.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Starts the count of [`Store::expired_keys`] again from zero (`CONFIG RESETSTAT`).
+    pub fn reset_expired_count(&self) {
+        self.expired.store(0, Ordering::Relaxed);
+    }
+
     /// Keys removed because their time to live ran out, since start.
     pub fn expired_keys(&self) -> u64 {
         self.expired.load(Ordering::Relaxed)
@@ -474,20 +479,20 @@ impl Store {
     /// A new, empty write set over this store, reading the latest data (writers hold their
     /// keys' locks, so what they read cannot change under them).
     pub fn txn(&self) -> Txn<'_> {
-        Txn::new(self, None, Ctx::local())
+        Txn::new(self, false, Ctx::local())
     }
 
     /// A write set whose time, randomness and versions come from `ctx` (a replicated log
     /// entry's).
     pub fn txn_with(&self, ctx: Ctx) -> Txn<'_> {
-        Txn::new(self, None, ctx)
+        Txn::new(self, false, ctx)
     }
 
     /// A read-only view for one read command: every engine read it makes sees one snapshot,
     /// so a command reading several keys (MGET, SINTER) or a key and its members answers as
     /// of one moment, as Redis's single thread does.
     pub fn reader(&self) -> Txn<'_> {
-        Txn::new(self, Some(self.db.load().snapshot()), Ctx::local())
+        Txn::new(self, true, Ctx::local())
     }
 }
 

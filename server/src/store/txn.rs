@@ -3,7 +3,7 @@
 //! the data (the time, randomness, fresh collection versions), so that the same command
 //! decides the same way wherever it runs (a replica applying a log entry included).
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,8 +96,11 @@ impl Ctx {
 /// Pending writes of one command or transaction, read back by its own later reads.
 pub struct Txn<'a> {
     store: &'a Store,
-    /// Reads see this snapshot (read commands: several engine reads, one moment).
-    snap: Option<Snapshot>,
+    /// A read-only view (`Store::reader`): its reads see one snapshot, taken at its first
+    /// read (read commands: several engine reads, one moment). Write sets read the latest
+    /// data (their writers hold the keys' locks).
+    reader: bool,
+    snap: OnceCell<Snapshot>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Metadata records as this write set sees them (including expired ones), by Redis key.
     records: RefCell<FastMap<Vec<u8>, Option<Record>>>,
@@ -159,10 +162,11 @@ struct Undo {
 }
 
 impl<'a> Txn<'a> {
-    pub(super) fn new(store: &'a Store, snap: Option<Snapshot>, ctx: Ctx) -> Txn<'a> {
+    pub(super) fn new(store: &'a Store, reader: bool, ctx: Ctx) -> Txn<'a> {
         Txn {
             store,
-            snap,
+            reader,
+            snap: OnceCell::new(),
             writes: BTreeMap::new(),
             records: RefCell::new(FastMap::default()),
             cleared: false,
@@ -304,7 +308,15 @@ impl<'a> Txn<'a> {
         if !self.is_empty() {
             return None;
         }
+        self.snapshot();
         self.snap.take()
+    }
+
+    /// The snapshot a read-only view reads, taken now if this is its first read; `None` for
+    /// write sets.
+    fn snapshot(&self) -> Option<&Snapshot> {
+        self.reader
+            .then(|| self.snap.get_or_init(|| self.store.db().snapshot()))
     }
 
     /// The store.
@@ -358,10 +370,32 @@ impl<'a> Txn<'a> {
         if self.cleared || self.range_deleted(k) {
             return Ok(None);
         }
-        Ok(match &self.snap {
+        Ok(match self.snapshot() {
             Some(s) => s.get(k)?,
             None => self.store.db().get(k)?,
         })
+    }
+
+    /// Takes a read-only view's snapshot now, if it has none yet: whoever runs several
+    /// commands over one view (a script) calls this first, so that no command reads past
+    /// the snapshot through [`Txn::get_once`].
+    pub fn pin_snapshot(&self) {
+        self.snapshot();
+    }
+
+    /// [`Txn::get`] for a command that reads this one engine key and nothing else (GET of
+    /// an inline string): a read-only view reads the latest data without taking a snapshot
+    /// (one read is one moment by itself). A command that finds it must read more after
+    /// all reads again through [`Txn::get`], which takes the snapshot then. A view shared
+    /// by several commands has its snapshot pinned first ([`Txn::pin_snapshot`]).
+    ///
+    /// # Errors
+    /// Engine errors as `ERR` replies.
+    pub fn get_once(&self, k: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
+        if self.reader && self.snap.get().is_none() {
+            return Ok(self.store.db().get(k)?);
+        }
+        self.get(k)
     }
 
     /// The metadata record of Redis key `key`, expired or not.
@@ -474,7 +508,16 @@ impl<'a> Txn<'a> {
             self.put(expiry_key(record.expire_at, key), Vec::new());
         }
         self.put(meta_key(key), record.encode());
-        self.cache_record(key, Some(record));
+        // A string's record holds its value: decoding it again from the overlay, if it is
+        // read again, costs less than a copy kept here.
+        if let Meta::Str(_) = record.meta {
+            let mut cache = self.records.borrow_mut();
+            if !cache.is_empty() {
+                cache.remove(key);
+            }
+        } else {
+            self.cache_record(key, Some(record));
+        }
         Ok(())
     }
 
@@ -614,7 +657,7 @@ impl<'a> Txn<'a> {
         let mut engine = if self.cleared {
             None
         } else {
-            Some(match &self.snap {
+            Some(match self.snapshot() {
                 Some(s) => s.scan(range.clone()),
                 None => self.store.db().scan(range.clone()),
             })
@@ -741,9 +784,14 @@ impl<'a> Txn<'a> {
         let records = self.records.borrow();
         keys.into_iter()
             .map(|k| {
-                let gone = match records.get(k) {
-                    Some(r) => r.is_none(),
-                    None => self.cleared,
+                // The metadata key's write says it; else the record as last read (a write
+                // of members only leaves the key in place).
+                let gone = match self.writes.get(&meta_key(k)) {
+                    Some(w) => w.is_none(),
+                    None => match records.get(k) {
+                        Some(r) => r.is_none(),
+                        None => self.cleared,
+                    },
                 };
                 (k.to_vec(), gone)
             })
