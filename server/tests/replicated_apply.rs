@@ -120,6 +120,18 @@ fn log() -> Vec<(u64, Request)> {
     let mut adds = vec![cmd(&["BF.RESERVE", "bf", "0.01", "100"])];
     adds.extend((0..300).map(|i| cmd(&["BF.ADD", "bf", &format!("item{i}")])));
     entries.push((t0 + 104, Request::Commands(adds)));
+    // Strings edited by range and by bit fields, some chunked (under new versions).
+    entries.push((
+        t0 + 105,
+        Request::Commands(vec![
+            cmd(&["SETRANGE", "r", "9000", "tail"]),
+            cmd(&[
+                "BITFIELD", "r", "INCRBY", "u8", "#5000", "7", "SET", "i16", "72000", "-3",
+            ]),
+            cmd(&["BITOP", "NOT", "r2", "r"]),
+            cmd(&["SETRANGE", "short", "3", "abc"]),
+        ]),
+    ));
     entries
 }
 
