@@ -132,6 +132,17 @@ fn log() -> Vec<(u64, Request)> {
             cmd(&["SETRANGE", "short", "3", "abc"]),
         ]),
     ));
+    // HyperLogLog sketches, one made dense, merged, and PFCOUNT's cached estimate.
+    let mut hll = vec![cmd(&["PFADD", "hl", "a", "b", "c"])];
+    hll.extend((0..8).map(|i| {
+        let items: Vec<String> = (0..300).map(|j| format!("x{i}-{j}")).collect();
+        let mut c = cmd(&["PFADD", "hd"]);
+        c.extend(items.into_iter().map(Bytes::from));
+        c
+    }));
+    hll.push(cmd(&["PFMERGE", "hm", "hl", "hd"]));
+    hll.push(cmd(&["PFCOUNT", "hm"]));
+    entries.push((t0 + 106, Request::Commands(hll)));
     entries
 }
 

@@ -7,6 +7,7 @@ pub mod bitstring;
 pub mod blocking;
 pub mod expiry;
 pub mod hashes;
+pub mod hll;
 pub mod keyspace;
 pub mod lcs;
 pub mod lists;
@@ -196,6 +197,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bitpos", -3, Read(bitops::bitpos), 1, 1, 1, "bitmap", &["readonly"], "Returns the first set or clear bit in a range."),
     cmd!("bitfield", -2, Write(bitfield::bitfield), 1, 1, 1, "bitmap", W, "Gets, sets and increments integers at bit offsets (OVERFLOW)."),
     cmd!("bitfield_ro", -2, Read(bitfield::bitfield_ro), 1, 1, 1, "bitmap", RO, "Gets integers at bit offsets."),
+    // HyperLogLog (PFCOUNT writes the cached estimate into the sketch, as Redis does)
+    cmd!("pfadd", -2, Write(hll::pfadd), 1, 1, 1, "hyperloglog", &["write", "denyoom", "fast"], "Adds elements to a HyperLogLog sketch."),
+    cmd!("pfcount", -2, Write(hll::pfcount), 1, -1, 1, "hyperloglog", &["readonly", "may_replicate"], "Estimates the distinct elements of the union of sketches."),
+    cmd!("pfmerge", -2, Write(hll::pfmerge), 1, -1, 1, "hyperloglog", &["write", "denyoom"], "Merges sketches into a destination."),
     // keyspace
     cmd!("del", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys with all their members."),
     cmd!("unlink", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys (one metadata write each, as DEL)."),
