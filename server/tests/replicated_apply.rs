@@ -120,6 +120,29 @@ fn log() -> Vec<(u64, Request)> {
     let mut adds = vec![cmd(&["BF.RESERVE", "bf", "0.01", "100"])];
     adds.extend((0..300).map(|i| cmd(&["BF.ADD", "bf", &format!("item{i}")])));
     entries.push((t0 + 104, Request::Commands(adds)));
+    // Strings edited by range and by bit fields, some chunked (under new versions).
+    entries.push((
+        t0 + 105,
+        Request::Commands(vec![
+            cmd(&["SETRANGE", "r", "9000", "tail"]),
+            cmd(&[
+                "BITFIELD", "r", "INCRBY", "u8", "#5000", "7", "SET", "i16", "72000", "-3",
+            ]),
+            cmd(&["BITOP", "NOT", "r2", "r"]),
+            cmd(&["SETRANGE", "short", "3", "abc"]),
+        ]),
+    ));
+    // HyperLogLog sketches, one made dense, merged, and PFCOUNT's cached estimate.
+    let mut hll = vec![cmd(&["PFADD", "hl", "a", "b", "c"])];
+    hll.extend((0..8).map(|i| {
+        let items: Vec<String> = (0..300).map(|j| format!("x{i}-{j}")).collect();
+        let mut c = cmd(&["PFADD", "hd"]);
+        c.extend(items.into_iter().map(Bytes::from));
+        c
+    }));
+    hll.push(cmd(&["PFMERGE", "hm", "hl", "hd"]));
+    hll.push(cmd(&["PFCOUNT", "hm"]));
+    entries.push((t0 + 106, Request::Commands(hll)));
     entries
 }
 
