@@ -546,6 +546,9 @@ fn a_runaway_script_is_killed_and_leaves_nothing() {
 fn memory_is_bounded() {
     let s = TestServer::start();
     let mut c = s.client();
+    // Filling the scripts' 1 GiB limit takes a few seconds of CPU, several times that on a
+    // loaded machine: the read timeout only guards against a hang.
+    c.set_read_timeout(Some(Duration::from_secs(300))).unwrap();
     let e = err(
         &mut c,
         &[
