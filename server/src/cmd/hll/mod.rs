@@ -1,5 +1,5 @@
 //! HyperLogLog: PFADD, PFCOUNT, PFMERGE on string values holding Redis's own sketch bytes
-//! ([`format`]), so a sketch moves between Redis and bloomkv with GET/SET or DUMP/RESTORE.
+//! ([`mod@format`]), so a sketch moves between Redis and bloomkv with GET/SET or DUMP/RESTORE.
 
 pub mod count;
 pub mod format;
