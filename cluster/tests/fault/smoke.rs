@@ -177,6 +177,18 @@ fn three_nodes_serve_every_command_from_every_node() {
         o.call(&["EVALSHA", &sha, "1", "lock", "token"]).unwrap(),
         Value::Int(1)
     );
+    // A script loaded through a follower runs by its SHA through that follower at once,
+    // before the follower has applied the load (Celery's and RQ's redis-py `Script`s do
+    // exactly this): the node keeps what it was given.
+    for n in 0..20 {
+        let body = format!("return {n}");
+        let sha = f.call(&["SCRIPT", "LOAD", &body]).unwrap().text();
+        assert_eq!(
+            f.call(&["EVALSHA", &sha, "0"]).unwrap(),
+            Value::Int(n),
+            "script {n}"
+        );
+    }
     match f
         .call(&["EVALSHA", "0000000000000000000000000000000000000000", "0"])
         .unwrap()

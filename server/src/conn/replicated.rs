@@ -544,8 +544,9 @@ impl Conn {
 
     /// `EVALSHA sha ...` becomes `EVAL body ...` when this node's cache holds the script,
     /// so that applying it never depends on another node's cache (an EVALSHA left as it
-    /// is answers NOSCRIPT on every node).
+    /// is answers NOSCRIPT on every node); `SCRIPT LOAD` enters this node's cache at once.
     fn inline_script(&self, mut args: Args) -> Args {
+        crate::script::cache_before_replicating(self.shared.store.scripts(), &args);
         if args[0].eq_ignore_ascii_case(b"evalsha")
             && args.len() >= 2
             && let Some(body) = crate::script::body_for_sha(self.shared.store.scripts(), &args[1])

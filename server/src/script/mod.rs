@@ -66,6 +66,20 @@ pub fn body_for_sha(scripts: &Scripts, sha: &[u8]) -> Option<Bytes> {
     scripts.get(sha)
 }
 
+/// In cluster mode, `SCRIPT LOAD` through a node also puts the script in that node's cache
+/// at once, beside sending the load through the log: the client's next `EVALSHA` through
+/// the same node can arrive before the node has applied the load, and must find it (the
+/// cache is keyed by the body's digest, so an early entry can never be a wrong one).
+pub fn cache_before_replicating(scripts: &Scripts, a: &[Bytes]) {
+    if a.len() == 3
+        && a[0].eq_ignore_ascii_case(b"script")
+        && a[1].eq_ignore_ascii_case(b"load")
+        && run::compile(&a[2]).is_ok()
+    {
+        scripts.insert(cache::sha1_hex(&a[2]), a[2].clone());
+    }
+}
+
 /// How long a script may run before other clients' writes are answered `BUSY` instead of
 /// waiting for it (Redis's `busy-reply-threshold` default).
 pub const BUSY_THRESHOLD: std::time::Duration = std::time::Duration::from_secs(5);
