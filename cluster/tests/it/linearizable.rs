@@ -84,6 +84,11 @@ async fn concurrent_history_across_a_leader_change_is_linearizable() {
     c.restart(leader).await;
     nodes.write().unwrap().insert(leader, c.node(leader));
     tokio::time::sleep(Duration::from_millis(500)).await;
+    // Enough operations to mean something, however slowly the machine ran them.
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    while rec.history().len() < 100 && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     done.store(true, Ordering::Relaxed);
     for t in clients {
         t.await.unwrap();
