@@ -114,6 +114,7 @@
     )
 )]
 
+mod clock;
 mod codec;
 mod error;
 mod fsutil;

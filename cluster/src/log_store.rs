@@ -78,7 +78,7 @@ const SLOW_SYNC: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Fsyncs the WAL for every append queued since the last fsync, then tells openraft.
 fn run_syncer(db: Db, rx: mpsc::Receiver<LogFlushed<TypeConfig>>) {
-    let slow = crate::node::events::Throttle::default();
+    let slow = crate::clock::Throttle::default();
     while let Ok(first) = rx.recv() {
         let mut waiting = vec![first];
         while let Ok(more) = rx.try_recv() {

@@ -298,7 +298,7 @@ impl RaftNetwork<TypeConfig> for Peer {
         // never drains), or when no answer comes within this peer's answer wait plus the
         // snapshot's size at `stream::INSTALL_RATE` after the last frame left (a link that
         // swallows bytes takes the whole body at once and never answers).
-        let moved = Arc::new(crate::node::election::Contact::new());
+        let moved = Arc::new(crate::clock::Stamp::new());
         let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let answer_wait =
             self.answer_wait + Duration::from_millis(bytes * 1000 / stream::INSTALL_RATE);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::node::events::Throttle;
+use crate::clock::Throttle;
 use crate::types::NodeId;
 
 /// How long calls to a peer must keep failing before it is reported unreachable.

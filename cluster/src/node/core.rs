@@ -11,8 +11,8 @@ use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, Raf
 use openraft::{BasicNode, ChangeMembers};
 
 use super::config::NodeConfig;
-use super::election::Contact;
 use super::status::{Events, Member, Role, Status};
+use crate::clock::Stamp;
 use crate::log_store::LogStore;
 use crate::net::client::Transport;
 use crate::net::wire::{Admin, Answer, Done, Op};
@@ -31,10 +31,10 @@ pub(crate) struct Core {
     /// The log (its last log id, for pre-votes).
     pub(crate) log: LogStore,
     /// When this node last heard from a leader (for its own elections).
-    pub(crate) contact: Contact,
+    pub(crate) contact: Stamp,
     /// When this node last granted another voter's pre-vote: it then holds back its own
     /// candidacy for a moment, so that the two do not split the vote.
-    pub(crate) granted_prevote: Contact,
+    pub(crate) granted_prevote: Stamp,
     /// Set once this node learns it was removed from the cluster: it stops serving and
     /// campaigning (`events` sees the change applied; `election` hears it from the voters).
     pub(crate) removed: AtomicBool,

@@ -25,7 +25,6 @@
 //! large snapshot does not start elections halfway through it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use openraft::ServerState;
@@ -34,38 +33,6 @@ use tokio::sync::watch;
 
 use super::core::Core;
 use crate::types::{LogId, NodeId};
-
-/// When this node last heard from a leader, as milliseconds since the node started.
-pub(crate) struct Contact {
-    origin: Instant,
-    last_ms: AtomicU64,
-}
-
-impl Contact {
-    pub(crate) fn new() -> Contact {
-        Contact {
-            origin: Instant::now(),
-            last_ms: AtomicU64::new(0),
-        }
-    }
-
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// A leader's message was accepted just now.
-    pub(crate) fn touch(&self) {
-        self.last_ms.fetch_max(self.now_ms(), Ordering::Relaxed);
-    }
-
-    /// Time since the last leader message (or since the node started).
-    pub(crate) fn elapsed(&self) -> Duration {
-        Duration::from_millis(
-            self.now_ms()
-                .saturating_sub(self.last_ms.load(Ordering::Relaxed)),
-        )
-    }
-}
 
 /// A pre-vote request: would you vote for `candidate`, whose log ends at `last_log`?
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -157,10 +124,11 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
 fn next_wait(core: &Core, salt: u64) -> Duration {
     let (lo, hi) = core.config.election_timeout;
     let spread = u64::try_from((hi - lo).as_millis()).unwrap_or(1).max(1);
-    let nanos = u64::from(Instant::now().elapsed().subsec_nanos())
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::from(d.subsec_nanos()));
+    // The clock's nanoseconds differ between nodes and attempts; the id and the attempt
+    // number keep two nodes apart even if they read the same.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()));
     let r = crate::machine::seed_for(nanos ^ (core.id << 32) ^ salt);
     hi + Duration::from_millis(r % spread)
 }

@@ -7,8 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 
 use openraft::ServerState;
 use tokio::sync::watch;
@@ -186,34 +185,5 @@ fn report(id: NodeId, was: &Seen, now: &Seen) {
             "log purged up to index {}",
             now.purged.unwrap_or(0)
         );
-    }
-}
-
-/// A report held back to at most one per interval, counting the rest.
-#[derive(Debug, Default)]
-pub(crate) struct Throttle {
-    last_ms: AtomicU64,
-    held: AtomicU64,
-}
-
-impl Throttle {
-    /// Whether to report now (at most once per `every`); returns how many were held back
-    /// since the last report.
-    pub(crate) fn allow(&self, every: Duration) -> Option<u64> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let last = self.last_ms.load(Ordering::Relaxed);
-        let every = u64::try_from(every.as_millis()).unwrap_or(u64::MAX);
-        if last != 0 && now.saturating_sub(last) < every
-            || self
-                .last_ms
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
-            self.held.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(self.held.swap(0, Ordering::Relaxed))
     }
 }

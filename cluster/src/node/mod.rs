@@ -202,8 +202,8 @@ impl Node {
             transport,
             config: config.clone(),
             log: log_handle,
-            contact: election::Contact::new(),
-            granted_prevote: election::Contact::new(),
+            contact: crate::clock::Stamp::new(),
+            granted_prevote: crate::clock::Stamp::new(),
             removed: std::sync::atomic::AtomicBool::new(false),
             counters: self::core::Counters::default(),
         });
