@@ -157,3 +157,67 @@ fn every_documented_status_is_what_its_causes_exit_with() {
         Some(3)
     );
 }
+
+/// A stand-in for a cluster node's client port: answers each request, read whole, with
+/// the next of `replies` (raw RESP), one connection after another.
+fn fake_node(replies: Vec<String>) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut replies = replies.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            // One request: `*N` then N bulk strings (two lines each).
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 0) {
+                let n: usize = line.trim()[1..].parse().unwrap();
+                for _ in 0..2 * n {
+                    line.clear();
+                    r.read_line(&mut line).unwrap();
+                }
+                let Some(reply) = replies.next() else { return };
+                stream.write_all(reply.as_bytes()).unwrap();
+                line.clear();
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn cluster_status_exits_3_unless_the_cluster_serves() {
+    let fail = "cluster_state:fail\r\ncluster_leader:0\r\n";
+    let node = fake_node(vec![format!("${}\r\n{fail}\r\n", fail.len())]);
+    common::kvctl()
+        .args(["cluster", "status", "--node", &node])
+        .assert()
+        .code(3)
+        .stdout(predicates::str::contains("cluster_state:fail"))
+        .stderr(predicates::str::contains(
+            "the cluster does not serve (cluster_state:fail)",
+        ));
+    let ok = "cluster_state:ok\r\ncluster_leader:2\r\n";
+    let node = fake_node(vec![format!("${}\r\n{ok}\r\n", ok.len())]);
+    common::kvctl()
+        .args(["cluster", "status", "--node", &node])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("cluster_leader:2"));
+}
+
+#[test]
+fn cluster_remove_of_a_refused_node_fails_and_says_why() {
+    let node = fake_node(vec![
+        "-ERR node 9 is not a member of the cluster\r\n".into(),
+    ]);
+    common::kvctl()
+        .args(["cluster", "remove", "9", "--node", &node])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("node 9 is not a member"))
+        .stderr(predicates::prelude::PredicateBooleanExt::not(
+            predicates::str::contains("removed"),
+        ));
+}
