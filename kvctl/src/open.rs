@@ -76,6 +76,28 @@ pub fn must_exist(dir: &Path, create_flag: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The record a bloomkv-server database starts with (its data format, u32 LE).
+const SERVER_FORMAT_KEY: &[u8] = b"\x00format";
+
+/// `db`, unless it is a bloomkv-server database: its keys are Redis keys in the server's
+/// layout (docs/SERVER.md), which the key commands (get, put, scan, delete, load, dedup)
+/// would misread or corrupt. stats, verify, compact and checkpoint work on any database.
+pub fn plain(g: &GlobalArgs, db: Db) -> Result<Db, CliError> {
+    let format = db
+        .get(SERVER_FORMAT_KEY)
+        .map_err(|e| failure(format_args!("reading {}", g.db.display()), e))?;
+    match format {
+        Some(f) if f.len() == 4 => Err(CliError::Database(format!(
+            "{} is a bloomkv-server database (data format {}): its keys are Redis keys in the \
+             server's layout, which kvctl's key commands do not read or write; serve it \
+             (`kvctl serve --db {0}`) and use a Redis client",
+            g.db.display(),
+            u32::from_le_bytes([f[0], f[1], f[2], f[3]])
+        ))),
+        _ => Ok(db),
+    }
+}
+
 fn opening(dir: &Path, e: bloomkv::Error) -> CliError {
     let damaged = e.is_corruption();
     match failure(format_args!("opening database {}", dir.display()), e) {

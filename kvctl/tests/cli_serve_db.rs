@@ -60,3 +60,60 @@ fn serve_uses_db_and_kvctl_db() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Each tool refuses the other's kind of database and says which tool reads it, writing
+/// nothing into it: `serve` a database `put` made, or `get`/`put` a server's.
+#[test]
+fn each_tool_refuses_the_other_kind_of_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    let p = plain.to_str().unwrap();
+    common::kvctl()
+        .args(["put", "user:1", "alice", "--db", p])
+        .assert()
+        .success();
+    let out = common::kvctl()
+        .args(["serve", "--port", "0", "--db", p])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a bloomkv-server database") && err.contains("user:1"),
+        "{err}"
+    );
+    // Untouched: still a plain database with its key.
+    common::kvctl()
+        .args(["get", "user:1", "--db", p])
+        .assert()
+        .success()
+        .stdout("alice\n");
+
+    let server = tmp.path().join("server");
+    serve_until_listening(tmp.path(), &["--db", server.to_str().unwrap()], None);
+    let s = server.to_str().unwrap();
+    for args in [
+        vec!["get", "user:1"],
+        vec!["put", "k", "v"],
+        vec!["scan"],
+        vec!["delete", "k"],
+    ] {
+        let out = common::kvctl()
+            .args(&args)
+            .args(["--db", s])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is a bloomkv-server database"),
+            "{args:?}: {err}"
+        );
+    }
+    // Engine-level commands still work on it.
+    common::kvctl()
+        .args(["stats", "--db", s])
+        .assert()
+        .success();
+}

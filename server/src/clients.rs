@@ -25,6 +25,8 @@ pub struct ClientMeta {
     pub lib_ver: String,
     /// RESP version (2 or 3).
     pub proto: u8,
+    /// The selected database.
+    pub db: u8,
 }
 
 /// One connected client.
@@ -119,12 +121,13 @@ impl ClientEntry {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db=0 sub={} psub={psubs} ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db={} sub={} psub={psubs} ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
             m.name,
             self.age(),
+            m.db,
             subs.saturating_sub(psubs),
             m.proto,
             m.lib_name,

@@ -68,6 +68,9 @@ pub struct Config {
     /// Worker threads for client I/O (0: one per CPU).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Number of databases `SELECT` can address (Redis's `databases`): 1 to 256.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub databases: u16,
     /// Least serious log lines written: debug, verbose, notice or warning (Redis's levels).
     #[arg(long, value_enum, default_value_t = crate::log::Level::Notice)]
     pub loglevel: crate::log::Level,
@@ -93,6 +96,7 @@ impl Default for Config {
             block_bytes: 4096,
             memtable_mb: 64,
             threads: 0,
+            databases: 16,
             loglevel: crate::log::Level::Notice,
             logfile: None,
         }

@@ -232,14 +232,12 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             )
         }
         "keyspace" => {
-            let n = shared.store.dbsize();
             o.push_str("# Keyspace\r\n");
-            if n > 0 {
-                let e = shared.store.volatile_keys().max(0);
-                write!(o, "db0:keys={n},expires={e},avg_ttl=0\r\n")
-            } else {
-                Ok(())
+            for (db, n, e) in shared.store.keyspace() {
+                let e = e.max(0);
+                let _ = write!(o, "db{db}:keys={n},expires={e},avg_ttl=0\r\n");
             }
+            Ok(())
         }
         "bloomkv" => {
             let s = shared.store.db().stats();

@@ -192,6 +192,7 @@ impl Server {
                 }
                 let db = bloomkv::Db::open(&config.dir, opts)?;
                 let store = Arc::new(Store::new(db)?);
+                store.set_databases(config.databases);
                 (store, Arc::new(crate::pubsub::PubSub::default()), None)
             }
             Backend::Replicated(cluster) => {

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
+use crate::store::{DbIndex, ScopedKey};
+
 /// One client's WATCH state: set once any watched key changes.
 #[derive(Debug, Default)]
 pub struct Watcher {
@@ -45,16 +47,17 @@ struct Entry {
     stale: bool,
 }
 
-/// Watched Redis keys and their watchers.
+/// Watched Redis keys (with their databases) and their watchers.
 #[derive(Debug, Default)]
 pub struct Watches {
-    map: Mutex<HashMap<Vec<u8>, Vec<Entry>>>,
+    map: Mutex<HashMap<ScopedKey, Vec<Entry>>>,
     /// Number of (key, watcher) pairs.
     entries: AtomicUsize,
 }
 
-/// A Redis key a commit touched, and whether the commit left it absent.
-pub type Touched = (Vec<u8>, bool);
+/// A Redis key a commit touched (its database, the key), and whether the commit left it
+/// absent.
+pub type Touched = (DbIndex, Vec<u8>, bool);
 
 impl Watches {
     /// True while any client watches a key: only then do commits work out what they touched.
@@ -62,11 +65,11 @@ impl Watches {
         self.entries.load(Ordering::Acquire) > 0
     }
 
-    /// Registers `watcher` on `key` (`stale`: the key exists but has expired). Call with the
-    /// key's writer lock held (see the module doc).
-    pub fn watch(&self, key: &[u8], watcher: &Arc<Watcher>, stale: bool) {
+    /// Registers `watcher` on `key` of database `db` (`stale`: the key exists but has
+    /// expired). Call with the key's writer lock held (see the module doc).
+    pub fn watch(&self, db: DbIndex, key: &[u8], watcher: &Arc<Watcher>, stale: bool) {
         let mut map = self.map.lock();
-        let list = map.entry(key.to_vec()).or_default();
+        let list = map.entry((db, key.to_vec())).or_default();
         if list.iter().any(|e| Arc::ptr_eq(&e.watcher, watcher)) {
             return;
         }
@@ -78,7 +81,7 @@ impl Watches {
     }
 
     /// Removes `watcher` from `key`.
-    pub fn unwatch(&self, key: &[u8], watcher: &Arc<Watcher>) {
+    pub fn unwatch(&self, key: &ScopedKey, watcher: &Arc<Watcher>) {
         let mut map = self.map.lock();
         let Some(list) = map.get_mut(key) else {
             return;
@@ -93,7 +96,7 @@ impl Watches {
     }
 
     /// Every watched key (for FLUSHDB, which touches the watched keys that existed).
-    pub fn keys(&self) -> Vec<Vec<u8>> {
+    pub fn keys(&self) -> Vec<ScopedKey> {
         self.map.lock().keys().cloned().collect()
     }
 
@@ -101,8 +104,13 @@ impl Watches {
     /// the commit removed.
     pub fn touch(&self, touched: &[Touched]) {
         let mut map = self.map.lock();
-        for (key, gone) in touched {
-            let Some(list) = map.get_mut(key.as_slice()) else {
+        let mut scoped = (0, Vec::new());
+        for (db, key, gone) in touched {
+            // One buffer for the lookups: the map's keys own their bytes.
+            scoped.0 = *db;
+            scoped.1.clear();
+            scoped.1.extend_from_slice(key);
+            let Some(list) = map.get_mut(&scoped) else {
                 continue;
             };
             for e in list.iter_mut() {
@@ -142,14 +150,16 @@ mod tests {
         let w = Watches::default();
         let (a, b) = (Watcher::new(), Watcher::new());
         assert!(!w.active());
-        w.watch(b"k", &a, false);
-        w.watch(b"k", &a, false);
-        w.watch(b"j", &b, false);
+        w.watch(0, b"k", &a, false);
+        w.watch(0, b"k", &a, false);
+        w.watch(0, b"j", &b, false);
         assert_eq!(w.len(), 2);
-        w.touch(&[(b"k".to_vec(), false)]);
+        w.touch(&[(1, b"k".to_vec(), false)]);
+        assert!(!a.is_dirty(), "the same key in another database");
+        w.touch(&[(0, b"k".to_vec(), false)]);
         assert!(a.is_dirty() && !b.is_dirty());
-        w.unwatch(b"k", &a);
-        w.unwatch(b"j", &b);
+        w.unwatch(&(0, b"k".to_vec()), &a);
+        w.unwatch(&(0, b"j".to_vec()), &b);
         assert!(!w.active());
         assert!(w.keys().is_empty());
     }
@@ -158,10 +168,10 @@ mod tests {
     fn removing_a_stale_key_is_no_change() {
         let w = Watches::default();
         let a = Watcher::new();
-        w.watch(b"k", &a, true);
-        w.touch(&[(b"k".to_vec(), true)]);
+        w.watch(0, b"k", &a, true);
+        w.touch(&[(0, b"k".to_vec(), true)]);
         assert!(!a.is_dirty(), "the expired key's removal");
-        w.touch(&[(b"k".to_vec(), false)]);
+        w.touch(&[(0, b"k".to_vec(), false)]);
         assert!(a.is_dirty(), "a later write");
     }
 }

@@ -15,7 +15,7 @@ fn connection_commands() {
     assert_eq!(ok(&mut c, &["ECHO", "x y"]), bulk("x y"));
     assert_eq!(ok(&mut c, &["SELECT", "0"]), Value::Okay);
     assert_eq!(
-        err(&mut c, &["SELECT", "1"]),
+        err(&mut c, &["SELECT", "16"]),
         "ERR DB index is out of range"
     );
     assert_eq!(

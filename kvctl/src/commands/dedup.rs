@@ -73,7 +73,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let mut lines = Lines::open(a.file.as_deref())?;
     let name = lines.name.clone();
-    let db = open::for_write(g)?;
+    let db = open::plain(g, open::for_write(g)?)?;
     let mut out = Out::new();
     // New lines printed, and of those stored (marked as seen).
     let (mut printed, mut stored) = (0u64, 0u64);

@@ -26,7 +26,7 @@ pub struct Args {
 /// Deletes the key (a no-op if absent). A missing database is an error unless `--create`.
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let key = g.codec().arg("KEY", a.key)?;
-    let db = open::existing_for_write(g, a.create)?;
+    let db = open::plain(g, open::existing_for_write(g, a.create)?)?;
     // An oversized key is a usage error (exit 2), as for `put`.
     db.delete(&key).map_err(|e| {
         CliError::arg(

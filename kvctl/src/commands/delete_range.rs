@@ -38,7 +38,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
             brief(&end)
         )));
     }
-    let db = open::existing_for_write(g, a.create)?;
+    let db = open::plain(g, open::existing_for_write(g, a.create)?)?;
     // A bound over the key limit is a usage error (exit 2), as for `put`.
     db.delete_range(&start, &end).map_err(|e| {
         CliError::arg(

@@ -32,7 +32,7 @@ pub struct Args {
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let key = codec.arg("KEY", a.key)?;
-    let db = open::existing(g)?;
+    let db = open::plain(g, open::existing(g)?)?;
     let context = || format!("get {} in {}", brief(&key), g.db.display());
     let value = if a.explain {
         let trace = db

@@ -37,7 +37,7 @@ pub struct Args {
 pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let mut lines = Lines::open(a.file.as_deref())?;
-    let db = open::for_write(g)?;
+    let db = open::plain(g, open::for_write(g)?)?;
     let name = lines.name.clone();
     let bar = progress::bar(lines.size, &format!("loading {name}"));
     let write = |batch: WriteBatch, last_line: u64| {

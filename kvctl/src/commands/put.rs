@@ -27,7 +27,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let codec = g.codec();
     let key = codec.arg("KEY", a.key)?;
     let value = codec.arg("VALUE", a.value)?;
-    let db = open::for_write(g)?;
+    let db = open::plain(g, open::for_write(g)?)?;
     db.put(&key, &value).map_err(|e| {
         // An oversized key or value is a usage error (exit 2), like any bad argument.
         CliError::arg(format_args!("put {} in {}", brief(&key), g.db.display()), e)

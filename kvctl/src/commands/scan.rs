@@ -137,7 +137,7 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
     let start = a.start.map(|k| codec.arg("--start", k)).transpose()?;
     let end = a.end.map(|k| codec.arg("--end", k)).transpose()?;
     let prefix = a.prefix.map(|p| codec.arg("--prefix", p)).transpose()?;
-    let db = open::existing(g)?;
+    let db = open::plain(g, open::existing(g)?)?;
 
     // The scan covers the later of --start and --prefix up to the earlier of --end and the
     // first key past the prefix.

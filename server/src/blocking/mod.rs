@@ -27,6 +27,7 @@ use tokio::sync::Notify;
 
 use crate::cmd::blocking::{Block, Op};
 use crate::resp::Reply;
+use crate::store::ScopedKey;
 
 /// Where a waiter stands.
 #[derive(Debug)]
@@ -152,7 +153,7 @@ impl Waiter {
 /// The blocked clients, by key, in the order they blocked.
 #[derive(Debug, Default)]
 pub struct Registry {
-    queues: Mutex<HashMap<Vec<u8>, VecDeque<Arc<Waiter>>>>,
+    queues: Mutex<HashMap<ScopedKey, VecDeque<Arc<Waiter>>>>,
     /// Waiters registered: when 0, a push skips the registry altogether.
     count: AtomicUsize,
     next_id: AtomicU64,
@@ -188,15 +189,16 @@ impl Registry {
         let mut q = self.queues.lock();
         for k in &w.block.keys {
             if seen.insert(&k[..]) {
-                q.entry(k.to_vec()).or_default().push_back(Arc::clone(&w));
+                let scoped = (w.block.db, k.to_vec());
+                q.entry(scoped).or_default().push_back(Arc::clone(&w));
             }
         }
         self.count.fetch_add(1, Ordering::AcqRel);
         w
     }
 
-    /// The waiters on `key`, first blocked first.
-    pub fn waiting_on(&self, key: &[u8]) -> Vec<Arc<Waiter>> {
+    /// The waiters on `key` (of its database), first blocked first.
+    pub fn waiting_on(&self, key: &ScopedKey) -> Vec<Arc<Waiter>> {
         self.queues
             .lock()
             .get(key)
@@ -209,12 +211,13 @@ impl Registry {
         let mut q = self.queues.lock();
         let mut found = false;
         for k in &w.block.keys {
-            if let Some(list) = q.get_mut(&k[..]) {
+            let scoped = (w.block.db, k.to_vec());
+            if let Some(list) = q.get_mut(&scoped) {
                 let before = list.len();
                 list.retain(|x| x.id != w.id);
                 found |= list.len() != before;
                 if list.is_empty() {
-                    q.remove(&k[..]);
+                    q.remove(&scoped);
                 }
             }
         }

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use super::{Registry, Waiter};
 use crate::cmd::blocking::Attempt;
 use crate::resp::Reply;
-use crate::store::{Store, Txn, WriteGuard};
+use crate::store::{ScopedKey, Store, Txn, WriteGuard};
 use std::sync::Arc;
 
 /// Waiters served by a write set, awaiting its commit.
@@ -27,7 +27,7 @@ use std::sync::Arc;
 pub struct Served {
     claims: Vec<(Arc<Waiter>, Reply)>,
     /// Keys whose remaining waiters need a pass of their own after the commit.
-    deferred: Vec<Vec<u8>>,
+    deferred: Vec<ScopedKey>,
 }
 
 /// Rounds of deferred passes one commit may start (each needs a BLMOVE destination another
@@ -103,22 +103,37 @@ pub fn serve_ready(
     }
 }
 
+/// Serves `key`'s waiters in `txn`, addressing the key's database meanwhile.
 fn serve_key(
     reg: &Registry,
     txn: &mut Txn<'_>,
-    mut guard: Option<&mut WriteGuard<'_>>,
-    key: &[u8],
+    guard: Option<&mut WriteGuard<'_>>,
+    key: &ScopedKey,
     out: &mut Served,
 ) -> Result<(), Reply> {
-    let key = Bytes::copy_from_slice(key);
-    for w in reg.waiting_on(&key) {
+    let db = txn.db();
+    txn.select(key.0);
+    let r = serve_key_in_db(reg, txn, guard, key, out);
+    txn.select(db);
+    r
+}
+
+fn serve_key_in_db(
+    reg: &Registry,
+    txn: &mut Txn<'_>,
+    mut guard: Option<&mut WriteGuard<'_>>,
+    scoped: &ScopedKey,
+    out: &mut Served,
+) -> Result<(), Reply> {
+    let key = Bytes::copy_from_slice(&scoped.1);
+    for w in reg.waiting_on(scoped) {
         if !w.is_waiting() {
             continue;
         }
         if let (Some(g), Some(dst)) = (guard.as_deref_mut(), w.op().extra_keys())
             && !g.try_add([dst])
         {
-            out.deferred.push(key.to_vec());
+            out.deferred.push(scoped.clone());
             return Ok(());
         }
         if !w.claim() {
@@ -151,12 +166,14 @@ fn serve_key(
 /// A pass of its own for `key`'s waiters, after a commit that could not serve them all: it
 /// takes the key's lock and those of the waiters' destinations, in order, holding nothing
 /// else.
-fn serve_deferred(reg: &Registry, store: &Store, key: &[u8], round: usize) {
+fn serve_deferred(reg: &Registry, store: &Store, key: &ScopedKey, round: usize) {
     let waiters = reg.waiting_on(key);
     let dsts: Vec<&[u8]> = waiters.iter().filter_map(|w| w.op().extra_keys()).collect();
-    let mut guard = store.lock_keys(std::iter::once(key).chain(dsts.iter().copied()));
+    let own = key.1.as_slice();
+    let mut guard = store.lock_keys(std::iter::once(own).chain(dsts.iter().copied()));
     let mut txn = store.txn();
-    txn.signal_ready(key);
+    txn.select(key.0);
+    txn.signal_ready(own);
     let mut served = Served::default();
     let ok =
         serve_ready(reg, &mut txn, Some(&mut guard), &mut served).is_ok() && txn.commit().is_ok();
@@ -180,6 +197,7 @@ mod tests {
         let (_dir, store) = crate::store::temp_store();
         let reg = Registry::new();
         let w = reg.register(Block {
+            db: 0,
             keys: vec![Bytes::from_static(b"src")],
             op: Op::ListMove {
                 dst: Bytes::from_static(b"dst"),
@@ -208,7 +226,7 @@ mod tests {
                 served.claims.is_empty(),
                 "served without the destination's lock"
             );
-            assert_eq!(served.deferred, vec![b"src".to_vec()]);
+            assert_eq!(served.deferred, vec![(0, b"src".to_vec())]);
             txn.commit().unwrap();
             drop(guard);
             go_tx.send(()).unwrap();

@@ -27,6 +27,8 @@ pub enum Outcome {
 /// What a blocked client waits for.
 #[derive(Clone, Debug)]
 pub struct Block {
+    /// The database of its keys.
+    pub db: crate::store::DbIndex,
     /// The keys it waits on, in the command's order.
     pub keys: Vec<Bytes>,
     /// What to do when one of them is ready.
@@ -236,6 +238,7 @@ fn run_or_block(
         }
     }
     Ok(Outcome::Block(Block {
+        db: txn.db(),
         keys: keys.to_vec(),
         op,
         timeout,

@@ -4,7 +4,8 @@ use bytes::Bytes;
 
 use super::parse_scan_args;
 use crate::resp::Reply;
-use crate::store::{R, Record, Txn, tag};
+use crate::store::keys::meta_prefix;
+use crate::store::{R, Record, Txn};
 
 /// `DEL key [key ...]`: removes each key, whatever it holds, with one write of its metadata
 /// key (members stay behind under a version nothing names, for compaction to drop).
@@ -47,8 +48,9 @@ fn expired(v: &[u8], now: u64) -> bool {
 pub fn keys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let now = txn.now_ms();
     let mut out = Vec::new();
-    txn.for_each_prefix(&[tag::META], None, false, |k, v| {
-        let key = &k[1..];
+    let prefix = meta_prefix(txn.db());
+    txn.for_each_prefix(&prefix, None, false, |k, v| {
+        let key = &k[prefix.len()..];
         if !expired(v, now) && crate::glob::matches(&a[1], key) {
             out.push(Reply::bulk(key.to_vec()));
         }
@@ -60,14 +62,15 @@ pub fn keys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`
 pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[1..], true)?;
+    let prefix = meta_prefix(txn.db());
     let after = match opts.cursor {
         0 => None,
         c => match txn.store().cursor(c) {
-            Some(k) if k.first() == Some(&tag::META) => Some(k),
+            Some(k) if k.starts_with(&prefix) => Some(k),
             _ => return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])),
         },
     };
-    let page = txn.scan_prefix(&[tag::META], after.as_deref(), opts.count)?;
+    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
     let next = match page.last() {
         Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
         _ => 0,
@@ -75,7 +78,7 @@ pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let now = txn.now_ms();
     let mut out = Vec::new();
     for (k, v) in &page {
-        let key = &k[1..];
+        let key = &k[prefix.len()..];
         if expired(v, now) {
             continue;
         }
@@ -98,14 +101,31 @@ pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     ]))
 }
 
-/// DBSIZE: the keys present, counting expired ones not yet reclaimed (as Redis does).
+/// DBSIZE: the keys present in the selected database, counting expired ones not yet
+/// reclaimed (as Redis does).
 pub fn dbsize(txn: &mut Txn<'_>, _a: &[Bytes]) -> R {
-    Ok(Reply::Int(txn.store().dbsize().max(0)))
+    Ok(Reply::Int(txn.store().dbsize(txn.db()).max(0)))
 }
 
-/// `FLUSHDB [ASYNC | SYNC]` (and FLUSHALL: there is one database): removes every key with
-/// one range deletion, whatever their number (runs with every other writer locked out).
+/// `FLUSHDB [ASYNC | SYNC]`: removes every key of the selected database with one range
+/// deletion of its metadata and one of its expiry index, whatever their number (runs with
+/// every other writer locked out; the members left behind are compaction's).
 pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    flush_mode(a)?;
+    txn.clear_db();
+    Ok(Reply::Ok)
+}
+
+/// `FLUSHALL [ASYNC | SYNC]`: removes every key of every database with one range deletion.
+pub fn flushall(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    flush_mode(a)?;
+    txn.clear_every_db();
+    Ok(Reply::Ok)
+}
+
+/// Checks FLUSHDB's and FLUSHALL's optional mode (both run the same way: one range
+/// deletion is already as quick as an asynchronous flush).
+fn flush_mode(a: &[Bytes]) -> Result<(), Reply> {
     if a.len() > 2 {
         return Err(Reply::err("syntax error"));
     }
@@ -115,8 +135,7 @@ pub fn flushdb(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             return Err(Reply::err("syntax error"));
         }
     }
-    txn.clear_all();
-    Ok(Reply::Ok)
+    Ok(())
 }
 
 /// TIME: the command's clock (its `Ctx`, so a script replayed on a replica reads the same

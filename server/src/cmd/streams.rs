@@ -674,6 +674,7 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         return Ok(Outcome::Done(Reply::NilArray));
     };
     Ok(Outcome::Block(Block {
+        db: txn.db(),
         keys: keys.to_vec(),
         op: Op::XRead(XReadWait {
             count,

@@ -85,7 +85,7 @@ pub fn set_string(
 
 /// GET key: one engine read for an inline string, whose bytes go into the reply as read.
 pub fn get(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let Some(v) = txn.get_once(&meta_key(&a[1]))? else {
+    let Some(v) = txn.get_once(&meta_key(txn.db(), &a[1]))? else {
         return Ok(Reply::Nil);
     };
     match Record::inline_string(v, txn.now_ms()) {

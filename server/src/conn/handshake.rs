@@ -174,6 +174,21 @@ impl Conn {
     }
 
     /// Copies what the client told about itself to its registry entry.
+    /// `SELECT index`: later commands (and queued ones after it in MULTI) address that
+    /// database. A cluster serves database 0 only, and says so as Redis Cluster does.
+    pub(super) fn select(&mut self, index: &[u8]) -> Reply {
+        let db = match self.shared.store.db_index(index) {
+            Ok(db) => db,
+            Err(e) => return e,
+        };
+        if db != 0 && self.cluster.is_some() {
+            return Reply::err("SELECT is not allowed in cluster mode");
+        }
+        self.db = db;
+        self.publish_meta();
+        Reply::Ok
+    }
+
     pub(super) fn publish_meta(&self) {
         let s = |b: &Option<Bytes>| {
             b.as_ref()
@@ -185,6 +200,7 @@ impl Conn {
             lib_name: s(&self.lib_name),
             lib_ver: s(&self.lib_ver),
             proto: self.proto,
+            db: self.db,
         });
     }
 
@@ -307,7 +323,7 @@ impl Conn {
                         format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
                     ),
                     ("save", String::new()),
-                    ("databases", "1".into()),
+                    ("databases", self.shared.store.databases().to_string()),
                     ("maxclients", cfg.maxclients.to_string()),
                     ("port", self.shared.port.to_string()),
                     ("bind", cfg.bind.to_string()),

@@ -29,7 +29,7 @@ mod watching;
 
 use crate::blocking::{self, Waiter, serve::Served, wait::Woken};
 use crate::cmd::blocking::Outcome;
-use crate::cmd::{self, Command, Kind, NOT_INT, parse_i64};
+use crate::cmd::{self, Command, Kind};
 use crate::config::AppendFsync;
 use crate::resp::{Args, Limits, Parser, Reply};
 use crate::server::Shared;
@@ -68,7 +68,9 @@ struct Conn {
     /// This client's WATCH mark, and the keys it watches (with whether each had expired,
     /// unreclaimed, when watched).
     watcher: Arc<crate::watch::Watcher>,
-    watched: std::collections::HashMap<Bytes, bool>,
+    watched: std::collections::HashMap<(crate::store::DbIndex, Bytes), bool>,
+    /// The database this connection's commands address (`SELECT`).
+    db: crate::store::DbIndex,
     /// Pub/sub channels, patterns and the mailbox their messages arrive in.
     subs: subscribe::Subscriptions,
     /// The blocked command's waiter, after a command answered [`Flow::Block`].
@@ -162,6 +164,7 @@ pub async fn serve(
         multi_bytes: 0,
         watcher: crate::watch::Watcher::new(),
         watched: std::collections::HashMap::new(),
+        db: 0,
         subs: subscribe::Subscriptions::default(),
         waiter: None,
         stream: None,
@@ -529,7 +532,7 @@ impl Conn {
                 }
                 let g = group.get_or_insert_with(|| Group {
                     guard: store.lock_keys(keys()),
-                    txn: store.txn(),
+                    txn: store.txn_in(self.db),
                     replies: Vec::new(),
                     cmds: Vec::new(),
                     served: Served::default(),
@@ -748,11 +751,12 @@ impl Conn {
         let reply = match c.kind {
             Kind::Read(f) => {
                 let mut txn = store.reader();
+                txn.select(self.db);
                 f(&mut txn, args).unwrap_or_else(|e| e)
             }
             Kind::Write(f) => {
                 let g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
-                let mut txn = store.txn();
+                let mut txn = store.txn_in(self.db);
                 match f(&mut txn, args) {
                     Ok(r) => self.commit_serving(txn, g, r),
                     Err(e) => e,
@@ -760,7 +764,7 @@ impl Conn {
             }
             Kind::Blocking(f) => {
                 let g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
-                let mut txn = store.txn();
+                let mut txn = store.txn_in(self.db);
                 match f(&mut txn, args) {
                     Ok(Outcome::Done(r)) => self.commit_serving(txn, g, r),
                     Ok(Outcome::Block(b)) => {
@@ -774,7 +778,7 @@ impl Conn {
             }
             Kind::Exclusive(f) => {
                 let g = store.lock_all();
-                let mut txn = store.txn();
+                let mut txn = store.txn_in(self.db);
                 match f(&mut txn, args) {
                     Ok(r) => commit_exclusive(&self.shared.blocked, txn, g, r),
                     Err(e) => e,
@@ -840,11 +844,7 @@ impl Conn {
             "echo" => Reply::Bulk(a[1].clone()),
             "hello" => self.hello(a),
             "auth" => self.auth(a),
-            "select" => match parse_i64(&a[1]) {
-                Some(0) => Reply::Ok,
-                Some(_) => Reply::err("DB index is out of range"),
-                None => Reply::err(NOT_INT),
-            },
+            "select" => self.select(&a[1]),
             "quit" => return (Reply::Ok, Flow::Close),
             "shutdown" => {
                 // NOSAVE / SAVE / NOW / FORCE change nothing here: every acknowledged write is
@@ -869,6 +869,7 @@ impl Conn {
                 self.unwatch_all();
                 self.unsubscribe_all();
                 self.proto = 2;
+                self.db = 0;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
                 self.publish_meta();
@@ -937,7 +938,7 @@ impl Conn {
         }
         let store = Arc::clone(&self.shared.store);
         let _g = store.lock_all();
-        let mut txn = store.txn();
+        let mut txn = store.txn_in(self.db);
         match self.watch_broken(&txn) {
             Ok(false) => {}
             Ok(true) => return Reply::NilArray,
@@ -951,6 +952,9 @@ impl Conn {
             };
             let c = &cmd::COMMANDS[pos];
             let started = Instant::now();
+            // A queued SELECT moves the commands after it (and the connection) to its
+            // database.
+            txn.select(self.db);
             // A command that fails part-way leaves none of its writes (the others' stay).
             txn.savepoint();
             let r = match c.kind {

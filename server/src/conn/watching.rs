@@ -17,18 +17,20 @@ impl Conn {
         }
         let store = Arc::clone(&self.shared.store);
         let _g = store.lock_keys(a[1..].iter().map(|k| &k[..]));
-        let txn = store.txn();
+        let mut txn = store.txn();
+        txn.select(self.db);
         let now = txn.now_ms();
         for key in &a[1..] {
-            if self.watched.contains_key(key) {
+            let scoped = (self.db, key.clone());
+            if self.watched.contains_key(&scoped) {
                 continue;
             }
             let stale = match txn.record(key) {
                 Ok(r) => r.is_some_and(|r| r.expired(now)),
                 Err(e) => return e,
             };
-            store.watches().watch(key, &self.watcher, stale);
-            self.watched.insert(key.clone(), stale);
+            store.watches().watch(self.db, key, &self.watcher, stale);
+            self.watched.insert(scoped, stale);
         }
         Reply::Ok
     }
@@ -39,8 +41,8 @@ impl Conn {
             return;
         }
         let watches = self.shared.store.watches();
-        for (key, _) in self.watched.drain() {
-            watches.unwatch(&key, &self.watcher);
+        for ((db, key), _) in self.watched.drain() {
+            watches.unwatch(&(db, key.to_vec()), &self.watcher);
         }
         self.watcher.reset();
     }
@@ -56,8 +58,8 @@ impl Conn {
             return Ok(true);
         }
         let now = txn.now_ms();
-        for (key, stale) in &self.watched {
-            if !stale && txn.record(key)?.is_some_and(|r| r.expired(now)) {
+        for ((db, key), stale) in &self.watched {
+            if !stale && txn.record_in(*db, key)?.is_some_and(|r| r.expired(now)) {
                 return Ok(true);
             }
         }

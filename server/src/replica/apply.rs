@@ -190,7 +190,9 @@ impl Applier {
                     a
                 }
             };
-            ready.extend(txn.take_ready());
+            // Cluster mode serves database 0 only (SELECT is refused there, as in Redis
+            // Cluster).
+            ready.extend(txn.take_ready().into_iter().map(|(_, k)| k));
             out.push(encode_answers(&answers));
         }
         drop(watches);
@@ -317,7 +319,7 @@ impl Entry<'_, '_> {
         if matches!(c.name, "flushdb" | "flushall") && !self.watches.is_empty() {
             for k in self.watches.keys() {
                 if matches!(self.txn.record(k), Ok(Some(_)) | Err(_)) {
-                    self.flushed.push((k.clone(), true));
+                    self.flushed.push((0, k.clone(), true));
                 }
             }
         }

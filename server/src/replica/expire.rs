@@ -61,7 +61,7 @@ pub async fn run(cluster: Cluster, store: Arc<Store>, mut stop: watch::Receiver<
             last_sweep = Instant::now();
             let n = due.len();
             let req = Request::Expire {
-                due: due.into_iter().map(|(at, k)| (at, k.into())).collect(),
+                due: due.into_iter().map(|(_, at, k)| (at, k.into())).collect(),
             };
             if cluster.replicator.propose(req.encode()).await.is_err() || n < PER_ENTRY {
                 // Lost the leadership or no quorum: the next tick looks again.

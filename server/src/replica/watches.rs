@@ -176,7 +176,8 @@ impl WatchTable {
     /// watch is stale only stops being stale).
     pub fn touch(&mut self, touched: &[Touched], batch: &mut WriteBatch) {
         let mut changed = BTreeSet::new();
-        for (key, gone) in touched {
+        // Cluster mode serves database 0 only.
+        for (_, key, gone) in touched {
             let Some(tokens) = self.by_key.get(key) else {
                 continue;
             };
@@ -232,9 +233,9 @@ mod tests {
             &mut b,
         );
         t.watch(9, [(b"a".to_vec(), false)], 200, &mut b);
-        t.touch(&[(b"b".to_vec(), true)], &mut b);
+        t.touch(&[(0, b"b".to_vec(), true)], &mut b);
         assert!(!t.tokens[&5].dirty, "the stale key's removal is no change");
-        t.touch(&[(b"a".to_vec(), false)], &mut b);
+        t.touch(&[(0, b"a".to_vec(), false)], &mut b);
         assert!(t.tokens[&5].dirty && t.tokens[&9].dirty);
         t.watch(11, [(b"c".to_vec(), false)], 300, &mut b);
         assert!(t.remove(11, &mut b).is_some());

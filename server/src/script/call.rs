@@ -76,6 +76,10 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
             Outcome::Done(r) => r,
             Outcome::Block(b) => b.op.timeout_reply(),
         }),
+        Kind::Conn if c.name == "select" => txn.store().db_index(&args[1]).map(|db| {
+            txn.select(db);
+            Reply::Ok
+        }),
         Kind::Conn => Ok(conn_command(c.name, args)),
     };
     match r {
@@ -99,11 +103,6 @@ fn conn_command(name: &str, a: &[Bytes]) -> Reply {
             Some(_) => crate::conn::wrong_arity("ping"),
         },
         "echo" => Reply::Bulk(a[1].clone()),
-        "select" => match cmd::parse_i64(&a[1]) {
-            Some(0) => Reply::Ok,
-            Some(_) => Reply::err("DB index is out of range"),
-            None => Reply::err(cmd::NOT_INT),
-        },
         other => Reply::err(format!(
             "bloomkv-server does not run '{other}' from scripts"
         )),

@@ -159,6 +159,9 @@ pub fn run(
     };
     let read_only = read_only || no_writes;
     let seed = txn.rand_u64();
+    // A SELECT inside the script lasts until it ends (Redis 7): the caller's database
+    // is back afterwards.
+    let db = txn.db();
     // The script's commands run inside one savepoint: a killed script leaves nothing.
     txn.begin_nested();
     let cell = RefCell::new(&mut *txn);
@@ -173,6 +176,7 @@ pub fn run(
         kill,
     );
     let txn = cell.into_inner();
+    txn.select(db);
     match outcome {
         Ok(r) if kill.load(Ordering::Relaxed) && r.is_error() => {
             txn.rollback();

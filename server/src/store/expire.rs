@@ -1,7 +1,8 @@
 //! Reclaiming expired keys in the background, as Redis's active expiry does.
 //!
-//! Every key with a time to live has an entry in the expiry index (`'e' be64(at) key`), so
-//! the keys due are one short scan from the index's start. Each is removed like a DEL (one
+//! Every key with a time to live has an entry in its database's expiry index (`'e' be64(at)
+//! key`, or `'E' db be64(at) key` beside database 0), so the keys due are one short scan
+//! from the start of each index that has entries. Each is removed like a DEL (one
 //! write of its metadata key; its members are left for compaction), under its writer lock,
 //! so DBSIZE drops and WATCH sees the change. No command ever sees an expired key meanwhile:
 //! reads check the time themselves (`Txn::live`).
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::keys::{expiry_key, parse_expiry_key, tag};
+use super::keys::{DbIndex, expiry_key, expiry_prefix, parse_expiry_key};
 use super::{Store, Txn};
 use crate::resp::Reply;
 
@@ -23,30 +24,39 @@ const PER_BATCH: usize = 128;
 /// How often the reclaimer looks (Redis's active expiry runs ten times a second).
 const PERIOD: Duration = Duration::from_millis(100);
 
-/// Up to `limit` expiry-index entries due at `now_ms`: (time, key), oldest first.
+/// An expiry-index entry: the database, the time and the key.
+pub type Due = (DbIndex, u64, Vec<u8>);
+
+/// Up to `limit` expiry-index entries due at `now_ms`, oldest first within each database
+/// (databases in order; only those with keys that have a time to live are looked at).
 ///
 /// # Errors
 /// Engine errors from the scan.
-pub fn due(store: &Store, now_ms: u64, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, Reply> {
-    let start = vec![tag::EXPIRY];
-    let end = expiry_key(now_ms.saturating_add(1), b"");
+pub fn due(store: &Store, now_ms: u64, limit: usize) -> Result<Vec<Due>, Reply> {
     let mut out = Vec::new();
-    for kv in store
-        .db()
-        .scan((Bound::Included(start), Bound::Excluded(end)))
-    {
-        let (k, _) = kv?;
-        if let Some((at, key)) = parse_expiry_key(&k) {
-            out.push((at, key.to_vec()));
+    for db in 0..=255u8 {
+        if db != 0 && store.volatile_keys(db) <= 0 {
+            continue;
         }
-        if out.len() >= limit {
-            break;
+        let start = expiry_prefix(db);
+        let end = expiry_key(db, now_ms.saturating_add(1), b"");
+        for kv in store
+            .db()
+            .scan((Bound::Included(start), Bound::Excluded(end)))
+        {
+            let (k, _) = kv?;
+            if let Some((db, at, key)) = parse_expiry_key(&k) {
+                out.push((db, at, key.to_vec()));
+            }
+            if out.len() >= limit {
+                return Ok(out);
+            }
         }
     }
     Ok(out)
 }
 
-/// Removes `key` if its record still expires at `at` and that time has come; drops the
+/// Removes `key` (of the write set's database) if its record still expires at `at` and that time has come; drops the
 /// index entry if the key's expiry has changed since. Returns whether a key was removed.
 ///
 /// # Errors
@@ -61,7 +71,7 @@ pub fn remove_if_due(txn: &mut Txn<'_>, at: u64, key: &[u8]) -> Result<bool, Rep
         // Stale: the key went, or its expiry changed, without this entry (never written so
         // by this server, but a crash between versions of it could leave one).
         _ => {
-            txn.delete(expiry_key(at, key));
+            txn.delete(expiry_key(txn.db(), at, key));
             Ok(false)
         }
     }
@@ -80,9 +90,10 @@ pub fn reclaim(store: &Store) -> Result<u64, Reply> {
             return Ok(removed);
         }
         let n = batch.len();
-        let _g = store.lock_keys(batch.iter().map(|(_, k)| k.as_slice()));
+        let _g = store.lock_keys(batch.iter().map(|(_, _, k)| k.as_slice()));
         let mut txn = store.txn();
-        for (at, key) in &batch {
+        for (db, at, key) in &batch {
+            txn.select(*db);
             removed += u64::from(remove_if_due(&mut txn, *at, key)?);
         }
         txn.commit()?;

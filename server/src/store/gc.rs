@@ -67,6 +67,7 @@ pub struct LogClockGc(Arc<AtomicU64>);
 /// live-or-expired collection, `None` if it has no metadata or is a string.
 #[derive(Default)]
 struct Owner {
+    db: keys::DbIndex,
     key: Vec<u8>,
     looked_up: bool,
     meta: Option<(u64, u64)>,
@@ -110,7 +111,7 @@ fn decide(
     now: impl Fn() -> u64,
 ) -> CompactionDecision {
     match key.first() {
-        Some(&tag::META) => expired_string(value, now),
+        Some(&(tag::META | tag::META_DB)) => expired_string(value, now),
         Some(t) if tag::SUBKEYS.contains(t) => member(ctx, key, now),
         _ => CompactionDecision::Keep,
     }
@@ -151,9 +152,11 @@ fn member(
     let Some(sub) = keys::parse_sub_key(key) else {
         return CompactionDecision::Keep;
     };
+    // The version names the database: versions are unique across databases.
+    let db = keys::version_db(sub.version);
     let cached = ctx.job_state::<Owner>();
-    if !(cached.looked_up && cached.key == sub.key) {
-        let meta = match ctx.get(meta_key(sub.key)) {
+    if !(cached.looked_up && cached.db == db && cached.key == sub.key) {
+        let meta = match ctx.get(meta_key(db, sub.key)) {
             Ok(Some(v)) => {
                 Record::peek(&v).and_then(|(_, at)| Record::peek_version(&v).map(|ver| (ver, at)))
             }
@@ -161,6 +164,7 @@ fn member(
             Err(_) => return CompactionDecision::Keep,
         };
         let cached = ctx.job_state::<Owner>();
+        cached.db = db;
         cached.key.clear();
         cached.key.extend_from_slice(sub.key);
         cached.looked_up = true;
@@ -284,6 +288,26 @@ mod tests {
     }
 
     #[test]
+    fn a_member_is_judged_by_its_own_databases_metadata() {
+        // A set `k` in database 1 (its version says so), and a different `k` in database 0.
+        let v1 = keys::db_version(1, 7);
+        let m = keys::member_key(b"k", v1, b"a");
+        let in_db1 = meta_key(1, b"k");
+        let read = move |k: &[u8]| -> bloomkv::Result<Option<Vec<u8>>> {
+            Ok(if k == in_db1.as_slice() {
+                Some(set_meta(v1, 0))
+            } else {
+                Some(set_meta(99, 0))
+            })
+        };
+        let mut ctx = CompactionFilterContext::new(1, &read);
+        assert_eq!(Gc.filter(&mut ctx, &m, b""), CompactionDecision::Keep);
+        // The same key and number in database 0 is another collection: garbage here.
+        let m0 = keys::member_key(b"k", 7, b"a");
+        assert_eq!(Gc.filter(&mut ctx, &m0, b""), CompactionDecision::Remove);
+    }
+
+    #[test]
     fn members_of_a_named_live_version_stay() {
         let m = keys::member_key(b"k", 7, b"a");
         assert_eq!(
@@ -343,11 +367,14 @@ mod tests {
             meta: Meta::Str(vec![b'x'; 1000]),
         }
         .encode();
-        assert_eq!(run(&meta_key(b"k"), &long, None), CompactionDecision::Keep);
+        assert_eq!(
+            run(&meta_key(0, b"k"), &long, None),
+            CompactionDecision::Keep
+        );
         clock.store(10_000, Ordering::Release);
         assert_eq!(run(&m, b"", meta()), CompactionDecision::Remove);
         assert!(matches!(
-            run(&meta_key(b"k"), &long, None),
+            run(&meta_key(0, b"k"), &long, None),
             CompactionDecision::ChangeValue(_)
         ));
         // Versions and deletions do not depend on the clock.
@@ -365,7 +392,7 @@ mod tests {
             expire_at: 1,
             meta: Meta::Str(vec![b'x'; 1000]),
         };
-        let d = decide(&meta_key(b"k"), &long.encode(), None);
+        let d = decide(&meta_key(0, b"k"), &long.encode(), None);
         let CompactionDecision::ChangeValue(v) = d else {
             panic!("{d:?}")
         };
@@ -376,12 +403,12 @@ mod tests {
             ..long
         };
         assert_eq!(
-            decide(&meta_key(b"k"), &live.encode(), None),
+            decide(&meta_key(0, b"k"), &live.encode(), None),
             CompactionDecision::Keep
         );
         // The expiry index and the server's own records are never touched.
         assert_eq!(
-            decide(&keys::expiry_key(1, b"k"), b"", None),
+            decide(&keys::expiry_key(0, 1, b"k"), b"", None),
             CompactionDecision::Keep
         );
         assert_eq!(

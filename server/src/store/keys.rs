@@ -4,8 +4,10 @@
 //! 0x00 "format"                                 the data format of this database (u32 LE)
 //! 0x00 "version"                                 high-water mark of collection versions (u64 LE)
 //! 0x00 "watch/" be64(token)                      cluster mode: a connection's replicated WATCH
-//! 'M' key                                        metadata: type, expiry, version, type fields
-//! 'e' be64(expire_ms) key                        expiry index: one entry per key with a TTL
+//! 'M' key                                        database 0: metadata (type, expiry, version, ...)
+//! 'N' db key                                     database 1..=255: metadata
+//! 'e' be64(expire_ms) key                        database 0: expiry index, one entry per TTL
+//! 'E' db be64(expire_ms) key                     database 1..=255: expiry index
 //! 's' be32(len) key be64(ver) member             set member (empty value)
 //! 'c' be32(len) key be64(ver) be64(chunk)        4 KiB chunk of a chunked string (bitmap)
 //! 'f' be32(len) key be64(ver) be32(layer) be64(chunk)   512-byte chunk of a Bloom sub-filter
@@ -21,15 +23,25 @@
 //! the old version are never read again (nothing looks under a version the metadata does not
 //! name) and compaction drops them (`store::gc`). The length prefix keeps the sub-keys of `a`
 //! apart from those of `ab`, so one prefix scan finds exactly one collection's members.
+//!
+//! Databases (`SELECT`): database 0 keeps format 2's layout byte for byte; the others have
+//! their own metadata and expiry tags with the database index after the tag. Sub-keys carry
+//! no index of their own: a collection's version holds its database in its top byte
+//! ([`version_db`]), and versions are unique across databases, so members of `k` in two
+//! databases never meet, and compaction finds a member's owner from the version alone.
 
 /// Engine key prefixes (never renumber or reuse: they are on disk).
 pub mod tag {
     /// Server-wide records (format, version high-water mark).
     pub const SYSTEM: u8 = 0x00;
-    /// Metadata keys.
+    /// Metadata keys of database 0.
     pub const META: u8 = b'M';
-    /// The expiry index.
+    /// Metadata keys of databases 1..=255 (the index follows the tag).
+    pub const META_DB: u8 = b'N';
+    /// The expiry index of database 0.
     pub const EXPIRY: u8 = b'e';
+    /// The expiry index of databases 1..=255 (the index follows the tag).
+    pub const EXPIRY_DB: u8 = b'E';
     /// Set members.
     pub const MEMBER: u8 = b's';
     /// Chunks of chunked strings.
@@ -54,9 +66,10 @@ pub mod tag {
 
 /// The record naming the data format.
 pub const FORMAT_KEY: &[u8] = b"\x00format";
-/// The data format this server writes: 2 (versioned collections, expiry). Format 1 (no
-/// format record) is migrated at open (`store::migrate`).
-pub const FORMAT: u32 = 2;
+/// The data format this server writes: 3 (databases beside 0). Format 2 (versioned
+/// collections, expiry) is format 3 with only database 0, so opening one only rewrites the
+/// format record; format 1 (no format record) is migrated at open (`store::migrate`).
+pub const FORMAT: u32 = 3;
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
 /// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per
@@ -67,12 +80,53 @@ pub const WATCH_PREFIX: &[u8] = b"\x00watch/";
 /// to 12 bytes of position (a Bloom chunk's layer and index, or a score).
 pub const SUBKEY_OVERHEAD: usize = 1 + 4 + 8 + 12;
 
-/// The metadata key of `key`.
-pub fn meta_key(key: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(key.len() + 1);
-    k.push(tag::META);
+/// A database index (`SELECT`): 0 to 255.
+pub type DbIndex = u8;
+
+/// Bits of a version below its database index.
+const VERSION_DB_SHIFT: u32 = 56;
+
+/// The largest version number a database's allocator or log may reach (the index takes the
+/// top byte).
+pub const VERSION_MAX: u64 = (1 << VERSION_DB_SHIFT) - 1;
+
+/// Collection version `n` of database `db`.
+pub fn db_version(db: DbIndex, n: u64) -> u64 {
+    debug_assert!(n <= VERSION_MAX);
+    (u64::from(db) << VERSION_DB_SHIFT) | (n & VERSION_MAX)
+}
+
+/// The database a collection version belongs to.
+pub fn version_db(version: u64) -> DbIndex {
+    (version >> VERSION_DB_SHIFT) as DbIndex
+}
+
+/// The prefix of every metadata key of database `db`.
+pub fn meta_prefix(db: DbIndex) -> Vec<u8> {
+    match db {
+        0 => vec![tag::META],
+        n => vec![tag::META_DB, n],
+    }
+}
+
+/// The metadata key of `key` in database `db`.
+pub fn meta_key(db: DbIndex, key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 2);
+    match db {
+        0 => k.push(tag::META),
+        n => k.extend_from_slice(&[tag::META_DB, n]),
+    }
     k.extend_from_slice(key);
     k
+}
+
+/// Splits a metadata key into its database and Redis key; `None` for other keys.
+pub fn parse_meta_key(k: &[u8]) -> Option<(DbIndex, &[u8])> {
+    match k.split_first()? {
+        (&tag::META, key) => Some((0, key)),
+        (&tag::META_DB, rest) => rest.split_first().map(|(&db, key)| (db, key)),
+        _ => None,
+    }
 }
 
 /// The prefix every sub-key of `key`'s version `version` with tag `t` starts with.
@@ -110,20 +164,54 @@ pub fn bloom_chunk_key(key: &[u8], version: u64, layer: u32, idx: u64) -> Vec<u8
     k
 }
 
-/// The expiry-index entry of `key` expiring at `at` (ms since the Unix epoch).
-pub fn expiry_key(at: u64, key: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(key.len() + 9);
-    k.push(tag::EXPIRY);
+/// The prefix of every expiry-index entry of database `db`.
+pub fn expiry_prefix(db: DbIndex) -> Vec<u8> {
+    match db {
+        0 => vec![tag::EXPIRY],
+        n => vec![tag::EXPIRY_DB, n],
+    }
+}
+
+/// The expiry-index entry of `key` in database `db`, expiring at `at` (ms since the Unix
+/// epoch).
+pub fn expiry_key(db: DbIndex, at: u64, key: &[u8]) -> Vec<u8> {
+    let mut k = expiry_prefix(db);
+    k.reserve(key.len() + 8);
     k.extend_from_slice(&at.to_be_bytes());
     k.extend_from_slice(key);
     k
 }
 
-/// Splits an expiry-index key into its time and Redis key.
-pub fn parse_expiry_key(k: &[u8]) -> Option<(u64, &[u8])> {
-    let rest = k.strip_prefix(&[tag::EXPIRY])?;
+/// Splits an expiry-index key into its database, time and Redis key.
+pub fn parse_expiry_key(k: &[u8]) -> Option<(DbIndex, u64, &[u8])> {
+    let (db, rest) = match k.split_first()? {
+        (&tag::EXPIRY, rest) => (0, rest),
+        (&tag::EXPIRY_DB, rest) => rest.split_first().map(|(&db, r)| (db, r))?,
+        _ => return None,
+    };
     let at = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
-    Some((at, &rest[8..]))
+    Some((db, at, &rest[8..]))
+}
+
+/// The database an engine key of Redis data belongs to (`None`: a server record or a
+/// damaged key).
+pub fn db_of(k: &[u8]) -> Option<DbIndex> {
+    match *k.first()? {
+        tag::SYSTEM => None,
+        tag::META | tag::EXPIRY => Some(0),
+        tag::META_DB | tag::EXPIRY_DB => k.get(1).copied(),
+        _ => parse_sub_key(k).map(|s| version_db(s.version)),
+    }
+}
+
+/// The database and Redis key an engine key belongs to, if any (for WATCH and keyspace
+/// bookkeeping).
+pub fn owner(k: &[u8]) -> Option<(DbIndex, &[u8])> {
+    match *k.first()? {
+        tag::META | tag::META_DB => parse_meta_key(k),
+        tag::EXPIRY | tag::EXPIRY_DB => parse_expiry_key(k).map(|(db, _, key)| (db, key)),
+        _ => parse_sub_key(k).map(|s| (version_db(s.version), s.key)),
+    }
 }
 
 /// A versioned sub-key taken apart: its tag, the Redis key, the version and what follows.
@@ -187,10 +275,42 @@ mod tests {
         let p = parse_sub_key(&k).unwrap();
         assert_eq!((p.tag, p.key, p.version), (tag::BLOOM, &b"key"[..], 7));
         assert_eq!(p.rest.len(), 12);
-        assert_eq!(parse_sub_key(&meta_key(b"key")), None);
+        assert_eq!(parse_sub_key(&meta_key(0, b"key")), None);
         assert_eq!(parse_sub_key(&k[..k.len() - 13]), None);
-        let e = expiry_key(1234, b"k");
-        assert_eq!(parse_expiry_key(&e), Some((1234, &b"k"[..])));
+        let e = expiry_key(0, 1234, b"k");
+        assert_eq!(parse_expiry_key(&e), Some((0, 1234, &b"k"[..])));
+        let e = expiry_key(9, 1234, b"k");
+        assert_eq!(parse_expiry_key(&e), Some((9, 1234, &b"k"[..])));
+    }
+
+    #[test]
+    fn database_0_keeps_format_2_layout() {
+        assert_eq!(meta_key(0, b"k"), b"Mk");
+        assert_eq!(expiry_key(0, 1, b"k"), b"e\0\0\0\0\0\0\0\x01k");
+        assert_eq!(db_version(0, 77), 77);
+    }
+
+    #[test]
+    fn each_database_has_its_own_keys_and_versions() {
+        for db in [0u8, 1, 15, 255] {
+            let m = meta_key(db, b"k");
+            assert!(m.starts_with(&meta_prefix(db)));
+            assert_eq!(parse_meta_key(&m), Some((db, &b"k"[..])));
+            assert_eq!(owner(&m), Some((db, &b"k"[..])));
+            assert_eq!(db_of(&m), Some(db));
+            let e = expiry_key(db, 5, b"k");
+            assert!(e.starts_with(&expiry_prefix(db)));
+            assert_eq!(owner(&e), Some((db, &b"k"[..])));
+            let v = db_version(db, VERSION_MAX);
+            assert_eq!(version_db(v), db);
+            let s = member_key(b"k", v, b"m");
+            assert_eq!(owner(&s), Some((db, &b"k"[..])));
+            assert_eq!(db_of(&s), Some(db));
+        }
+        // Database 1's metadata never falls inside database 0's prefix, nor 2's in 1's.
+        assert!(!meta_key(1, b"k").starts_with(&meta_prefix(0)));
+        assert!(!meta_key(2, b"").starts_with(&meta_prefix(1)));
+        assert_eq!(db_of(FORMAT_KEY), None);
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! Format 1 to format 2, at open.
+//! Older formats to the current one (3), at open.
+//!
+//! Format 2 is format 3 with only database 0 (database 0's layout did not change), so
+//! opening one rewrites the format record and nothing else.
 //!
 //! Format 1 (bloomkv-server before expiry and versioned collections) had no format record;
 //! its metadata values started with `s` (inline string), `c` (chunked string: u64 LE
@@ -46,8 +49,12 @@ pub fn to_current(db: &Db) -> Result<(), Error> {
                 ),
             ));
         }
+        if f < FORMAT {
+            db.put(FORMAT_KEY, FORMAT.to_le_bytes())?;
+        }
         return Ok(());
     }
+    refuse_foreign(db)?;
     let hw = match db.get(VERSION_KEY)? {
         Some(v) => u64::from_le_bytes(
             v.as_slice()
@@ -83,6 +90,41 @@ pub fn to_current(db: &Db) -> Result<(), Error> {
     }
     b.put(FORMAT_KEY, FORMAT.to_le_bytes());
     db.write(b)?;
+    Ok(())
+}
+
+/// First bytes a key of a server database without a format record (format 1, or new) can
+/// start with: the server's records, format 1's metadata and its three sub-key tags.
+const FORMAT_1_TAGS: [u8; 5] = [tag::SYSTEM, OLD_CHUNK, OLD_BLOOM, tag::META, OLD_MEMBER];
+
+/// Refuses a database with no format record that holds a key no server wrote: one written
+/// by `kvctl put` or the library, whose keys the server would misread (and whose directory
+/// it would stamp with its format record). One seek per gap between the server's tags.
+fn refuse_foreign(db: &Db) -> Result<(), Error> {
+    let mut from = 0u8;
+    for t in FORMAT_1_TAGS.iter().copied().chain([0xff]) {
+        if from < t {
+            let found = db.scan([from].as_slice()..[t].as_slice()).next();
+            if let Some(kv) = found {
+                let (k, _) = kv?;
+                return Err(Error::InvalidArgument(format!(
+                    "not a bloomkv-server database: it has no server format record and holds \
+                     key {:?}, which no server wrote (a database made by kvctl put or the \
+                     library; read it with kvctl get/scan, and give the server a directory \
+                     of its own)",
+                    String::from_utf8_lossy(&k[..k.len().min(64)])
+                )));
+            }
+        }
+        from = t.saturating_add(1);
+    }
+    if let Some(kv) = db.scan([0xffu8].as_slice()..).next() {
+        let (k, _) = kv?;
+        return Err(Error::InvalidArgument(format!(
+            "not a bloomkv-server database: key {:?} was not written by a server",
+            String::from_utf8_lossy(&k[..k.len().min(64)])
+        )));
+    }
     Ok(())
 }
 
@@ -156,7 +198,10 @@ fn migrate_key(db: &Db, key: &[u8], v: &[u8], next: &mut u64) -> Result<(), Erro
         }
         db.write(batch)?;
     }
-    db.put(keys::meta_key(key), Record { expire_at: 0, meta }.encode())?;
+    db.put(
+        keys::meta_key(0, key),
+        Record { expire_at: 0, meta }.encode(),
+    )?;
     Ok(())
 }
 
@@ -187,7 +232,8 @@ mod tests {
             .unwrap();
         to_current(&db).unwrap();
 
-        let rec = |k: &[u8]| Record::decode(&db.get(keys::meta_key(k)).unwrap().unwrap()).unwrap();
+        let rec =
+            |k: &[u8]| Record::decode(&db.get(keys::meta_key(0, k)).unwrap().unwrap()).unwrap();
         assert_eq!(rec(b"str").meta, Meta::Str(b"hello".to_vec()));
         let Meta::Set { version, card: 2 } = rec(b"set").meta else {
             panic!("not a set")
@@ -221,6 +267,47 @@ mod tests {
         );
         to_current(&db).unwrap();
         assert_eq!(rec(b"set").meta, Meta::Set { version, card: 2 });
+    }
+
+    #[test]
+    fn a_format_two_database_opens_as_format_three_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), bloomkv::Options::default()).unwrap();
+        db.put(FORMAT_KEY, 2u32.to_le_bytes()).unwrap();
+        let rec = Record {
+            expire_at: 0,
+            meta: Meta::Str(b"v".to_vec()),
+        };
+        db.put(b"Mk", rec.encode()).unwrap();
+        to_current(&db).unwrap();
+        assert_eq!(
+            db.get(FORMAT_KEY).unwrap(),
+            Some(3u32.to_le_bytes().to_vec())
+        );
+        assert_eq!(db.get(keys::meta_key(0, b"k")).unwrap(), Some(rec.encode()));
+    }
+
+    #[test]
+    fn a_database_of_plain_keys_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), bloomkv::Options::default()).unwrap();
+        db.put(b"user:1", b"alice").unwrap();
+        let e = to_current(&db).unwrap_err().to_string();
+        assert!(
+            e.contains("not a bloomkv-server database") && e.contains("user:1"),
+            "{e}"
+        );
+        assert_eq!(
+            db.get(FORMAT_KEY).unwrap(),
+            None,
+            "stamped with the server's format"
+        );
+        assert_eq!(db.get(VERSION_KEY).unwrap(), None);
+        // Keys past every server tag are found too.
+        let db2dir = tempfile::tempdir().unwrap();
+        let db2 = Db::open(db2dir.path(), bloomkv::Options::default()).unwrap();
+        db2.put(b"\xff\x01", b"x").unwrap();
+        assert!(to_current(&db2).is_err());
     }
 
     #[test]

@@ -1,19 +1,3 @@
-//! How Redis keys live in the engine (see docs/SERVER.md, "Data model"), the per-key writer
-//! locks, and [`Txn`]: the write set one command (or one `EXEC`) builds and commits as a
-//! single atomic `WriteBatch`.
-//!
-//! Engine keys:
-//!
-//! ```text
-//! 'M' key                                  metadata: type tag + type fields (strings inline)
-//! 'S' be32(len key) key member             a set member (empty value)
-//! 'C' be32(len key) key be64(chunk)        a 4 KiB chunk of a chunked string (bitmap)
-//! 'F' be32(len key) key be32(layer) be64(chunk)   a 4 KiB chunk of a Bloom sub-filter
-//! ```
-//!
-//! The length prefix keeps one key's sub-keys from interleaving with those of a key it is a
-//! prefix of (`a` and `ab`), so a prefix scan finds exactly one key's members.
-
 //! How Redis keys live in the engine, the per-key writer locks, and the write sets commands
 //! commit (docs/SERVER.md, "Data model").
 //!
@@ -40,10 +24,10 @@ use bloomkv::Db;
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use keys::{
-    bloom_chunk_key, chunk_key, member_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
+    DbIndex, bloom_chunk_key, chunk_key, member_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
 };
 pub use meta::{Meta, Record};
-pub use txn::{Committed, Ctx, Entry, R, Txn};
+pub use txn::{Committed, Ctx, DbSet, Entry, R, ScopedKey, Txn};
 
 use crate::resp::Reply;
 use crate::watch::Watches;
@@ -122,10 +106,11 @@ pub struct Store {
     wal_syncs: AtomicU64,
     stripes: Vec<Mutex<()>>,
     global: RwLock<()>,
-    /// Metadata keys present (expired ones too, until reclaimed), as DBSIZE reports.
-    keys: AtomicI64,
-    /// Keys with a time to live (INFO keyspace's `expires`).
-    volatile: AtomicI64,
+    /// Per database: metadata keys present (expired ones too, until reclaimed), as DBSIZE
+    /// reports.
+    keys: Vec<AtomicI64>,
+    /// Per database: keys with a time to live (INFO keyspace's `expires`).
+    volatile: Vec<AtomicI64>,
     cursors: Mutex<Cursors>,
     versions: Mutex<Versions>,
     /// Keys the reclaimer removed since start (INFO's `expired_keys`).
@@ -137,6 +122,8 @@ pub struct Store {
     scripts: crate::script::Scripts,
     /// Ranges of big dropped collections waiting for a sweep.
     sweeps: gc::Sweeps,
+    /// Databases `SELECT` can address (`--databases`).
+    databases: std::sync::atomic::AtomicU16,
     /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
     stopped: Mutex<Option<String>>,
     /// Fast check of `stopped`.
@@ -203,14 +190,14 @@ impl Store {
     /// # Errors
     /// Engine errors; a database of a newer format than this server's.
     pub fn new(db: Db) -> Result<Store, bloomkv::Error> {
-        let (keys, volatile, hw) = open_counts(&db)?;
+        let (counts, hw) = open_counts(&db)?;
         Ok(Store {
             db: ArcSwap::from_pointee(db),
             wal_syncs: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             global: RwLock::new(()),
-            keys: AtomicI64::new(keys),
-            volatile: AtomicI64::new(volatile),
+            keys: counts.iter().map(|c| AtomicI64::new(c.0)).collect(),
+            volatile: counts.iter().map(|c| AtomicI64::new(c.1)).collect(),
             cursors: Mutex::new(Cursors::default()),
             versions: Mutex::new(Versions {
                 next: hw,
@@ -224,6 +211,7 @@ impl Store {
             watches: Watches::default(),
             scripts: crate::script::Scripts::new(),
             sweeps: gc::Sweeps::default(),
+            databases: std::sync::atomic::AtomicU16::new(16),
         })
     }
 
@@ -237,15 +225,17 @@ impl Store {
     /// # Errors
     /// Engine errors; a database of a newer format. The old database stays in use then.
     pub fn replace_db(&self, db: Db) -> Result<(), bloomkv::Error> {
-        let (keys, volatile, hw) = open_counts(&db)?;
+        let (counts, hw) = open_counts(&db)?;
         {
             let mut v = self.versions.lock();
             v.next = v.next.max(hw);
             v.limit = v.limit.max(hw);
         }
         self.db.store(Arc::new(db));
-        self.keys.store(keys, Ordering::Relaxed);
-        self.volatile.store(volatile, Ordering::Relaxed);
+        for (db, (keys, volatile)) in counts.into_iter().enumerate() {
+            self.keys[db].store(keys, Ordering::Relaxed);
+            self.volatile[db].store(volatile, Ordering::Relaxed);
+        }
         *self.cursors.lock() = Cursors::default();
         Ok(())
     }
@@ -337,20 +327,25 @@ impl Store {
 
     /// Applies what a committed write set changed besides the data (see [`Txn::into_batch`]);
     /// returns the keys whose blocked clients may now be served.
-    pub fn committed(&self, done: Committed) -> Vec<Vec<u8>> {
+    pub fn committed(&self, done: Committed) -> Vec<ScopedKey> {
         if !done.touched.is_empty() {
             self.watches.touch(&done.touched);
         }
         for (key, meta) in &done.dropped {
             self.sweeps.dropped(key, meta);
         }
-        if done.cleared {
-            self.keys.store(done.key_delta, Ordering::Relaxed);
-            self.volatile.store(done.volatile_delta, Ordering::Relaxed);
-        } else {
-            self.keys.fetch_add(done.key_delta, Ordering::Relaxed);
-            self.volatile
-                .fetch_add(done.volatile_delta, Ordering::Relaxed);
+        for db in done.cleared.iter() {
+            self.keys[usize::from(db)].store(0, Ordering::Relaxed);
+            self.volatile[usize::from(db)].store(0, Ordering::Relaxed);
+        }
+        for (db, keys, volatile) in done.deltas.iter() {
+            let db = usize::from(db);
+            if keys != 0 {
+                self.keys[db].fetch_add(keys, Ordering::Relaxed);
+            }
+            if volatile != 0 {
+                self.volatile[db].fetch_add(volatile, Ordering::Relaxed);
+            }
         }
         done.ready
     }
@@ -370,9 +365,9 @@ impl Store {
         &self.scripts
     }
 
-    /// Number of keys with a time to live.
-    pub fn volatile_keys(&self) -> i64 {
-        self.volatile.load(Ordering::Relaxed)
+    /// Number of keys with a time to live in database `db`.
+    pub fn volatile_keys(&self, db: DbIndex) -> i64 {
+        self.volatile[usize::from(db)].load(Ordering::Relaxed)
     }
 
     /// The engine (a cheap guard: hold it for one operation, not across commands).
@@ -404,9 +399,48 @@ impl Store {
         }
     }
 
-    /// Number of Redis keys.
-    pub fn dbsize(&self) -> i64 {
-        self.keys.load(Ordering::Relaxed)
+    /// Number of databases `SELECT` can address.
+    pub fn databases(&self) -> u16 {
+        self.databases.load(Ordering::Relaxed)
+    }
+
+    /// Sets the number of databases `SELECT` can address (1 to 256).
+    pub fn set_databases(&self, n: u16) {
+        self.databases.store(n.clamp(1, 256), Ordering::Relaxed);
+    }
+
+    /// The database index `arg` names for SELECT, MOVE or SWAPDB, as Redis checks it.
+    ///
+    /// # Errors
+    /// `ERR value is not an integer or out of range`; `ERR DB index is out of range`.
+    pub fn db_index(&self, arg: &[u8]) -> Result<DbIndex, Reply> {
+        let n = std::str::from_utf8(arg)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .ok_or_else(|| Reply::err("value is not an integer or out of range"))?;
+        if n < 0 || n >= i64::from(self.databases()) {
+            return Err(Reply::err("DB index is out of range"));
+        }
+        Ok(n as DbIndex)
+    }
+
+    /// Number of Redis keys in database `db`.
+    pub fn dbsize(&self, db: DbIndex) -> i64 {
+        self.keys[usize::from(db)].load(Ordering::Relaxed)
+    }
+
+    /// Number of Redis keys in all databases.
+    pub fn total_keys(&self) -> i64 {
+        self.keys.iter().map(|k| k.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The databases holding keys, with their numbers of keys and of keys with a time to
+    /// live (INFO keyspace), lowest first.
+    pub fn keyspace(&self) -> Vec<(DbIndex, i64, i64)> {
+        (0..=255u8)
+            .map(|db| (db, self.dbsize(db), self.volatile_keys(db)))
+            .filter(|&(_, keys, _)| keys > 0)
+            .collect()
     }
 
     /// Takes the writer locks of `keys` (their stripes, in ascending order so two commands
@@ -482,6 +516,13 @@ impl Store {
         Txn::new(self, false, Ctx::local())
     }
 
+    /// A new, empty write set over database `db` of this store ([`Store::txn`]).
+    pub fn txn_in(&self, db: DbIndex) -> Txn<'_> {
+        let mut t = Txn::new(self, false, Ctx::local());
+        t.select(db);
+        t
+    }
+
     /// A write set whose time, randomness and versions come from `ctx` (a replicated log
     /// entry's).
     pub fn txn_with(&self, ctx: Ctx) -> Txn<'_> {
@@ -496,20 +537,29 @@ impl Store {
     }
 }
 
-/// Migrates `db` to the current format, then counts its keys and keys with a time to live
-/// (one scan each) and reads the version allocator's high-water mark.
-fn open_counts(db: &Db) -> Result<(i64, i64, u64), bloomkv::Error> {
+/// Migrates `db` to the current format, then counts each database's keys and keys with a
+/// time to live (one scan of each index) and reads the version allocator's high-water mark.
+fn open_counts(db: &Db) -> Result<(Vec<(i64, i64)>, u64), bloomkv::Error> {
     migrate::to_current(db)?;
-    let count = |t: u8| -> Result<i64, bloomkv::Error> {
-        let mut n = 0i64;
-        for kv in db.scan([t].as_slice()..[t + 1].as_slice()) {
-            kv?;
-            n += 1;
+    let mut counts = vec![(0i64, 0i64); 256];
+    // Database 0's keys are `tag key`; the others' `tag db key`.
+    let mut count = |tags: [u8; 2], volatile: bool| -> Result<(), bloomkv::Error> {
+        for t in tags {
+            for kv in db.scan([t].as_slice()..[t + 1].as_slice()) {
+                let (k, _) = kv?;
+                let n = if t == tags[0] {
+                    0
+                } else {
+                    k.get(1).copied().unwrap_or(0)
+                };
+                let c = &mut counts[usize::from(n)];
+                if volatile { c.1 += 1 } else { c.0 += 1 }
+            }
         }
-        Ok(n)
+        Ok(())
     };
-    let n = count(tag::META)?;
-    let volatile = count(tag::EXPIRY)?;
+    count([tag::META, tag::META_DB], false)?;
+    count([tag::EXPIRY, tag::EXPIRY_DB], true)?;
     let hw = match db.get(keys::VERSION_KEY)? {
         Some(v) => v
             .as_slice()
@@ -520,7 +570,7 @@ fn open_counts(db: &Db) -> Result<(i64, i64, u64), bloomkv::Error> {
             })?,
         None => 1,
     };
-    Ok((n, volatile, hw))
+    Ok((counts, hw))
 }
 
 /// A store over a database opened in `dir` with the server's engine options, for unit tests.

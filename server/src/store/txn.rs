@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bloomkv::{Snapshot, WriteBatch};
 
 use super::Store;
-use super::keys::{self, expiry_key, meta_key, prefix_end, tag};
+use super::keys::{self, DbIndex, db_version, expiry_key, meta_key, prefix_end, tag};
 use super::meta::{Meta, Record};
 use crate::fasthash::FastMap;
 use crate::resp::Reply;
@@ -102,30 +102,35 @@ pub struct Txn<'a> {
     reader: bool,
     snap: OnceCell<Snapshot>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// Metadata records as this write set sees them (including expired ones), by Redis key.
+    /// The database commands address (`SELECT`).
+    db: DbIndex,
+    /// Metadata records of database `db` as this write set sees them (including expired
+    /// ones), by Redis key.
     records: RefCell<FastMap<Vec<u8>, Option<Record>>>,
-    /// FLUSHDB ran: nothing before this write set exists any more.
-    cleared: bool,
+    /// Databases FLUSHDB (or FLUSHALL) cleared: nothing in them before this write set
+    /// exists any more.
+    cleared: DbSet,
+    /// FLUSHALL ran: the batch deletes the whole key space but the server's records.
+    cleared_every: bool,
     /// Engine key ranges `[start, end)` deleted by this write set (LTRIM, long pops), in
     /// order. `writes` holds only what was written after them, so the batch applies the
     /// ranges first and the point writes after.
     ranges: Vec<(Vec<u8>, Vec<u8>)>,
-    key_delta: i64,
-    /// Change to the number of keys with a time to live.
-    volatile_delta: i64,
+    /// Changes to the numbers of keys and of keys with a time to live.
+    deltas: Deltas,
     ctx: Ctx,
     /// Lists and sorted sets that became non-empty (for blocked clients).
-    ready: Vec<Vec<u8>>,
+    ready: Vec<ScopedKey>,
     /// Redis keys this write set wrote before a FLUSHDB in it dropped those writes (kept
     /// only while some client WATCHes: they count as touched).
-    flushed: Vec<Vec<u8>>,
+    flushed: Vec<ScopedKey>,
     /// What undoes the changes made since each open savepoint, innermost last
     /// ([`Txn::savepoint`] replaces the innermost, [`Txn::begin_nested`] opens another).
     undo: Vec<Undo>,
     /// Redis keys written since [`Txn::track_touched`] (or the last
     /// [`Txn::take_touched`]), while tracking: a replicated state machine marks the WATCHes
     /// of each log entry's keys.
-    touched_log: Option<BTreeSet<Vec<u8>>>,
+    touched_log: Option<BTreeSet<ScopedKey>>,
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
@@ -134,12 +139,89 @@ pub struct Txn<'a> {
 /// A pending write of an engine key: its new value, or `None` for a deletion.
 type Pending = Option<Vec<u8>>;
 
-/// A write set's overlay, range deletions and cleared flag, as a FLUSHDB found them, and
-/// how many undo records came before it.
+/// A Redis key and the database it is in.
+pub type ScopedKey = (DbIndex, Vec<u8>);
+
+/// A set of databases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DbSet([u64; 4]);
+
+impl DbSet {
+    /// Every database.
+    pub fn every() -> DbSet {
+        DbSet([u64::MAX; 4])
+    }
+
+    /// Adds `db`.
+    pub fn insert(&mut self, db: DbIndex) {
+        self.0[usize::from(db >> 6)] |= 1 << (db & 63);
+    }
+
+    /// True when `db` is in the set.
+    pub fn contains(&self, db: DbIndex) -> bool {
+        self.0[usize::from(db >> 6)] & (1 << (db & 63)) != 0
+    }
+
+    /// True when no database is in the set.
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; 4]
+    }
+
+    /// The databases in the set, lowest first.
+    pub fn iter(&self) -> impl Iterator<Item = DbIndex> + '_ {
+        (0..=255u8).filter(|&db| self.contains(db))
+    }
+}
+
+/// Changes to the numbers of keys and of keys with a time to live, per database (database
+/// 0's inline: no allocation for a write set that stays there).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deltas {
+    zero: (i64, i64),
+    others: Vec<(DbIndex, (i64, i64))>,
+}
+
+impl Deltas {
+    fn slot(&mut self, db: DbIndex) -> &mut (i64, i64) {
+        if db == 0 {
+            return &mut self.zero;
+        }
+        let i = match self.others.iter().position(|o| o.0 == db) {
+            Some(i) => i,
+            None => {
+                self.others.push((db, (0, 0)));
+                self.others.len() - 1
+            }
+        };
+        &mut self.others[i].1
+    }
+
+    /// Adds `keys` to database `db`'s key count and `volatile` to its count of keys with a
+    /// time to live.
+    pub fn add(&mut self, db: DbIndex, keys: i64, volatile: i64) {
+        let s = self.slot(db);
+        s.0 += keys;
+        s.1 += volatile;
+    }
+
+    /// Forgets the changes to database `db` (FLUSHDB: its counts start again from zero).
+    pub fn reset(&mut self, db: DbIndex) {
+        *self.slot(db) = (0, 0);
+    }
+
+    /// Every database's (keys, volatile keys) change, database 0 first.
+    pub fn iter(&self) -> impl Iterator<Item = (DbIndex, i64, i64)> + '_ {
+        std::iter::once((0, self.zero.0, self.zero.1))
+            .chain(self.others.iter().map(|&(db, (k, v))| (db, k, v)))
+    }
+}
+
+/// A write set's overlay, range deletions and cleared databases, as a FLUSHDB found them,
+/// and how many undo records came before it.
 type BeforeClear = (
     BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     Vec<(Vec<u8>, Vec<u8>)>,
-    bool,
+    (DbSet, bool),
     usize,
 );
 
@@ -151,8 +233,7 @@ struct Undo {
     /// Overlay entries as they were before each change (`None`: not in the overlay).
     writes: Vec<(Vec<u8>, Option<Pending>)>,
     ranges: usize,
-    key_delta: i64,
-    volatile_delta: i64,
+    deltas: Deltas,
     ready: usize,
     flushed: usize,
     dropped: usize,
@@ -168,17 +249,32 @@ impl<'a> Txn<'a> {
             reader,
             snap: OnceCell::new(),
             writes: BTreeMap::new(),
+            db: 0,
             records: RefCell::new(FastMap::default()),
-            cleared: false,
+            cleared: DbSet::default(),
+            cleared_every: false,
             ranges: Vec::new(),
-            key_delta: 0,
-            volatile_delta: 0,
+            deltas: Deltas::default(),
             ctx,
             ready: Vec::new(),
             flushed: Vec::new(),
             undo: Vec::new(),
             touched_log: None,
             dropped: Vec::new(),
+        }
+    }
+
+    /// The database commands address.
+    pub fn db(&self) -> DbIndex {
+        self.db
+    }
+
+    /// Makes later commands address database `db` (`SELECT`; the caller checks the index
+    /// against the configured number of databases).
+    pub fn select(&mut self, db: DbIndex) {
+        if db != self.db {
+            self.db = db;
+            self.records.get_mut().clear();
         }
     }
 
@@ -199,18 +295,18 @@ impl<'a> Txn<'a> {
         };
         let keys = std::mem::take(log);
         keys.into_iter()
-            .map(|k| {
-                let gone = self.record(&k)?.is_none();
-                Ok((k, gone))
+            .map(|(db, k)| {
+                let gone = self.record_in(db, &k)?.is_none();
+                Ok((db, k, gone))
             })
             .collect()
     }
 
     fn note_touched(&mut self, k: &[u8]) {
         if let Some(log) = self.touched_log.as_mut()
-            && let Some(o) = owner(k)
+            && let Some((db, key)) = keys::owner(k)
         {
-            log.insert(o.to_vec());
+            log.insert((db, key.to_vec()));
         }
     }
 
@@ -227,8 +323,7 @@ impl<'a> Txn<'a> {
     pub fn begin_nested(&mut self) {
         self.undo.push(Undo {
             ranges: self.ranges.len(),
-            key_delta: self.key_delta,
-            volatile_delta: self.volatile_delta,
+            deltas: self.deltas.clone(),
             ready: self.ready.len(),
             flushed: self.flushed.len(),
             dropped: self.dropped.len(),
@@ -264,7 +359,7 @@ impl<'a> Txn<'a> {
             u.writes.truncate(n);
             self.writes = writes;
             self.ranges = ranges;
-            self.cleared = cleared;
+            (self.cleared, self.cleared_every) = cleared;
         }
         for (k, prev) in u.writes.into_iter().rev() {
             match prev {
@@ -276,8 +371,7 @@ impl<'a> Txn<'a> {
         // demand.
         self.records.borrow_mut().clear();
         self.ranges.truncate(u.ranges);
-        self.key_delta = u.key_delta;
-        self.volatile_delta = u.volatile_delta;
+        self.deltas = u.deltas;
         self.ready.truncate(u.ready);
         self.flushed.truncate(u.flushed);
         self.dropped.truncate(u.dropped);
@@ -347,16 +441,20 @@ impl<'a> Txn<'a> {
     /// # Errors
     /// The engine's error persisting the allocator's high-water mark.
     pub fn new_version(&mut self) -> Result<u64, Reply> {
-        match &mut self.ctx.versions {
-            Versions::Store => self.store.alloc_version(),
+        let n = match &mut self.ctx.versions {
+            Versions::Store => self.store.alloc_version()?,
             Versions::Log { next, end } => {
                 if *next >= *end {
                     return Err(Reply::err("too many new collections in one log entry"));
                 }
                 *next += 1;
-                Ok(*next - 1)
+                *next - 1
             }
+        };
+        if n > keys::VERSION_MAX {
+            return Err(Reply::err("collection versions exhausted"));
         }
+        Ok(db_version(self.db, n))
     }
 
     /// The value of engine key `k` as this write set sees it.
@@ -367,7 +465,7 @@ impl<'a> Txn<'a> {
         if let Some(v) = self.writes.get(k) {
             return Ok(v.clone());
         }
-        if self.cleared || self.range_deleted(k) {
+        if self.cleared_covers(k) || self.range_deleted(k) {
             return Ok(None);
         }
         Ok(match self.snapshot() {
@@ -406,12 +504,26 @@ impl<'a> Txn<'a> {
         if let Some(r) = self.records.borrow().get(key) {
             return Ok(r.clone());
         }
-        let r = match self.get(&meta_key(key))? {
-            Some(v) => Some(Record::decode(&v)?),
-            None => None,
-        };
+        let r = self.record_in(self.db, key)?;
         self.records.borrow_mut().insert(key.to_vec(), r.clone());
         Ok(r)
+    }
+
+    /// The metadata record of `key` in database `db`, expired or not (cached only for the
+    /// current database).
+    ///
+    /// # Errors
+    /// Engine errors or a corrupt value.
+    pub fn record_in(&self, db: DbIndex, key: &[u8]) -> Result<Option<Record>, Reply> {
+        if db == self.db
+            && let Some(r) = self.records.borrow().get(key)
+        {
+            return Ok(r.clone());
+        }
+        match self.get(&meta_key(db, key))? {
+            Some(v) => Ok(Some(Record::decode(&v)?)),
+            None => Ok(None),
+        }
     }
 
     /// The record of `key` if it exists and has not expired.
@@ -490,13 +602,14 @@ impl<'a> Txn<'a> {
     pub fn put_record(&mut self, key: &[u8], record: Record) -> Result<(), Reply> {
         let old = self.record(key)?;
         let was_volatile = old.as_ref().is_some_and(|o| o.expire_at != 0);
-        self.volatile_delta += i64::from(record.expire_at != 0) - i64::from(was_volatile);
-        match &old {
-            None => self.key_delta += 1,
-            Some(o) if o.expire_at != 0 && o.expire_at != record.expire_at => {
-                self.delete(expiry_key(o.expire_at, key));
-            }
-            Some(_) => {}
+        let db = self.db;
+        let volatile = i64::from(record.expire_at != 0) - i64::from(was_volatile);
+        self.deltas.add(db, i64::from(old.is_none()), volatile);
+        if let Some(o) = &old
+            && o.expire_at != 0
+            && o.expire_at != record.expire_at
+        {
+            self.delete(expiry_key(db, o.expire_at, key));
         }
         if let Some(o) = &old
             && o.meta.version().is_some()
@@ -505,9 +618,9 @@ impl<'a> Txn<'a> {
             self.note_dropped(key, &o.meta);
         }
         if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
-            self.put(expiry_key(record.expire_at, key), Vec::new());
+            self.put(expiry_key(db, record.expire_at, key), Vec::new());
         }
-        self.put(meta_key(key), record.encode());
+        self.put(meta_key(db, key), record.encode());
         // A string's record holds its value: decoding it again from the overlay, if it is
         // read again, costs less than a copy kept here.
         if let Meta::Str(_) = record.meta {
@@ -531,55 +644,81 @@ impl<'a> Txn<'a> {
         let Some(old) = self.record(key)? else {
             return Ok(false);
         };
+        let db = self.db;
         if old.expire_at != 0 {
-            self.delete(expiry_key(old.expire_at, key));
-            self.volatile_delta -= 1;
+            self.delete(expiry_key(db, old.expire_at, key));
         }
-        self.delete(meta_key(key));
-        self.key_delta -= 1;
+        self.deltas.add(db, -1, -i64::from(old.expire_at != 0));
+        self.delete(meta_key(db, key));
         self.cache_record(key, None);
         self.note_dropped(key, &old.meta);
         Ok(!old.expired(self.ctx.now_ms))
     }
 
-    /// Removes every key (FLUSHDB): one range deletion of the whole key space but the
-    /// server's own records.
-    pub fn clear_all(&mut self) {
+    /// Removes every key of the current database (FLUSHDB): one range deletion of its
+    /// metadata and one of its expiry index; its members stay behind under versions nothing
+    /// names, for compaction to drop.
+    pub fn clear_db(&mut self) {
+        let db = self.db;
+        self.clear(|k| keys::db_of(k) == Some(db));
+        self.cleared.insert(db);
+        self.deltas.reset(db);
+    }
+
+    /// Removes every key of every database (FLUSHALL): one range deletion of the whole key
+    /// space but the server's own records.
+    pub fn clear_every_db(&mut self) {
+        self.clear(|k| keys::db_of(k).is_some());
+        self.cleared = DbSet::every();
+        self.cleared_every = true;
+        self.deltas = Deltas::default();
+    }
+
+    /// Drops the overlay's writes and range deletions of the keys `in_scope` says are
+    /// cleared, remembering what undoes it and which watched keys it touched.
+    fn clear(&mut self, in_scope: impl Fn(&[u8]) -> bool) {
         if let Some(u) = self.undo.last_mut()
             && u.before_clear.is_none()
         {
             // Taken once per savepoint: the earlier undo entries apply on top of it.
             let n = u.writes.len();
-            u.before_clear = Some((self.writes.clone(), self.ranges.clone(), self.cleared, n));
+            let cleared = (self.cleared, self.cleared_every);
+            u.before_clear = Some((self.writes.clone(), self.ranges.clone(), cleared, n));
         }
         if self.store.watches().active() {
-            let owners = self.writes.keys().filter_map(|k| owner(k));
-            self.flushed.extend(owners.map(<[u8]>::to_vec));
+            let owners = self.writes.keys().filter(|k| in_scope(k));
+            let owners = owners.filter_map(|k| keys::owner(k));
+            self.flushed
+                .extend(owners.map(|(db, key)| (db, key.to_vec())));
         }
-        self.writes.clear();
-        self.ranges.clear();
-        self.records.borrow_mut().clear();
-        self.cleared = true;
-        self.key_delta = 0;
-        self.volatile_delta = 0;
+        self.writes.retain(|k, _| !in_scope(k));
+        self.ranges.retain(|(start, _)| !in_scope(start));
+        self.records.get_mut().clear();
+    }
+
+    /// True when a FLUSHDB or FLUSHALL of this write set removed what the engine holds at
+    /// `k`.
+    fn cleared_covers(&self, k: &[u8]) -> bool {
+        !self.cleared.is_empty() && keys::db_of(k).is_some_and(|db| self.cleared.contains(db))
     }
 
     /// Marks the list or sorted set `key` as having elements now, for blocked clients.
     pub fn signal_ready(&mut self, key: &[u8]) {
-        if !self.ready.iter().any(|k| k == key) {
-            self.ready.push(key.to_vec());
+        let db = self.db;
+        if !self.ready.iter().any(|(d, k)| *d == db && k == key) {
+            self.ready.push((db, key.to_vec()));
         }
     }
 
     /// The keys [`Txn::signal_ready`] named so far.
-    pub fn ready_keys(&self) -> &[Vec<u8>] {
+    pub fn ready_keys(&self) -> &[ScopedKey] {
         &self.ready
     }
 
     /// Takes the keys [`Txn::signal_ready`] named so far (blocked clients are served inside
     /// the write set, after each command: `crate::blocking`); a key signalled again after
     /// this is reported again.
-    pub fn take_ready(&mut self) -> Vec<Vec<u8>> {
+    pub fn take_ready(&mut self) -> Vec<ScopedKey> {
         std::mem::take(&mut self.ready)
     }
 
@@ -654,7 +793,7 @@ impl<'a> Txn<'a> {
             return Ok(());
         }
         let range = (start.clone(), end.clone());
-        let mut engine = if self.cleared {
+        let mut engine = if self.cleared_every {
             None
         } else {
             Some(match self.snapshot() {
@@ -694,7 +833,7 @@ impl<'a> Txn<'a> {
             };
             let go_on = if from_engine {
                 match e_head.take() {
-                    Some((k, _)) if self.range_deleted(&k) => {
+                    Some((k, _)) if self.range_deleted(&k) || self.cleared_covers(&k) => {
                         e_head = next_engine(&mut engine)?;
                         true
                     }
@@ -730,7 +869,7 @@ impl<'a> Txn<'a> {
 
     /// True when nothing is to be written.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.ranges.is_empty() && !self.cleared
+        self.writes.is_empty() && self.ranges.is_empty() && self.cleared.is_empty()
     }
 
     /// The batch this write set commits and its bookkeeping, for a caller that writes the
@@ -742,8 +881,16 @@ impl<'a> Txn<'a> {
             Vec::new()
         };
         let mut batch = WriteBatch::new();
-        if self.cleared {
+        if self.cleared_every {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
+        } else {
+            for db in self.cleared.iter() {
+                for prefix in [keys::meta_prefix(db), keys::expiry_prefix(db)] {
+                    if let Some(end) = prefix_end(&prefix) {
+                        batch.delete_range(prefix, end);
+                    }
+                }
+            }
         }
         for (start, end) in self.ranges {
             batch.delete_range(start, end);
@@ -755,8 +902,7 @@ impl<'a> Txn<'a> {
             }
         }
         let done = Committed {
-            key_delta: self.key_delta,
-            volatile_delta: self.volatile_delta,
+            deltas: self.deltas,
             cleared: self.cleared,
             ready: self.ready,
             touched,
@@ -769,31 +915,34 @@ impl<'a> Txn<'a> {
     /// (for WATCH). A FLUSHDB touches the watched keys that existed before it (Redis leaves
     /// the watchers of absent keys alone) and those the write set wrote before it.
     fn touched(&self) -> Vec<Touched> {
-        let mut keys: BTreeSet<&[u8]> = self.writes.keys().filter_map(|k| owner(k)).collect();
+        let mut keys: BTreeSet<(DbIndex, &[u8])> =
+            self.writes.keys().filter_map(|k| keys::owner(k)).collect();
         let watched;
-        if self.cleared {
-            keys.extend(self.flushed.iter().map(Vec::as_slice));
+        if !self.cleared.is_empty() {
+            keys.extend(self.flushed.iter().map(|(db, k)| (*db, k.as_slice())));
             watched = self.store.watches().keys();
-            for k in &watched {
+            for (db, k) in &watched {
                 // Read before the batch is written; FLUSHDB and EXEC hold every writer out.
-                if matches!(self.store.db().get(meta_key(k)), Ok(Some(_)) | Err(_)) {
-                    keys.insert(k);
+                if self.cleared.contains(*db)
+                    && matches!(self.store.db().get(meta_key(*db, k)), Ok(Some(_)) | Err(_))
+                {
+                    keys.insert((*db, k));
                 }
             }
         }
         let records = self.records.borrow();
         keys.into_iter()
-            .map(|k| {
+            .map(|(db, k)| {
                 // The metadata key's write says it; else the record as last read (a write
                 // of members only leaves the key in place).
-                let gone = match self.writes.get(&meta_key(k)) {
+                let gone = match self.writes.get(&meta_key(db, k)) {
                     Some(w) => w.is_none(),
-                    None => match records.get(k) {
+                    None => match records.get(k).filter(|_| db == self.db) {
                         Some(r) => r.is_none(),
-                        None => self.cleared,
+                        None => self.cleared.contains(db),
                     },
                 };
-                (k.to_vec(), gone)
+                (db, k.to_vec(), gone)
             })
             .collect()
     }
@@ -802,7 +951,7 @@ impl<'a> Txn<'a> {
     ///
     /// # Errors
     /// The engine's write error, as an `ERR` reply; nothing was applied then.
-    pub fn commit(self) -> Result<Vec<Vec<u8>>, Reply> {
+    pub fn commit(self) -> Result<Vec<ScopedKey>, Reply> {
         if self.is_empty() {
             return Ok(self.ready);
         }
@@ -822,14 +971,12 @@ impl<'a> Txn<'a> {
 /// blocked clients may now be served.
 #[derive(Debug, Default)]
 pub struct Committed {
-    /// Change to the number of keys.
-    pub key_delta: i64,
-    /// Change to the number of keys with a time to live.
-    pub volatile_delta: i64,
-    /// The write set began with FLUSHDB: the counts start from zero.
-    pub cleared: bool,
+    /// Changes to the numbers of keys and of keys with a time to live, per database.
+    pub deltas: Deltas,
+    /// Databases the write set cleared (FLUSHDB, FLUSHALL): their counts start from zero.
+    pub cleared: DbSet,
     /// Lists and sorted sets that became non-empty.
-    pub ready: Vec<Vec<u8>>,
+    pub ready: Vec<ScopedKey>,
     /// Redis keys written (for WATCH), each with whether the commit left it absent; empty
     /// while nobody watches.
     pub touched: Vec<Touched>,
@@ -842,15 +989,6 @@ pub fn is_data_key(k: &[u8]) -> bool {
     k.first().is_some_and(|&t| t != tag::SYSTEM)
 }
 
-/// The Redis key an engine key belongs to, if any (for WATCH and keyspace bookkeeping).
-pub fn owner(k: &[u8]) -> Option<&[u8]> {
-    match *k.first()? {
-        tag::META => Some(&k[1..]),
-        tag::EXPIRY => keys::parse_expiry_key(k).map(|(_, key)| key),
-        _ => keys::parse_sub_key(k).map(|s| s.key),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -860,9 +998,8 @@ mod tests {
     type State = (
         Vec<(Vec<u8>, Pending)>,
         Vec<(Vec<u8>, Vec<u8>)>,
-        i64,
-        i64,
-        bool,
+        Deltas,
+        DbSet,
     );
 
     fn state(t: &Txn<'_>) -> State {
@@ -872,8 +1009,7 @@ mod tests {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             t.ranges.clone(),
-            t.key_delta,
-            t.volatile_delta,
+            t.deltas.clone(),
             t.cleared,
         )
     }
@@ -884,7 +1020,7 @@ mod tests {
         store
             .db()
             .put(
-                meta_key(b"old"),
+                meta_key(0, b"old"),
                 Record {
                     expire_at: 0,
                     meta: Meta::Str(b"x".to_vec()),
@@ -931,7 +1067,7 @@ mod tests {
         assert!(t.ready_keys().is_empty());
         // FLUSHDB inside the failed command is undone too.
         t.savepoint();
-        t.clear_all();
+        t.clear_db();
         t.put(b"after".to_vec(), b"1".to_vec());
         t.rollback();
         assert_eq!(state(&t), before);
@@ -965,7 +1101,7 @@ mod tests {
         assert_eq!(t.get(b"k2").unwrap(), None);
         // FLUSHDB, then a write of a key that was pending before the savepoints.
         t.begin_nested();
-        t.clear_all();
+        t.clear_db();
         t.put(b"j".to_vec(), b"after".to_vec());
         t.end_nested();
         // The script is killed: everything it did goes, what came before stays.
@@ -975,5 +1111,56 @@ mod tests {
         // The enclosing (EXEC) savepoint is still open and undoes nothing more.
         t.rollback();
         assert_eq!(state(&t), before);
+    }
+
+    fn string(v: &[u8]) -> Record {
+        Record {
+            expire_at: 0,
+            meta: Meta::Str(v.to_vec()),
+        }
+    }
+
+    #[test]
+    fn databases_hold_their_own_keys_and_flush_alone() {
+        let (_dir, store) = temp_store();
+        let mut t = store.txn();
+        t.put_record(b"k", string(b"zero")).unwrap();
+        t.select(3);
+        assert_eq!(
+            t.meta(b"k").unwrap(),
+            None,
+            "database 3 sees database 0's key"
+        );
+        t.put_record(b"k", string(b"three")).unwrap();
+        let v3 = t.new_version().unwrap();
+        assert_eq!(keys::version_db(v3), 3);
+        let done = t.commit().unwrap();
+        assert!(done.is_empty());
+        let mut t = store.txn();
+        assert_eq!(t.meta(b"k").unwrap(), Some(Meta::Str(b"zero".to_vec())));
+        t.select(3);
+        assert_eq!(t.meta(b"k").unwrap(), Some(Meta::Str(b"three".to_vec())));
+        // FLUSHDB in database 3, then a write there, in one write set: database 0 keeps
+        // its key, database 3 holds only the new one.
+        t.clear_db();
+        assert_eq!(t.meta(b"k").unwrap(), None);
+        t.put_record(b"n", string(b"new")).unwrap();
+        let (batch, done) = t.into_batch();
+        assert_eq!(done.deltas.iter().find(|d| d.0 == 3), Some((3, 1, 0)));
+        assert!(done.cleared.contains(3) && !done.cleared.contains(0));
+        store.db().write(batch).unwrap();
+        let mut t = store.reader();
+        assert_eq!(t.meta(b"k").unwrap(), Some(Meta::Str(b"zero".to_vec())));
+        t.select(3);
+        assert_eq!(t.meta(b"k").unwrap(), None);
+        assert_eq!(t.meta(b"n").unwrap(), Some(Meta::Str(b"new".to_vec())));
+        // FLUSHALL clears both.
+        let mut t = store.txn();
+        t.clear_every_db();
+        t.commit().unwrap();
+        let mut t = store.reader();
+        assert_eq!(t.meta(b"k").unwrap(), None);
+        t.select(3);
+        assert_eq!(t.meta(b"n").unwrap(), None);
     }
 }

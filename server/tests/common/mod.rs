@@ -66,6 +66,12 @@ impl TestServer {
         client_at(&format!("redis://127.0.0.1:{}/", self.port))
     }
 
+    /// A RESP2 client connection to database `db` (the crate sends SELECT on connect, as
+    /// a `redis://host:port/db` URL asks).
+    pub fn client_db(&self, db: u16) -> redis::Connection {
+        client_at(&format!("redis://127.0.0.1:{}/{db}", self.port))
+    }
+
     /// A RESP3 client connection (the crate sends HELLO 3 on connect).
     pub fn client3(&self) -> redis::Connection {
         client_at(&format!("redis://127.0.0.1:{}/?protocol=resp3", self.port))
