@@ -1,10 +1,12 @@
-//! Keys of any type: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHDB, FLUSHALL; TIME.
+//! Keys of any type: DEL, UNLINK, EXISTS, TYPE, RENAME, RENAMENX, COPY, MOVE, KEYS, SCAN,
+//! DBSIZE, FLUSHDB, FLUSHALL; TIME.
 
 use bytes::Bytes;
 
 use super::parse_scan_args;
 use crate::resp::Reply;
-use crate::store::keys::meta_prefix;
+use crate::store::copy::copy_value;
+use crate::store::keys::{DbIndex, meta_prefix};
 use crate::store::{R, Record, Txn};
 
 /// `DEL key [key ...]`: removes each key, whatever it holds, with one write of its metadata
@@ -37,6 +39,94 @@ pub fn type_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             .map_or("none", |m| m.type_name())
             .to_string(),
     ))
+}
+
+/// Whether `key` exists in database `db`.
+fn exists_in(txn: &mut Txn<'_>, db: DbIndex, key: &[u8]) -> Result<bool, Reply> {
+    let here = txn.db();
+    txn.select(db);
+    let found = txn.meta(key);
+    txn.select(here);
+    Ok(found?.is_some())
+}
+
+/// RENAME and RENAMENX: moves `src`'s value, with its time to live, to `dst` (replacing it
+/// unless `nx`). Returns whether it moved.
+fn rename_key(txn: &mut Txn<'_>, src: &[u8], dst: &[u8], nx: bool) -> Result<bool, Reply> {
+    let Some(rec) = txn.live(src)? else {
+        return Err(Reply::err("no such key"));
+    };
+    if src == dst {
+        return Ok(!nx);
+    }
+    let db = txn.db();
+    if nx && exists_in(txn, db, dst)? {
+        return Ok(false);
+    }
+    copy_value(txn, (db, src), (db, dst), rec.expire_at)?;
+    txn.remove_key(src)?;
+    Ok(true)
+}
+
+/// `RENAME key newkey`: a string moves in one metadata write; a collection's members are
+/// copied under the new name (one write each).
+pub fn rename(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    rename_key(txn, &a[1], &a[2], false)?;
+    Ok(Reply::Ok)
+}
+
+/// `RENAMENX key newkey`: 1 when renamed, 0 when `newkey` exists.
+pub fn renamenx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    Ok(Reply::Int(i64::from(rename_key(txn, &a[1], &a[2], true)?)))
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`: 1 when copied, 0 when the source
+/// does not exist or the destination does (without REPLACE). The copy keeps the time to live.
+pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let mut db = txn.db();
+    let mut replace = false;
+    let mut i = 3;
+    while i < a.len() {
+        match a[i].to_ascii_uppercase().as_slice() {
+            b"REPLACE" => replace = true,
+            b"DB" if i + 1 < a.len() => {
+                db = txn.store().db_index(&a[i + 1])?;
+                i += 1;
+            }
+            _ => return Err(Reply::err("syntax error")),
+        }
+        i += 1;
+    }
+    let here = txn.db();
+    if db == here && a[1] == a[2] {
+        return Err(Reply::err("source and destination objects are the same"));
+    }
+    let Some(rec) = txn.live(&a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    if !replace && exists_in(txn, db, &a[2])? {
+        return Ok(Reply::Int(0));
+    }
+    copy_value(txn, (here, &a[1]), (db, &a[2]), rec.expire_at)?;
+    Ok(Reply::Int(1))
+}
+
+/// `MOVE key db`: 1 when moved, 0 when the key does not exist here or exists there.
+pub fn move_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let db = txn.store().db_index(&a[2])?;
+    let here = txn.db();
+    if db == here {
+        return Err(Reply::err("source and destination objects are the same"));
+    }
+    let Some(rec) = txn.live(&a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    if exists_in(txn, db, &a[1])? {
+        return Ok(Reply::Int(0));
+    }
+    copy_value(txn, (here, &a[1]), (db, &a[1]), rec.expire_at)?;
+    txn.remove_key(&a[1])?;
+    Ok(Reply::Int(1))
 }
 
 /// Whether the metadata value `v` is of a key that has expired by `now`.

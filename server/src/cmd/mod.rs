@@ -206,6 +206,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("unlink", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys (one metadata write each, as DEL)."),
     cmd!("exists", -2, Read(keyspace::exists), 1, -1, 1, "generic", RO, "Counts existing keys."),
     cmd!("type", 2, Read(keyspace::type_), 1, 1, 1, "generic", RO, "Returns the type of a key."),
+    cmd!("rename", 3, Write(keyspace::rename), 1, 2, 1, "generic", W, "Renames a key (a collection's members are copied)."),
+    cmd!("renamenx", 3, Write(keyspace::renamenx), 1, 2, 1, "generic", W, "Renames a key unless the new name exists."),
+    cmd!("copy", -3, Write(keyspace::copy), 1, 2, 1, "generic", W, "Copies a key's value, to another database with DB."),
+    cmd!("move", 3, Write(keyspace::move_), 1, 1, 1, "generic", W, "Moves a key to another database."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
     cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
     // expiry

@@ -314,6 +314,15 @@ impl Entry<'_, '_> {
             "script" => {
                 return Answer::Reply(crate::script::script(self.txn.store().scripts(), args));
             }
+            // A cluster serves database 0 only, as Redis Cluster does.
+            "move" => {
+                return Answer::Reply(Reply::err("MOVE is not allowed in cluster mode"));
+            }
+            "copy" if other_database(args) => {
+                return Answer::Reply(Reply::err(
+                    "Copying to another database is not allowed in cluster mode",
+                ));
+            }
             _ => {}
         }
         if matches!(c.name, "flushdb" | "flushall") && !self.watches.is_empty() {
@@ -385,4 +394,11 @@ impl Entry<'_, '_> {
         }
         Reply::Array(replies)
     }
+}
+
+/// Whether a COPY names a destination database other than 0 (`DB n`).
+fn other_database(args: &Args) -> bool {
+    args.windows(2)
+        .skip(3)
+        .any(|w| w[0].eq_ignore_ascii_case(b"DB") && w[1].as_ref() != b"0")
 }

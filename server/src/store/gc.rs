@@ -256,7 +256,7 @@ fn entries(meta: &Meta) -> u64 {
 }
 
 /// The sub-key tags a collection's entries use.
-fn tags_of(meta: &Meta) -> &'static [u8] {
+pub(crate) fn tags_of(meta: &Meta) -> &'static [u8] {
     match meta {
         Meta::Str(_) => &[],
         Meta::Chunked { .. } => &[tag::CHUNK],

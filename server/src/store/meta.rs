@@ -300,6 +300,22 @@ impl Meta {
         }
     }
 
+    /// The same metadata with its members under `version` (a copy of the collection).
+    pub fn with_version(&self, version: u64) -> Meta {
+        let mut m = self.clone();
+        match &mut m {
+            Meta::Str(_) => {}
+            Meta::Chunked { version: v, .. }
+            | Meta::Set { version: v, .. }
+            | Meta::Bloom { version: v, .. }
+            | Meta::Hash { version: v, .. }
+            | Meta::List { version: v, .. }
+            | Meta::Zset { version: v, .. } => *v = version,
+            Meta::Stream(s) => s.version = version,
+        }
+        m
+    }
+
     /// The version its members live under (`None` for an inline string).
     pub fn version(&self) -> Option<u64> {
         match self {

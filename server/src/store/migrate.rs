@@ -94,7 +94,8 @@ pub fn to_current(db: &Db) -> Result<(), Error> {
 }
 
 /// First bytes a key of a server database without a format record (format 1, or new) can
-/// start with: the server's records, format 1's metadata and its three sub-key tags.
+/// start with: the server's records, format 1's metadata and its three sub-key tags. Keys
+/// from 0xff on belong to whoever embeds the store (cluster mode's state-machine records).
 const FORMAT_1_TAGS: [u8; 5] = [tag::SYSTEM, OLD_CHUNK, OLD_BLOOM, tag::META, OLD_MEMBER];
 
 /// Refuses a database with no format record that holds a key no server wrote: one written
@@ -103,27 +104,19 @@ const FORMAT_1_TAGS: [u8; 5] = [tag::SYSTEM, OLD_CHUNK, OLD_BLOOM, tag::META, OL
 fn refuse_foreign(db: &Db) -> Result<(), Error> {
     let mut from = 0u8;
     for t in FORMAT_1_TAGS.iter().copied().chain([0xff]) {
-        if from < t {
-            let found = db.scan([from].as_slice()..[t].as_slice()).next();
-            if let Some(kv) = found {
-                let (k, _) = kv?;
-                return Err(Error::InvalidArgument(format!(
-                    "not a bloomkv-server database: it has no server format record and holds \
-                     key {:?}, which no server wrote (a database made by kvctl put or the \
-                     library; read it with kvctl get/scan, and give the server a directory \
-                     of its own)",
-                    String::from_utf8_lossy(&k[..k.len().min(64)])
-                )));
-            }
+        if from < t
+            && let Some(kv) = db.scan([from].as_slice()..[t].as_slice()).next()
+        {
+            let (k, _) = kv?;
+            return Err(Error::InvalidArgument(format!(
+                "not a bloomkv-server database: it has no server format record and holds \
+                 key {:?}, which no server wrote (a database made by kvctl put or the \
+                 library; read it with kvctl get/scan, and give the server a directory of \
+                 its own)",
+                String::from_utf8_lossy(&k[..k.len().min(64)])
+            )));
         }
         from = t.saturating_add(1);
-    }
-    if let Some(kv) = db.scan([0xffu8].as_slice()..).next() {
-        let (k, _) = kv?;
-        return Err(Error::InvalidArgument(format!(
-            "not a bloomkv-server database: key {:?} was not written by a server",
-            String::from_utf8_lossy(&k[..k.len().min(64)])
-        )));
     }
     Ok(())
 }
@@ -303,11 +296,16 @@ mod tests {
             "stamped with the server's format"
         );
         assert_eq!(db.get(VERSION_KEY).unwrap(), None);
-        // Keys past every server tag are found too.
+        // Keys between the server's tags are found too; the embedder's (0xff on) are not
+        // foreign.
         let db2dir = tempfile::tempdir().unwrap();
         let db2 = Db::open(db2dir.path(), bloomkv::Options::default()).unwrap();
-        db2.put(b"\xff\x01", b"x").unwrap();
-        assert!(to_current(&db2).is_err());
+        db2.put(b"\xffm/applied", b"x").unwrap();
+        to_current(&db2).unwrap();
+        let db3dir = tempfile::tempdir().unwrap();
+        let db3 = Db::open(db3dir.path(), bloomkv::Options::default()).unwrap();
+        db3.put(b"Zebra", b"x").unwrap();
+        assert!(to_current(&db3).is_err());
     }
 
     #[test]

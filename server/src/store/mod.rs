@@ -7,7 +7,9 @@
 //! * [`txn`]: [`Txn`], one command's (or transaction's) atomic write set, and [`Ctx`].
 //! * [`migrate`]: format 1 (no versions, no expiry) to format 2, at open.
 //! * [`expire`]: the background reclaimer of expired keys.
+//! * [`copy`]: a key's value copied to another key or database (RENAME, COPY, MOVE).
 
+pub mod copy;
 pub mod expire;
 pub mod gc;
 pub mod keys;
