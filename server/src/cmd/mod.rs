@@ -12,6 +12,7 @@ pub mod keyspace;
 pub mod lcs;
 pub mod lists;
 pub mod longdouble;
+pub mod object;
 pub mod random;
 pub mod ranges;
 pub mod setops;
@@ -210,6 +211,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("renamenx", 3, Write(keyspace::renamenx), 1, 2, 1, "generic", W, "Renames a key unless the new name exists."),
     cmd!("copy", -3, Write(keyspace::copy), 1, 2, 1, "generic", W, "Copies a key's value, to another database with DB."),
     cmd!("move", 3, Write(keyspace::move_), 1, 1, 1, "generic", W, "Moves a key to another database."),
+    cmd!("object", -2, Read(object::object), 2, 2, 1, "generic", RO, "Inspects a value (ENCODING, REFCOUNT as Redis 7.0 would answer)."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
     cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
     // expiry
@@ -308,6 +310,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bzmpop", -5, Blocking(blocking::bzmpop), 3, -1, 1, "sorted-set", W, "Pops members from the first non-empty sorted set, or blocks."),
     cmd!("zrandmember", -2, Read(zsets::zrandmember), 1, 1, 1, "sorted-set", &["readonly"], "Returns random members (WITHSCORES)."),
     cmd!("zscan", -3, Read(zsets::zscan), 1, 1, 1, "sorted-set", &["readonly"], "Iterates over members and scores."),
+    cmd!("zunion", -3, Read(zsets::zunion), 2, -1, 1, "sorted-set", &["readonly"], "Returns the union of sorted sets (WEIGHTS, AGGREGATE, WITHSCORES)."),
+    cmd!("zinter", -3, Read(zsets::zinter), 2, -1, 1, "sorted-set", &["readonly"], "Returns the intersection of sorted sets."),
+    cmd!("zdiff", -3, Read(zsets::zdiff), 2, -1, 1, "sorted-set", &["readonly"], "Returns the members of the first sorted set not in the others."),
+    cmd!("zunionstore", -4, Write(zsets::zunionstore), 1, -1, 1, "sorted-set", W, "Stores the union of sorted sets."),
+    cmd!("zinterstore", -4, Write(zsets::zinterstore), 1, -1, 1, "sorted-set", W, "Stores the intersection of sorted sets."),
+    cmd!("zdiffstore", -4, Write(zsets::zdiffstore), 1, -1, 1, "sorted-set", W, "Stores the difference of sorted sets."),
+    cmd!("zintercard", -3, Read(zsets::zintercard), 2, -1, 1, "sorted-set", &["readonly"], "Counts the intersection of sorted sets (LIMIT)."),
+    cmd!("zrangestore", -5, Write(zsets::zrangestore), 1, 2, 1, "sorted-set", W, "Stores a range of a sorted set."),
     // streams (XREAD's keys follow STREAMS: every argument is locked)
     cmd!("xadd", -5, Write(streams::xadd), 1, 1, 1, "stream", W, "Appends an entry to a stream (NOMKSTREAM, MAXLEN, MINID)."),
     cmd!("xlen", 2, Read(streams::xlen), 1, 1, 1, "stream", RO, "Returns the number of entries of a stream."),

@@ -1,8 +1,9 @@
 //! Sorted sets: ZADD, ZINCRBY, ZREM, ZSCORE, ZMSCORE, ZCARD, ZRANK, ZREVRANK, ZRANDMEMBER,
 //! ZSCAN here; the range commands in [`range`]; ZPOPMIN, ZPOPMAX, ZMPOP in [`pop`]; the
-//! blocking forms in `crate::blocking`. Storage layout and costs: [`store`] and
-//! docs/SERVER.md.
+//! blocking forms in `crate::blocking`; ZUNION, ZINTER, ZDIFF, their STORE forms and
+//! ZINTERCARD in [`algebra`]. Storage layout and costs: [`store`] and docs/SERVER.md.
 
+pub mod algebra;
 pub mod pop;
 pub mod range;
 pub mod score;
@@ -16,10 +17,11 @@ use crate::resp::{Reply, format_double};
 use crate::store::{R, Txn, member_fits, member_too_long, sub_prefix, tag};
 use store::{Zset, get_zset, score_of, set_score, store_zset};
 
+pub use algebra::{zdiff, zdiffstore, zinter, zintercard, zinterstore, zunion, zunionstore};
 pub use pop::{zmpop, zpopmax, zpopmin};
 pub use range::{
-    zcount, zlexcount, zrange, zrangebylex, zrangebyscore, zremrangebylex, zremrangebyrank,
-    zremrangebyscore, zrevrange, zrevrangebylex, zrevrangebyscore,
+    zcount, zlexcount, zrange, zrangebylex, zrangebyscore, zrangestore, zremrangebylex,
+    zremrangebyrank, zremrangebyscore, zrevrange, zrevrangebylex, zrevrangebyscore,
 };
 
 fn not_float() -> Reply {

@@ -158,7 +158,20 @@ enum By {
 }
 
 /// ZRANGE and its older forms, as Redis's `zrangeGenericCommand` parses them.
-fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bool>) -> R {
+fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], by: By, rev: Option<bool>) -> R {
+    zrange_into(txn, a, by, rev, None)
+}
+
+/// ZRANGE's work: `a[1]` is the source, `a[2..4]` the range, options after. With `dst`
+/// (ZRANGESTORE) the members found, with their scores, replace `dst` and the reply is
+/// their number.
+fn zrange_into(
+    txn: &mut Txn<'_>,
+    a: &[Bytes],
+    mut by: By,
+    mut rev: Option<bool>,
+    dst: Option<&[u8]>,
+) -> R {
     let key = &a[1];
     let mut with_scores = false;
     let mut limit: Option<(i64, i64)> = None;
@@ -166,7 +179,7 @@ fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bo
     while j < a.len() {
         let left = a.len() - j - 1;
         let o = &a[j];
-        if o.eq_ignore_ascii_case(b"withscores") {
+        if dst.is_none() && o.eq_ignore_ascii_case(b"withscores") {
             with_scores = true;
         } else if o.eq_ignore_ascii_case(b"limit") && left >= 2 {
             limit = Some((parse_long(&a[j + 1])?, parse_long(&a[j + 2])?));
@@ -216,7 +229,10 @@ fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bo
         _ => Parsed::Rank(parse_long(lo)?, parse_long(hi)?),
     };
     let Some(z) = get_zset(txn, key)? else {
-        return Ok(Reply::Array(Vec::new()));
+        return match dst {
+            Some(d) => super::algebra::store_result(txn, d, Vec::new()),
+            None => Ok(Reply::Array(Vec::new())),
+        };
     };
     let (offset, count) = limit.unwrap_or((0, -1));
     let mut out: Vec<(Vec<u8>, f64)> = Vec::new();
@@ -224,6 +240,7 @@ fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bo
         Parsed::Rank(start, stop) => {
             if let Some((first, n)) = rank_range(start, stop, z.card) {
                 if n >= super::stream::STREAM_MIN
+                    && dst.is_none()
                     && let Some(snap) = txn.take_snapshot()
                 {
                     return Ok(Reply::Stream(super::stream::rank_stream(
@@ -279,7 +296,15 @@ fn zrange_generic(txn: &mut Txn<'_>, a: &[Bytes], mut by: By, mut rev: Option<bo
             }
         }
     }
-    Ok(members_reply(out, with_scores))
+    match dst {
+        Some(d) => super::algebra::store_result(txn, d, out),
+        None => Ok(members_reply(out, with_scores)),
+    }
+}
+
+/// `ZRANGESTORE dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]`
+pub fn zrangestore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    zrange_into(txn, &a[1..], By::Auto, None, Some(&a[1]))
 }
 
 /// Members, or members and scores (RESP2 flat, RESP3 pairs).
