@@ -77,8 +77,8 @@ fn sizes_past_redis_thresholds_change_the_encoding() {
         ok(&mut c, &["OBJECT", "ENCODING", "s"]),
         common::bulk("hashtable")
     );
-    for i in 0..128 {
-        ok(&mut c, &["ZADD", "z", "1", &ints[i]]);
+    for member in &ints[..128] {
+        ok(&mut c, &["ZADD", "z", "1", member]);
     }
     assert_eq!(
         ok(&mut c, &["OBJECT", "ENCODING", "z"]),
