@@ -111,6 +111,16 @@ fn select_checks_its_index_as_redis_does() {
     assert!(list.contains(" db=3 "), "{list}");
     let cfg = ok(&mut c, &["CONFIG", "GET", "databases"]);
     assert_eq!(cfg, Value::Array(vec![bulk("databases"), bulk("4")]));
+    // The parameters clients ask for answer with this server's values, not an empty list.
+    let cfg = ok(
+        &mut c,
+        &["CONFIG", "GET", "maxmemory*", "notify-keyspace-events"],
+    );
+    let Value::Array(items) = cfg else {
+        panic!("{cfg:?}")
+    };
+    assert_eq!(items.len(), 6, "{items:?}");
+    assert!(items.contains(&bulk("noeviction")), "{items:?}");
     // RESET goes back to database 0.
     ok(&mut c, &["RESET"]);
     assert_eq!(ok(&mut c, &["DBSIZE"]), int(0));

@@ -309,7 +309,8 @@ impl Conn {
         match sub.as_slice() {
             b"get" if a.len() >= 3 => {
                 let cfg = &self.shared.config;
-                let items: [(&str, String); 10] = [
+                let busy = crate::script::BUSY_THRESHOLD.as_millis().to_string();
+                let items: Vec<(&str, String)> = vec![
                     ("appendonly", "yes".into()),
                     ("loglevel", crate::log::level().name().into()),
                     (
@@ -328,6 +329,35 @@ impl Conn {
                     ("port", self.shared.port.to_string()),
                     ("bind", cfg.bind.to_string()),
                     ("proto-max-bulk-len", cfg.proto_max_bulk_len.to_string()),
+                    (
+                        "client-query-buffer-limit",
+                        cfg.client_query_buffer_limit.to_string(),
+                    ),
+                    ("dir", cfg.dir.display().to_string()),
+                    ("requirepass", cfg.requirepass.clone().unwrap_or_default()),
+                    // Clients from other hosts are refused without a password.
+                    ("protected-mode", "yes".into()),
+                    (
+                        "cluster-enabled",
+                        if self.cluster.is_some() { "yes" } else { "no" }.into(),
+                    ),
+                    ("io-threads", cfg.threads.to_string()),
+                    // Nothing is evicted and no memory limit applies.
+                    ("maxmemory", "0".into()),
+                    ("maxmemory-policy", "noeviction".into()),
+                    // No keyspace notifications are sent.
+                    ("notify-keyspace-events", String::new()),
+                    // Idle clients are never closed.
+                    ("timeout", "0".into()),
+                    ("busy-reply-threshold", busy.clone()),
+                    ("lua-time-limit", busy),
+                    // The thresholds OBJECT ENCODING answers by.
+                    ("hash-max-listpack-entries", "128".into()),
+                    ("hash-max-listpack-value", "64".into()),
+                    ("zset-max-listpack-entries", "128".into()),
+                    ("zset-max-listpack-value", "64".into()),
+                    ("set-max-intset-entries", "512".into()),
+                    ("list-max-listpack-size", "-2".into()),
                 ];
                 let pairs = items
                     .into_iter()
