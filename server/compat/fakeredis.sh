@@ -144,20 +144,31 @@ fi
 "$VENV/bin/python" - "$XML" "$FAKEREDIS_VERSION" "$label" "$CACHE/fakeredis-$name.failures.txt" <<'EOF'
 import collections, sys, xml.etree.ElementTree as ET
 xml, version, label, failures_path = sys.argv[1:]
-counts = collections.Counter()
-by_file = collections.Counter()
-lines = []
+# One outcome per test: junit lists a test twice when it failed and then errored in teardown.
+rank = {"passed": 0, "skipped": 1, "errors": 2, "failed": 3}
+outcome, detail = {}, {}
 for case in ET.parse(xml).getroot().iter("testcase"):
+    path = case.get("file") or case.get("classname", "?").replace(".", "/") + ".py"
+    module = path[:-3].replace("/", ".")
+    cls = case.get("classname", "")
+    name = (cls[len(module) + 1:] + "::" if cls.startswith(module + ".") else "") + (case.get("name") or "")
+    test = (path, name)
     kinds = {child.tag for child in case}
     kind = ("failed" if "failure" in kinds else "errors" if "error" in kinds
             else "skipped" if "skipped" in kinds else "passed")
-    counts[kind] += 1
+    if rank[kind] >= rank[outcome.get(test, "passed")]:
+        outcome[test] = kind
+        if kind in ("failed", "errors"):
+            node = case.find("failure") if kind == "failed" else case.find("error")
+            msg = (node.get("message") or node.text or "").strip().splitlines()
+            detail[test] = msg[0][:200] if msg else ""
+counts = collections.Counter(outcome.values())
+by_file = collections.Counter()
+lines = []
+for (path, name), kind in outcome.items():
     if kind in ("failed", "errors"):
-        path = case.get("file") or case.get("classname", "?").replace(".", "/") + ".py"
         by_file[path] += 1
-        node = case.find("failure") if kind == "failed" else case.find("error")
-        msg = (node.get("message") or node.text or "").strip().splitlines()
-        lines.append(f"{path}::{case.get('name')}  [{kind}] {msg[0][:200] if msg else ''}")
+        lines.append(f"{path}::{name}  [{kind}] {detail[(path, name)]}")
 total = sum(counts.values())
 with open(failures_path, "w") as f:
     f.write("\n".join(lines) + ("\n" if lines else ""))
