@@ -61,6 +61,24 @@ fn a_url_with_a_database_connects_and_its_keys_stay_apart() {
     assert_eq!(ok(&mut five, &["KEYS", "*"]), Value::Array(vec![]));
     assert_eq!(ok(&mut five, &["EXISTS", "str", "set"]), int(0));
     assert_eq!(strings(ok(&mut one, &["KEYS", "*"])).len(), 9);
+    assert_eq!(ok(&mut five, &["RANDOMKEY"]), Value::Nil);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let k: String = redis::from_redis_value(ok(&mut one, &["RANDOMKEY"])).unwrap();
+        seen.insert(k);
+    }
+    assert_eq!(seen.len(), 9, "every key of database 1 drawn: {seen:?}");
+    ok(&mut five, &["SET", "only", "x", "PX", "1"]);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    ok(&mut five, &["SET", "live", "y"]);
+    for _ in 0..20 {
+        assert_eq!(
+            ok(&mut five, &["RANDOMKEY"]),
+            bulk("live"),
+            "an expired key drawn"
+        );
+    }
+    ok(&mut five, &["FLUSHDB"]);
     let scan: (String, Vec<String>) =
         redis::from_redis_value(ok(&mut one, &["SCAN", "0", "COUNT", "1000"])).unwrap();
     assert_eq!(scan.1.len(), 9);

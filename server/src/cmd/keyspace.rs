@@ -1,5 +1,5 @@
 //! Keys of any type: DEL, UNLINK, EXISTS, TYPE, RENAME, RENAMENX, COPY, MOVE, KEYS, SCAN,
-//! DBSIZE, FLUSHDB, FLUSHALL; TIME.
+//! RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL; TIME.
 
 use bytes::Bytes;
 
@@ -189,6 +189,32 @@ pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Reply::bulk(next.to_string()),
         Reply::Array(out),
     ]))
+}
+
+/// RANDOMKEY: a random live key of the selected database; nil when it has none.
+pub fn randomkey(txn: &mut Txn<'_>, _a: &[Bytes]) -> R {
+    let prefix = meta_prefix(txn.db());
+    let n = txn.store().dbsize(txn.db()).max(0) as u64;
+    let now = txn.now_ms();
+    // Expired keys the reclaimer has not removed yet are drawn again; past a few draws
+    // (a database of mostly expired keys) the first live key in order answers.
+    for _ in 0..8 {
+        let Some((k, v)) = super::random::one(txn, &prefix, n)? else {
+            return Ok(Reply::Nil);
+        };
+        if !expired(&v, now) {
+            return Ok(Reply::bulk(k[prefix.len()..].to_vec()));
+        }
+    }
+    let mut found = None;
+    txn.for_each_prefix(&prefix, None, false, |k, v| {
+        if expired(v, now) {
+            return Ok(true);
+        }
+        found = Some(k[prefix.len()..].to_vec());
+        Ok(false)
+    })?;
+    Ok(found.map_or(Reply::Nil, Reply::bulk))
 }
 
 /// DBSIZE: the keys present in the selected database, counting expired ones not yet

@@ -147,6 +147,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("readonly", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: serve this connection's reads from the node's own data, without a read barrier."),
     cmd!("readwrite", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: linearizable reads again (ends READONLY)."),
     cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),
+    cmd!("randomkey", 1, Read(keyspace::randomkey), 0, 0, 0, "generic", &["readonly"], "Returns a random key of the selected database."),
     cmd!("flushdb", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys from the current database."),
     cmd!("flushall", -1, Exclusive(keyspace::flushall), 0, 0, 0, "server", W, "Removes all keys from all databases."),
     cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
