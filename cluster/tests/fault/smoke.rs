@@ -52,6 +52,27 @@ fn three_nodes_serve_every_command_from_every_node() {
     );
     assert_eq!(f.call(&["HSET", "h", "f", "v"]).unwrap(), Value::Int(1));
     assert_eq!(l.call(&["ZADD", "z", "1", "m"]).unwrap(), Value::Int(1));
+    // Database 0 only, as in Redis Cluster; renames and sorted-set algebra replicate.
+    ok(f.call(&["SELECT", "0"]).unwrap());
+    for (x, cmd) in [
+        (&mut f, &["SELECT", "1"][..]),
+        (&mut o, &["MOVE", "h", "1"][..]),
+        (&mut l, &["COPY", "h", "h3", "DB", "2"][..]),
+    ] {
+        let v = x.call(cmd).unwrap();
+        assert!(
+            matches!(&v, Value::Error(e) if e.contains("not allowed in cluster mode")),
+            "{cmd:?}: {v:?}"
+        );
+    }
+    ok(f.call(&["RENAME", "h", "h2"]).unwrap());
+    assert_eq!(l.call(&["HGET", "h2", "f"]).unwrap(), bulk("v"));
+    assert_eq!(
+        o.call(&["ZUNIONSTORE", "z2", "2", "z", "z", "AGGREGATE", "SUM"])
+            .unwrap(),
+        Value::Int(1)
+    );
+    assert_eq!(l.call(&["ZSCORE", "z2", "m"]).unwrap(), bulk("2"));
     // SPOP picks the same member on every node: every node's copy ends up equal.
     let popped = o.call(&["SPOP", "s"]).unwrap();
     for x in [&mut l, &mut f, &mut o] {

@@ -336,9 +336,11 @@ impl Store {
         for (key, meta) in &done.dropped {
             self.sweeps.dropped(key, meta);
         }
-        for db in done.cleared.iter() {
-            self.keys[usize::from(db)].store(0, Ordering::Relaxed);
-            self.volatile[usize::from(db)].store(0, Ordering::Relaxed);
+        if !done.cleared.is_empty() {
+            for db in done.cleared.iter() {
+                self.keys[usize::from(db)].store(0, Ordering::Relaxed);
+                self.volatile[usize::from(db)].store(0, Ordering::Relaxed);
+            }
         }
         for (db, keys, volatile) in done.deltas.iter() {
             let db = usize::from(db);

@@ -889,7 +889,7 @@ impl<'a> Txn<'a> {
         let mut batch = WriteBatch::new();
         if self.cleared_every {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
-        } else {
+        } else if !self.cleared.is_empty() {
             for db in self.cleared.iter() {
                 for prefix in [keys::meta_prefix(db), keys::expiry_prefix(db)] {
                     if let Some(end) = prefix_end(&prefix) {
