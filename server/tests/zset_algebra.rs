@@ -167,6 +167,36 @@ const RESP3: &[(&str, &[u8])] = &[
     ("ZRANGE s 0 -1 WITHSCORES", b"*3\r\n*2\r\n$1\r\ny\r\n,10\r\n*2\r\n$1\r\nz\r\n,20\r\n*2\r\n$1\r\nw\r\n,30\r\n"),
 ];
 
+/// Infinite scores, recorded from redis-server 7.0.15 (RESP2): Redis combines the inputs
+/// smallest first, makes only the first input's NaN product 0, and a NaN sum 0.
+#[rustfmt::skip]
+const INFINITIES: &[(&str, &[u8])] = &[
+    ("ZADD foo inf e1", b":1\r\n"),
+    ("ZADD bar -inf e1 0 e2", b":2\r\n"),
+    ("ZUNIONSTORE baz 3 foo bar foo", b":2\r\n"),
+    ("ZSCORE baz e1", b"$1\r\n0\r\n"),
+    ("ZUNION 3 foo bar foo WITHSCORES", b"*4\r\n$2\r\ne1\r\n$1\r\n0\r\n$2\r\ne2\r\n$1\r\n0\r\n"),
+    ("ZUNION 3 bar foo foo WITHSCORES", b"*4\r\n$2\r\ne1\r\n$1\r\n0\r\n$2\r\ne2\r\n$1\r\n0\r\n"),
+    ("ZADD foo2 inf x", b":1\r\n"),
+    ("ZADD foo3 inf x", b":1\r\n"),
+    ("ZINTERSTORE q 2 foo2 foo3 WEIGHTS 1 0", b":1\r\n"),
+    ("ZSCORE q x", b"$1\r\n0\r\n"),
+    ("ZINTER 2 foo3 foo2 WEIGHTS 0 1 WITHSCORES", b"*2\r\n$1\r\nx\r\n$3\r\ninf\r\n"),
+    ("ZINTER 2 foo2 foo3 WEIGHTS 0 1 WITHSCORES", b"*2\r\n$1\r\nx\r\n$3\r\ninf\r\n"),
+    ("ZINTER 2 foo2 foo3 WEIGHTS 1 0 AGGREGATE MAX WITHSCORES", b"*2\r\n$1\r\nx\r\n$3\r\ninf\r\n"),
+    ("ZINTER 2 foo2 foo3 WEIGHTS 0 1 AGGREGATE MIN WITHSCORES", b"*2\r\n$1\r\nx\r\n$1\r\n0\r\n"),
+    ("ZADD big 1 x 2 y 3 z", b":3\r\n"),
+    ("ZINTER 2 big foo2 WEIGHTS 0 0 WITHSCORES", b"*2\r\n$1\r\nx\r\n$1\r\n0\r\n"),
+    ("ZINTER 2 foo2 big WEIGHTS 0 1 WITHSCORES", b"*2\r\n$1\r\nx\r\n$1\r\n1\r\n"),
+    ("ZUNION 2 big foo WEIGHTS 0 1 WITHSCORES", b"*8\r\n$1\r\nx\r\n$1\r\n0\r\n$1\r\ny\r\n$1\r\n0\r\n$1\r\nz\r\n$1\r\n0\r\n$2\r\ne1\r\n$3\r\ninf\r\n"),
+];
+
+#[test]
+fn infinite_scores_combine_as_in_redis() {
+    let s = TestServer::start();
+    run(&mut s.raw(), INFINITIES);
+}
+
 #[test]
 fn replies_match_redis_in_resp2() {
     let s = TestServer::start();

@@ -143,13 +143,18 @@ fn compute(txn: &Txn<'_>, op: Op, call: &Call<'_>) -> Result<Vec<(Vec<u8>, f64)>
     // Every key is read first, so a wrong type anywhere answers WRONGTYPE (as Redis checks
     // all inputs before computing).
     let mut inputs = Vec::with_capacity(call.keys.len());
-    for k in call.keys {
-        inputs.push(read_input(txn, k)?);
+    for (k, &w) in call.keys.iter().zip(&call.weights) {
+        inputs.push((read_input(txn, k)?, w));
+    }
+    if op != Op::Diff {
+        // Redis combines the inputs smallest first (stable for equal sizes), which decides
+        // where an infinite sum turns into NaN, and so into 0.
+        inputs.sort_by_key(|(i, _)| i.len());
     }
     let mut out: Vec<(Vec<u8>, f64)> = match op {
         Op::Union => {
             let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
-            for (input, &w) in inputs.into_iter().zip(&call.weights) {
+            for (input, w) in inputs {
                 for (m, s) in input {
                     let v = weighted(s, w);
                     acc.entry(m)
@@ -160,31 +165,31 @@ fn compute(txn: &Txn<'_>, op: Op, call: &Call<'_>) -> Result<Vec<(Vec<u8>, f64)>
             acc.into_iter().collect()
         }
         Op::Inter => {
-            let maps: Vec<HashMap<Vec<u8>, f64>> = inputs
+            let maps: Vec<(HashMap<Vec<u8>, f64>, f64)> = inputs
                 .into_iter()
-                .map(|i| i.into_iter().collect())
+                .map(|(i, w)| (i.into_iter().collect(), w))
                 .collect();
-            // Walk the smallest input, look the members up in the others.
-            let smallest = (0..maps.len()).min_by_key(|&i| maps[i].len()).unwrap_or(0);
+            // Walk the smallest input (the first), look the members up in the others. As in
+            // Redis, only the first input's weighted score has a NaN made 0; a later NaN
+            // product makes the sum NaN, which is then made 0.
             let mut res = Vec::new();
-            'members: for m in maps[smallest].keys() {
-                let mut acc: Option<f64> = None;
-                for (map, &w) in maps.iter().zip(&call.weights) {
+            let Some(((first, w0), rest)) = maps.split_first() else {
+                return Ok(Vec::new());
+            };
+            'members: for (m, &s0) in first {
+                let mut acc = weighted(s0, *w0);
+                for (map, w) in rest {
                     let Some(&s) = map.get(m) else {
                         continue 'members;
                     };
-                    let v = weighted(s, w);
-                    acc = Some(match acc {
-                        None => v,
-                        Some(a) => combine(call.aggregate, a, v),
-                    });
+                    acc = combine(call.aggregate, acc, s * w);
                 }
-                res.push((m.clone(), acc.unwrap_or(0.0)));
+                res.push((m.clone(), acc));
             }
             res
         }
         Op::Diff => {
-            let mut it = inputs.into_iter();
+            let mut it = inputs.into_iter().map(|(i, _)| i);
             let first = it.next().unwrap_or_default();
             let others: Vec<std::collections::HashSet<Vec<u8>>> = it
                 .map(|i| i.into_iter().map(|(m, _)| m).collect())
