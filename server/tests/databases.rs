@@ -122,6 +122,14 @@ fn select_checks_its_index_as_redis_does() {
         err(&mut c, &["SELECT", "x"]),
         "ERR value is not an integer or out of range"
     );
+    // Redis's strict integers: no sign, no spaces, no leading zeros.
+    for bad in ["+1", " 1", "01"] {
+        assert_eq!(
+            err(&mut c, &["SELECT", bad]),
+            "ERR value is not an integer or out of range",
+            "{bad:?}"
+        );
+    }
     // A failed SELECT keeps the database selected before.
     ok(&mut c, &["SET", "k", "3"]);
     assert_eq!(ok(&mut c, &["DBSIZE"]), int(1));

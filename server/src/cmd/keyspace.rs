@@ -90,7 +90,7 @@ pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         match a[i].to_ascii_uppercase().as_slice() {
             b"REPLACE" => replace = true,
             b"DB" if i + 1 < a.len() => {
-                db = txn.store().db_index(&a[i + 1])?;
+                db = super::db_index(txn.store(), &a[i + 1])?;
                 i += 1;
             }
             _ => return Err(Reply::err("syntax error")),
@@ -113,7 +113,7 @@ pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// `MOVE key db`: 1 when moved, 0 when the key does not exist here or exists there.
 pub fn move_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let db = txn.store().db_index(&a[2])?;
+    let db = super::db_index(txn.store(), &a[2])?;
     let here = txn.db();
     if db == here {
         return Err(Reply::err("source and destination objects are the same"));

@@ -381,6 +381,20 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index(name).map(|i| &COMMANDS[i])
 }
 
+/// The database index `arg` names for SELECT, MOVE or COPY ... DB, checked as Redis checks
+/// it: an integer in Redis's strict form (no sign `+`, no spaces, no leading zeros), below
+/// `--databases`.
+///
+/// # Errors
+/// `ERR value is not an integer or out of range`; `ERR DB index is out of range`.
+pub fn db_index(store: &crate::store::Store, arg: &[u8]) -> Result<crate::store::DbIndex, Reply> {
+    let n = parse_i64(arg).ok_or_else(|| Reply::err(NOT_INT))?;
+    if n < 0 || n >= i64::from(store.databases()) {
+        return Err(Reply::err("DB index is out of range"));
+    }
+    Ok(n as crate::store::DbIndex)
+}
+
 /// Parses a decimal `i64` as Redis's `string2ll`: optional '-', digits, no leading zeros, no
 /// '+', no spaces.
 pub fn parse_i64(b: &[u8]) -> Option<i64> {

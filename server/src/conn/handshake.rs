@@ -177,7 +177,7 @@ impl Conn {
     /// `SELECT index`: later commands (and queued ones after it in MULTI) address that
     /// database. A cluster serves database 0 only, and says so as Redis Cluster does.
     pub(super) fn select(&mut self, index: &[u8]) -> Reply {
-        let db = match self.shared.store.db_index(index) {
+        let db = match crate::cmd::db_index(&self.shared.store, index) {
             Ok(db) => db,
             Err(e) => return e,
         };

@@ -76,7 +76,7 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
             Outcome::Done(r) => r,
             Outcome::Block(b) => b.op.timeout_reply(),
         }),
-        Kind::Conn if c.name == "select" => txn.store().db_index(&args[1]).map(|db| {
+        Kind::Conn if c.name == "select" => cmd::db_index(txn.store(), &args[1]).map(|db| {
             txn.select(db);
             Reply::Ok
         }),

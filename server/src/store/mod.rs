@@ -413,21 +413,6 @@ impl Store {
         self.databases.store(n.clamp(1, 256), Ordering::Relaxed);
     }
 
-    /// The database index `arg` names for SELECT, MOVE or SWAPDB, as Redis checks it.
-    ///
-    /// # Errors
-    /// `ERR value is not an integer or out of range`; `ERR DB index is out of range`.
-    pub fn db_index(&self, arg: &[u8]) -> Result<DbIndex, Reply> {
-        let n = std::str::from_utf8(arg)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-            .ok_or_else(|| Reply::err("value is not an integer or out of range"))?;
-        if n < 0 || n >= i64::from(self.databases()) {
-            return Err(Reply::err("DB index is out of range"));
-        }
-        Ok(n as DbIndex)
-    }
-
     /// Number of Redis keys in database `db`.
     pub fn dbsize(&self, db: DbIndex) -> i64 {
         self.keys[usize::from(db)].load(Ordering::Relaxed)
