@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use bloomkv_cluster::Role;
+use bloomkv_cluster::Status;
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
 
 use crate::harness::Cluster;
@@ -48,7 +49,19 @@ async fn a_follower_forwards_writes_and_reads_its_own_writes() {
     // The leader's view: every member with its replication progress; each member's own
     // report through cluster_status.
     c.wait_converged().await;
-    let st = c.node(leader).status();
+    // Convergence is the followers' applied index; the leader learns their match from the
+    // next acknowledgement, so its view is awaited, not assumed (a CI run saw it one behind).
+    let caught_up = |st: &Status| {
+        st.members
+            .iter()
+            .all(|m| m.voter && m.matched_index == st.last_log_index && m.lag == Some(0))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut st = c.node(leader).status();
+    while !caught_up(&st) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        st = c.node(leader).status();
+    }
     assert_eq!(st.role, Role::Leader);
     assert_eq!(st.members.len(), 3);
     assert!(
