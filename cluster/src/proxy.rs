@@ -150,10 +150,22 @@ async fn accept_loop(listener: TcpListener, target: SocketAddr, mut state: watch
             tokio::pin!(up, down);
             // When one direction ends, the other may still carry the answer to what was
             // delivered (a request that was in flight when its client hung up still
-            // reaches the server, as a delayed packet would): give it a while.
+            // reaches the server, as a delayed packet would): give it a while. A server
+            // that closed (or died) is told to the client at once with a FIN, as the
+            // server's kernel would: a client holding a pooled connection must not take
+            // it for a live one and send a request into it for the whole linger.
             let (a, b) = tokio::select! {
                 a = &mut up => (Some(a), tokio::time::timeout(LINGER, &mut down).await.ok()),
-                b = &mut down => (tokio::time::timeout(LINGER, &mut up).await.ok(), Some(b)),
+                b = &mut down => {
+                    let b = match b {
+                        Some(mut cw) => {
+                            let _ = cw.shutdown().await;
+                            Some(cw)
+                        }
+                        None => None,
+                    };
+                    (tokio::time::timeout(LINGER, &mut up).await.ok(), Some(b))
+                }
             };
             drop((a, b));
         });

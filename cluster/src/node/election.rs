@@ -187,6 +187,17 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
             ));
             continue;
         }
+        // The term moved while the voters were asked: another candidate won (or is
+        // winning) an election this node took part in. Standing now would depose that
+        // leader a moment after its election.
+        let now_term = core.raft.metrics().borrow().current_term;
+        if granted * 2 > voters.len() && now_term != term {
+            tracing::debug!(
+                target: "bloomkv_cluster::election",
+                "pre-vote won, but the term moved from {term} to {now_term} while it was asked: not standing"
+            );
+            continue;
+        }
         if granted * 2 > voters.len() {
             tracing::info!(
                 target: "bloomkv_cluster::election",

@@ -377,8 +377,9 @@ impl Drop for ProcCluster {
             self.resume(id);
             self.kill(id);
         }
-        // A failed test keeps every node's logs (the directory goes with the cluster).
-        if std::thread::panicking() {
+        // A failed test keeps every node's logs (the directory goes with the cluster), and
+        // so does any run with BLOOMKV_FAULT_KEEP_LOGS set (to study a figure's slow cases).
+        if std::thread::panicking() || std::env::var_os("BLOOMKV_FAULT_KEEP_LOGS").is_some() {
             let keep = std::env::temp_dir().join(format!(
                 "bloomkv-fault-logs-{}-{}",
                 std::process::id(),

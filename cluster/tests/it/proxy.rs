@@ -104,3 +104,29 @@ async fn reset_aborts_open_and_new_connections() {
     let mut c3 = TcpStream::connect(proxy.addr()).await.unwrap();
     assert_eq!(round_trip(&mut c3, b"again").await.unwrap(), b"again");
 }
+
+/// A server that closes (or dies) is seen closed by the client at once, as its kernel's FIN
+/// would tell it: the proxy does not hold the client's side open for its linger, in which a
+/// client with a pooled connection would send requests into a dead one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closing_server_closes_the_client_side() {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        if let Ok((mut s, _)) = l.accept().await {
+            let _ = s.write_all(b"bye").await;
+        }
+    });
+    let proxy = Proxy::start(addr).await.unwrap();
+    let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
+    let mut buf = [0u8; 3];
+    c.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"bye");
+    // The client keeps its own side open. The proxy lingers 2 s for requests still in
+    // flight towards the server; the end of the server's side must not wait for that.
+    let n = tokio::time::timeout(Duration::from_millis(1500), c.read(&mut buf)).await;
+    assert!(
+        matches!(n, Ok(Ok(0))),
+        "the server's close reaches the client before the linger ends: {n:?}"
+    );
+}
