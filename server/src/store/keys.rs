@@ -110,6 +110,7 @@ pub fn meta_prefix(db: DbIndex) -> Vec<u8> {
 }
 
 /// The metadata key of `key` in database `db`.
+#[inline]
 pub fn meta_key(db: DbIndex, key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(key.len() + 2);
     match db {

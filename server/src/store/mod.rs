@@ -502,27 +502,25 @@ impl Store {
     /// A new, empty write set over this store, reading the latest data (writers hold their
     /// keys' locks, so what they read cannot change under them).
     pub fn txn(&self) -> Txn<'_> {
-        Txn::new(self, false, Ctx::local())
+        Txn::new(self, false, Ctx::local(), 0)
     }
 
     /// A new, empty write set over database `db` of this store ([`Store::txn`]).
     pub fn txn_in(&self, db: DbIndex) -> Txn<'_> {
-        let mut t = Txn::new(self, false, Ctx::local());
-        t.select(db);
-        t
+        Txn::new(self, false, Ctx::local(), db)
     }
 
     /// A write set whose time, randomness and versions come from `ctx` (a replicated log
     /// entry's).
     pub fn txn_with(&self, ctx: Ctx) -> Txn<'_> {
-        Txn::new(self, false, ctx)
+        Txn::new(self, false, ctx, 0)
     }
 
     /// A read-only view for one read command: every engine read it makes sees one snapshot,
     /// so a command reading several keys (MGET, SINTER) or a key and its members answers as
     /// of one moment, as Redis's single thread does.
     pub fn reader(&self) -> Txn<'_> {
-        Txn::new(self, true, Ctx::local())
+        Txn::new(self, true, Ctx::local(), 0)
     }
 }
 

@@ -107,11 +107,9 @@ pub struct Txn<'a> {
     /// Metadata records of database `db` as this write set sees them (including expired
     /// ones), by Redis key.
     records: RefCell<FastMap<Vec<u8>, Option<Record>>>,
-    /// Databases FLUSHDB (or FLUSHALL) cleared: nothing in them before this write set
-    /// exists any more.
-    cleared: DbSet,
-    /// FLUSHALL ran: the batch deletes the whole key space but the server's records.
-    cleared_every: bool,
+    /// What FLUSHDB and FLUSHALL did in this write set, if they ran (rare: boxed, since a
+    /// write set is moved a few times per command and each move copies all of it).
+    cleared: Option<Box<Cleared>>,
     /// Engine key ranges `[start, end)` deleted by this write set (LTRIM, long pops), in
     /// order. `writes` holds only what was written after them, so the batch applies the
     /// ranges first and the point writes after.
@@ -121,9 +119,6 @@ pub struct Txn<'a> {
     ctx: Ctx,
     /// Lists and sorted sets that became non-empty (for blocked clients).
     ready: Vec<ScopedKey>,
-    /// Redis keys this write set wrote before a FLUSHDB in it dropped those writes (kept
-    /// only while some client WATCHes: they count as touched).
-    flushed: Vec<ScopedKey>,
     /// What undoes the changes made since each open savepoint, innermost last
     /// ([`Txn::savepoint`] replaces the innermost, [`Txn::begin_nested`] opens another).
     undo: Vec<Undo>,
@@ -134,6 +129,18 @@ pub struct Txn<'a> {
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
+}
+
+/// The databases FLUSHDB (or FLUSHALL) cleared in a write set.
+#[derive(Debug, Default)]
+struct Cleared {
+    /// Nothing in these databases before the write set exists any more.
+    dbs: DbSet,
+    /// FLUSHALL ran: the batch deletes the whole key space but the server's records.
+    every: bool,
+    /// Redis keys the write set wrote before a FLUSHDB dropped those writes (kept only
+    /// while some client WATCHes: they count as touched).
+    flushed: Vec<ScopedKey>,
 }
 
 /// A pending write of an engine key: its new value, or `None` for a deletion.
@@ -249,21 +256,20 @@ struct Undo {
 }
 
 impl<'a> Txn<'a> {
-    pub(super) fn new(store: &'a Store, reader: bool, ctx: Ctx) -> Txn<'a> {
+    /// A write set (or, with `reader`, a read-only view) addressing database `db`.
+    pub(super) fn new(store: &'a Store, reader: bool, ctx: Ctx, db: DbIndex) -> Txn<'a> {
         Txn {
             store,
             reader,
             snap: OnceCell::new(),
             writes: BTreeMap::new(),
-            db: 0,
+            db,
             records: RefCell::new(FastMap::default()),
-            cleared: DbSet::default(),
-            cleared_every: false,
+            cleared: None,
             ranges: Vec::new(),
             deltas: Deltas::default(),
             ctx,
             ready: Vec::new(),
-            flushed: Vec::new(),
             undo: Vec::new(),
             touched_log: None,
             dropped: Vec::new(),
@@ -331,7 +337,7 @@ impl<'a> Txn<'a> {
             ranges: self.ranges.len(),
             deltas: self.deltas.clone(),
             ready: self.ready.len(),
-            flushed: self.flushed.len(),
+            flushed: self.flushed_len(),
             dropped: self.dropped.len(),
             ..Undo::default()
         });
@@ -365,7 +371,8 @@ impl<'a> Txn<'a> {
             u.writes.truncate(n);
             self.writes = writes;
             self.ranges = ranges;
-            (self.cleared, self.cleared_every) = cleared;
+            let c = self.cleared.get_or_insert_with(Box::default);
+            (c.dbs, c.every) = cleared;
         }
         for (k, prev) in u.writes.into_iter().rev() {
             match prev {
@@ -379,7 +386,9 @@ impl<'a> Txn<'a> {
         self.ranges.truncate(u.ranges);
         self.deltas = u.deltas;
         self.ready.truncate(u.ready);
-        self.flushed.truncate(u.flushed);
+        if let Some(c) = self.cleared.as_mut() {
+            c.flushed.truncate(u.flushed);
+        }
         self.dropped.truncate(u.dropped);
     }
 
@@ -510,7 +519,7 @@ impl<'a> Txn<'a> {
         if let Some(r) = self.records.borrow().get(key) {
             return Ok(r.clone());
         }
-        let r = self.record_in(self.db, key)?;
+        let r = self.read_record(self.db, key)?;
         self.records.borrow_mut().insert(key.to_vec(), r.clone());
         Ok(r)
     }
@@ -526,6 +535,12 @@ impl<'a> Txn<'a> {
         {
             return Ok(r.clone());
         }
+        self.read_record(db, key)
+    }
+
+    /// The metadata record of `key` in database `db` as the overlay and the engine hold it,
+    /// past the record cache.
+    fn read_record(&self, db: DbIndex, key: &[u8]) -> Result<Option<Record>, Reply> {
         match self.get(&meta_key(db, key))? {
             Some(v) => Ok(Some(Record::decode(&v)?)),
             None => Ok(None),
@@ -667,7 +682,7 @@ impl<'a> Txn<'a> {
     pub fn clear_db(&mut self) {
         let db = self.db;
         self.clear(|k| keys::db_of(k) == Some(db));
-        self.cleared.insert(db);
+        self.cleared.get_or_insert_with(Box::default).dbs.insert(db);
         self.deltas.reset(db);
     }
 
@@ -675,27 +690,33 @@ impl<'a> Txn<'a> {
     /// space but the server's own records.
     pub fn clear_every_db(&mut self) {
         self.clear(|k| keys::db_of(k).is_some());
-        self.cleared = DbSet::every();
-        self.cleared_every = true;
+        let c = self.cleared.get_or_insert_with(Box::default);
+        c.dbs = DbSet::every();
+        c.every = true;
         self.deltas = Deltas::default();
     }
 
     /// Drops the overlay's writes and range deletions of the keys `in_scope` says are
     /// cleared, remembering what undoes it and which watched keys it touched.
     fn clear(&mut self, in_scope: impl Fn(&[u8]) -> bool) {
+        let cleared = (self.cleared_dbs(), self.cleared_every());
         if let Some(u) = self.undo.last_mut()
             && u.before_clear.is_none()
         {
             // Taken once per savepoint: the earlier undo entries apply on top of it.
             let n = u.writes.len();
-            let cleared = (self.cleared, self.cleared_every);
             u.before_clear = Some((self.writes.clone(), self.ranges.clone(), cleared, n));
         }
         if self.store.watches().active() {
             let owners = self.writes.keys().filter(|k| in_scope(k));
             let owners = owners.filter_map(|k| keys::owner(k));
-            self.flushed
-                .extend(owners.map(|(db, key)| (db, key.to_vec())));
+            let flushed = owners
+                .map(|(db, key)| (db, key.to_vec()))
+                .collect::<Vec<_>>();
+            self.cleared
+                .get_or_insert_with(Box::default)
+                .flushed
+                .extend(flushed);
         }
         self.writes.retain(|k, _| !in_scope(k));
         self.ranges.retain(|(start, _)| !in_scope(start));
@@ -705,7 +726,24 @@ impl<'a> Txn<'a> {
     /// True when a FLUSHDB or FLUSHALL of this write set removed what the engine holds at
     /// `k`.
     fn cleared_covers(&self, k: &[u8]) -> bool {
-        !self.cleared.is_empty() && keys::db_of(k).is_some_and(|db| self.cleared.contains(db))
+        self.cleared
+            .as_ref()
+            .is_some_and(|c| keys::db_of(k).is_some_and(|db| c.dbs.contains(db)))
+    }
+
+    /// The databases FLUSHDB or FLUSHALL cleared in this write set.
+    fn cleared_dbs(&self) -> DbSet {
+        self.cleared.as_ref().map_or_else(DbSet::default, |c| c.dbs)
+    }
+
+    /// True when FLUSHALL ran in this write set.
+    fn cleared_every(&self) -> bool {
+        self.cleared.as_ref().is_some_and(|c| c.every)
+    }
+
+    /// How many keys written before a FLUSHDB the write set keeps as touched.
+    fn flushed_len(&self) -> usize {
+        self.cleared.as_ref().map_or(0, |c| c.flushed.len())
     }
 
     /// Marks the list or sorted set `key` as having elements now, for blocked clients.
@@ -799,7 +837,7 @@ impl<'a> Txn<'a> {
             return Ok(());
         }
         let range = (start.clone(), end.clone());
-        let mut engine = if self.cleared_every {
+        let mut engine = if self.cleared_every() {
             None
         } else {
             Some(match self.snapshot() {
@@ -875,7 +913,7 @@ impl<'a> Txn<'a> {
 
     /// True when nothing is to be written.
     pub fn is_empty(&self) -> bool {
-        self.writes.is_empty() && self.ranges.is_empty() && self.cleared.is_empty()
+        self.writes.is_empty() && self.ranges.is_empty() && self.cleared_dbs().is_empty()
     }
 
     /// The batch this write set commits and its bookkeeping, for a caller that writes the
@@ -887,10 +925,11 @@ impl<'a> Txn<'a> {
             Vec::new()
         };
         let mut batch = WriteBatch::new();
-        if self.cleared_every {
+        let cleared = self.cleared_dbs();
+        if self.cleared_every() {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
-        } else if !self.cleared.is_empty() {
-            for db in self.cleared.iter() {
+        } else if !cleared.is_empty() {
+            for db in cleared.iter() {
                 for prefix in [keys::meta_prefix(db), keys::expiry_prefix(db)] {
                     if let Some(end) = prefix_end(&prefix) {
                         batch.delete_range(prefix, end);
@@ -909,7 +948,7 @@ impl<'a> Txn<'a> {
         }
         let done = Committed {
             deltas: self.deltas,
-            cleared: self.cleared,
+            cleared,
             ready: self.ready,
             touched,
             dropped: self.dropped,
@@ -924,12 +963,13 @@ impl<'a> Txn<'a> {
         let mut keys: BTreeSet<(DbIndex, &[u8])> =
             self.writes.keys().filter_map(|k| keys::owner(k)).collect();
         let watched;
-        if !self.cleared.is_empty() {
-            keys.extend(self.flushed.iter().map(|(db, k)| (*db, k.as_slice())));
+        let cleared = self.cleared_dbs();
+        if let Some(c) = self.cleared.as_ref().filter(|_| !cleared.is_empty()) {
+            keys.extend(c.flushed.iter().map(|(db, k)| (*db, k.as_slice())));
             watched = self.store.watches().keys();
             for (db, k) in &watched {
                 // Read before the batch is written; FLUSHDB and EXEC hold every writer out.
-                if self.cleared.contains(*db)
+                if cleared.contains(*db)
                     && matches!(self.store.db().get(meta_key(*db, k)), Ok(Some(_)) | Err(_))
                 {
                     keys.insert((*db, k));
@@ -945,7 +985,7 @@ impl<'a> Txn<'a> {
                     Some(w) => w.is_none(),
                     None => match records.get(k).filter(|_| db == self.db) {
                         Some(r) => r.is_none(),
-                        None => self.cleared.contains(db),
+                        None => cleared.contains(db),
                     },
                 };
                 (db, k.to_vec(), gone)
@@ -1016,7 +1056,7 @@ mod tests {
                 .collect(),
             t.ranges.clone(),
             t.deltas.clone(),
-            t.cleared,
+            t.cleared_dbs(),
         )
     }
 
