@@ -115,6 +115,29 @@ fn expire_family_conditions() {
         err(&mut c, &["EXPIRE", "k", "9223372036854775807"]),
         "ERR invalid expire time in 'expire' command"
     );
+    // Overflow is refused before the key is looked up (as redis-server 7.0.15 answers).
+    for (cmd, n) in [
+        ("EXPIRE", "9223372036854775807"),
+        ("PEXPIRE", "9223372036854775807"),
+        ("EXPIRE", "-9223372036854775808"),
+        ("EXPIREAT", "9223372036854775807"),
+    ] {
+        assert_eq!(
+            err(&mut c, &[cmd, "nokey", n]),
+            format!(
+                "ERR invalid expire time in '{}' command",
+                cmd.to_lowercase()
+            )
+        );
+    }
+    assert_eq!(
+        ok(&mut c, &["PEXPIRE", "nokey", "-9223372036854775808"]),
+        int(0)
+    );
+    assert_eq!(
+        ok(&mut c, &["PEXPIREAT", "nokey", "9223372036854775807"]),
+        int(0)
+    );
     assert_eq!(ok(&mut c, &["PERSIST", "k"]), int(1));
     assert_eq!(ok(&mut c, &["PERSIST", "k"]), int(0));
     assert_eq!(ttl(&mut c, "TTL", "k"), -1);

@@ -109,15 +109,17 @@ fn expire_generic(txn: &mut Txn<'_>, a: &[Bytes], unit_ms: i64, absolute: bool, 
     let n = parse_i64(&a[2]).ok_or_else(|| Reply::err(NOT_INT))?;
     let cond = parse_cond(&a[3..])?;
     let key = &a[1];
-    let Some(rec) = txn.live(key)? else {
-        return Ok(Reply::Int(0));
-    };
     let now = txn.now_ms();
+    // A time that overflows is refused before the key is looked up, as Redis does: a
+    // missing key does not turn the error into 0.
     let ms = n.checked_mul(unit_ms).ok_or_else(|| invalid(cmd))?;
     let at = if absolute {
         ms
     } else {
         ms.checked_add(now as i64).ok_or_else(|| invalid(cmd))?
+    };
+    let Some(rec) = txn.live(key)? else {
+        return Ok(Reply::Int(0));
     };
     // A key without a time to live counts as living forever for GT and LT.
     let current = if rec.expire_at == 0 {
