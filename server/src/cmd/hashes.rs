@@ -27,7 +27,7 @@ pub fn hash(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
 }
 
 /// The value of `field` in version `version` of hash `key`.
-fn get_field(
+pub(crate) fn get_field(
     txn: &Txn<'_>,
     key: &[u8],
     version: u64,

@@ -17,6 +17,7 @@ pub mod random;
 pub mod ranges;
 pub mod setops;
 pub mod sets;
+pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod zsets;
@@ -211,6 +212,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("rename", 3, Write(keyspace::rename), 1, 2, 1, "generic", W, "Renames a key (a collection's members are copied)."),
     cmd!("renamenx", 3, Write(keyspace::renamenx), 1, 2, 1, "generic", W, "Renames a key unless the new name exists."),
     cmd!("copy", -3, Write(keyspace::copy), 1, 2, 1, "generic", W, "Copies a key's value, to another database with DB."),
+    cmd!("sort", -2, Exclusive(sort::sort), 1, 1, 1, "generic", &["write", "denyoom", "movablekeys"], "Sorts the elements of a list, set or sorted set, optionally storing the result."),
+    cmd!("sort_ro", -2, Read(sort::sort_ro), 1, 1, 1, "generic", &["readonly", "movablekeys"], "Sorts the elements of a list, set or sorted set (read-only SORT)."),
     cmd!("move", 3, Write(keyspace::move_), 1, 1, 1, "generic", W, "Moves a key to another database."),
     cmd!("object", -2, Read(object::object), 2, 2, 1, "generic", RO, "Inspects a value (ENCODING, REFCOUNT as Redis 7.0 would answer)."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),

@@ -439,6 +439,8 @@ fn is_heavy(c: &Command, always: bool) -> bool {
             | "copy"
             | "move"
             | "lcs"
+            | "sort"
+            | "sort_ro"
             | "bitop"
             | "bitpos"
             | "bitcount"
