@@ -4,7 +4,8 @@
 //! * [`cache`]: the scripts by SHA1, and the scripts running now (`SCRIPT KILL`).
 //! * `run`: one run in a fresh sandboxed Lua 5.1 state, `redis.call` bound to the write set.
 //! * `sandbox`: the globals a script sees. * `call`: commands called from scripts.
-//! * `convert`: replies to Lua values and back. * [`bit`]: the `bit` library.
+//! * `convert`: replies to Lua values and back. * [`bit`]: the `bit` library. * `cjson`,
+//!   `cmsgpack`: the JSON and MessagePack libraries.
 //!
 //! `EVAL` runs as an exclusive command: every other writer is locked out while it runs, and
 //! its writes commit as one batch with the rest of its write set (atomic for readers and
@@ -17,7 +18,10 @@
 pub mod bit;
 pub mod cache;
 mod call;
+mod cjson;
+mod cmsgpack;
 mod convert;
+mod located;
 mod run;
 mod sandbox;
 

@@ -47,7 +47,9 @@ const REMOVED: &[&str] = &[
 ];
 
 /// The libraries each run sees through proxies of its own.
-const LIBRARIES: &[&str] = &["string", "table", "math", "bit", "redis"];
+const LIBRARIES: &[&str] = &[
+    "string", "table", "math", "bit", "cjson", "cmsgpack", "redis",
+];
 
 /// Lua instructions between two looks at the kill switch.
 const KILL_CHECK_EVERY: u32 = 1000;
@@ -126,6 +128,8 @@ pub struct Vm {
     pub compiled: std::collections::HashMap<[u8; 40], Function>,
     /// Scripts run on this state (it is rebuilt now and then).
     pub runs: u32,
+    /// `cjson`'s settings, back to their defaults for each run.
+    cjson: std::rc::Rc<super::cjson::Settings>,
 }
 
 /// Redis's `redis.LOG_*` levels.
@@ -151,6 +155,8 @@ impl Vm {
             base.raw_set(*name, Value::Nil)?;
         }
         super::bit::install(&lua, &base)?;
+        let cjson = super::cjson::install(&lua, &base)?;
+        super::cmsgpack::install(&lua, &base)?;
         base.raw_set("redis", redis_table(&lua)?)?;
         // `("x"):upper()` reads the shared string table through the string metatable: keep
         // that metatable (and so the table) out of reach.
@@ -207,6 +213,7 @@ impl Vm {
             kill,
             compiled: std::collections::HashMap::new(),
             runs: 0,
+            cjson,
         })
     }
 
@@ -223,6 +230,7 @@ impl Vm {
         bound: [(&str, Function); 3],
     ) -> Result<Table> {
         *self.kill.borrow_mut() = Arc::clone(kill);
+        self.cjson.reset();
         let lua = &self.lua;
         let env = lua.create_table()?;
         for (name, mt) in &self.proxies {
