@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The job queues crawler stacks run on, against one bloomkv-server: an RQ 3 worker and a
-# Celery 5 worker (broker and result backend on the server) each process a batch of jobs,
-# and every result is read back and checked. RQ keeps results in streams and runs Lua
-# scripts for unique enqueue, scheduling and locks; kombu runs Lua scripts for its bindings
-# and Celery's result backend for chords. Installs its Python packages into a venv of its own.
+# The job queues crawler stacks run on, against one bloomkv-server: an RQ 3 worker, a
+# Celery 5 worker (broker and result backend on the server) and a BullMQ 5 worker (Node)
+# each process a batch of jobs, and every result is read back and checked. RQ keeps results
+# in streams and runs Lua scripts for unique enqueue, scheduling and locks; kombu runs Lua
+# scripts for its bindings and Celery's result backend for chords; BullMQ's scripts use
+# cjson and cmsgpack. Installs its Python packages into a venv of its own and its Node
+# packages into node_modules here (Node itself from Debian's nodejs if it is missing).
 #
 #   examples/job-queues/run.sh                  # against bloomkv-server (built if needed)
 #   SERVER=cluster examples/job-queues/run.sh   # against a 3-node bloomkv-cluster, every
@@ -22,6 +24,14 @@ if ! cmp -s "$HERE/requirements.txt" "$VENV/requirements.txt"; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q -r "$HERE/requirements.txt"
   cp "$HERE/requirements.txt" "$VENV/requirements.txt"
+fi
+
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  apt-get install -y -q nodejs npm > /dev/null
+fi
+if ! cmp -s "$HERE/package-lock.json" "$HERE/node_modules/.package-lock.installed"; then
+  (cd "$HERE" && npm ci --no-audit --no-fund --silent)
+  cp "$HERE/package-lock.json" "$HERE/node_modules/.package-lock.installed"
 fi
 
 pids=()
@@ -82,6 +92,9 @@ celery_worker=$!
 pids+=($celery_worker)
 "$VENV/bin/python" celery_check.py || status=1
 kill -TERM "$celery_worker" 2>/dev/null || true
+
+# BullMQ: a worker of concurrency 4 in the checking process itself.
+node bullmq_check.mjs || status=1
 
 if [ $status != 0 ]; then
   for log in "$WORK"/server.log "$WORK"/node*.log; do
