@@ -222,7 +222,14 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             let (stops, resumes) = shared.store.stop_counts();
             write!(
                 o,
-                "# Persistence\r\nloading:0\r\naof_enabled:1\r\naof_last_write_status:{}\r\nappendfsync:{}\r\nwal_background_syncs:{}\r\nbloomkv_writes_stopped:{}\r\nbloomkv_write_error:{}\r\nbloomkv_write_stops:{stops}\r\nbloomkv_write_resumes:{resumes}\r\ndir:{}\r\n",
+                "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_last_write_status:{}\r\nappendfsync:{}\r\nwal_background_syncs:{}\r\nbloomkv_writes_stopped:{}\r\nbloomkv_write_error:{}\r\nbloomkv_write_stops:{stops}\r\nbloomkv_write_resumes:{resumes}\r\ndir:{}\r\n",
+                u8::from(shared.saves.running()),
+                shared.saves.last(),
+                if shared.saves.last_failed() {
+                    "err"
+                } else {
+                    "ok"
+                },
                 if stopped.is_some() { "err" } else { "ok" },
                 format!("{:?}", cfg.appendfsync).to_ascii_lowercase(),
                 shared.store.wal_syncs(),

@@ -43,6 +43,7 @@ pub mod log;
 pub mod pubsub;
 pub mod replica;
 pub mod resp;
+mod saves;
 pub mod script;
 mod server;
 pub mod stats;

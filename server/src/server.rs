@@ -88,6 +88,8 @@ pub struct Shared {
     pub blocked: crate::blocking::Registry,
     /// Cluster mode: the replication layer and the state machine (`None`: standalone).
     pub replica: Option<crate::replica::Cluster>,
+    /// SAVE, BGSAVE and LASTSAVE's state.
+    pub saves: Arc<crate::saves::Saves>,
 }
 
 impl Shared {
@@ -221,6 +223,7 @@ impl Server {
             pubsub,
             blocked: crate::blocking::Registry::new(),
             replica,
+            saves: Arc::default(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

@@ -401,3 +401,62 @@ fn the_log_goes_to_the_logfile_in_redis_format_at_the_level_asked() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// SAVE and BGSAVE flush the memtable into a table (INFO's bloomkv section counts flushes),
+/// LASTSAVE moves forward with them, INFO persistence reports the background save, and the
+/// data is still there after a restart.
+#[test]
+fn save_bgsave_and_lastsave() {
+    let mut s = TestServer::start();
+    let mut c = s.client();
+    let flushes = |c: &mut redis::Connection| -> u64 {
+        let info = text(ok(c, &["INFO", "bloomkv"]));
+        field(&info, "flushes").unwrap().parse().unwrap()
+    };
+    let lastsave = |c: &mut redis::Connection| match ok(c, &["LASTSAVE"]) {
+        Value::Int(t) => t,
+        v => panic!("LASTSAVE: {v:?}"),
+    };
+    let started = lastsave(&mut c);
+    assert!(
+        started > 1_700_000_000,
+        "LASTSAVE is Unix seconds: {started}"
+    );
+    ok(&mut c, &["SET", "k", "v"]);
+    let before = flushes(&mut c);
+    assert_eq!(ok(&mut c, &["SAVE"]), Value::Okay);
+    assert_eq!(flushes(&mut c), before + 1);
+    assert!(lastsave(&mut c) >= started);
+
+    ok(&mut c, &["SET", "k2", "v2"]);
+    let before = flushes(&mut c);
+    let first = ok(&mut c, &["BGSAVE"]);
+    assert_eq!(
+        first,
+        Value::SimpleString("Background saving started".into())
+    );
+    // The background save ends (INFO says so; the bound only guards against a hang).
+    let mut waited = 0;
+    loop {
+        let info = text(ok(&mut c, &["INFO", "persistence"]));
+        if field(&info, "rdb_bgsave_in_progress") == Some("0") {
+            assert_eq!(field(&info, "rdb_last_bgsave_status"), Some("ok"));
+            break;
+        }
+        waited += 1;
+        assert!(waited < 6000, "the background save never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(flushes(&mut c), before + 1);
+    assert_eq!(err(&mut c, &["BGSAVE", "NOW"]), "ERR syntax error");
+    assert_eq!(
+        ok(&mut c, &["BGREWRITEAOF"]),
+        Value::SimpleString("Background append only file rewriting started".into())
+    );
+    s.restart();
+    let mut c = s.client();
+    assert_eq!(
+        ok(&mut c, &["MGET", "k", "k2"]),
+        Value::Array(vec![common::bulk("v"), common::bulk("v2")])
+    );
+}

@@ -439,6 +439,7 @@ fn is_heavy(c: &Command, always: bool) -> bool {
             | "copy"
             | "move"
             | "lcs"
+            | "save"
             | "sort"
             | "sort_ro"
             | "bitop"
@@ -931,6 +932,24 @@ impl Conn {
                 Reply::Ok
             }
             "role" => self.role(),
+            "save" => self.shared.saves.save(&self.shared.store),
+            "bgsave" => match a.get(1).map(|o| o.to_ascii_uppercase()) {
+                None => self
+                    .shared
+                    .saves
+                    .background(&self.shared.store, false, false),
+                Some(o) if o == b"SCHEDULE" && a.len() == 2 => {
+                    self.shared
+                        .saves
+                        .background(&self.shared.store, true, false)
+                }
+                Some(_) => Reply::err("syntax error"),
+            },
+            "bgrewriteaof" => self
+                .shared
+                .saves
+                .background(&self.shared.store, false, true),
+            "lastsave" => Reply::Int(self.shared.saves.last() as i64),
             "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
