@@ -89,7 +89,8 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
                 bar.finish_and_clear();
                 let kept = match no {
                     1 => "nothing was loaded".to_string(),
-                    n => format!("lines 1-{} were loaded into {}", n - 1, g.db.display()),
+                    2 => format!("line 1 was loaded into {}", g.db.display()),
+                    n => format!("lines 1 to {} were loaded into {}", n - 1, g.db.display()),
                 };
                 return Err(CliError::Usage(format!(
                     "{name} line {no}: malformed input ({why}); {kept}"
