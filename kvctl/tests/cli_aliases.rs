@@ -1,5 +1,10 @@
 //! Renamed commands keep their old names: `kvctl sst-dump FILE` is `kvctl sst dump FILE`.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::TestDb;

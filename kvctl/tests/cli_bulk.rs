@@ -1,6 +1,11 @@
 //! kvctl load (file and stdin, malformed lines, --hex) and dedup (within a run and across
 //! runs, stdin and file).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, doc_quote};

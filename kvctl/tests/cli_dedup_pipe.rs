@@ -2,6 +2,11 @@
 //! many lines it marked as seen; lines it printed but did not store come out again next run.
 //! The approximate dedup leaves its state file as it was.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::TestDb;

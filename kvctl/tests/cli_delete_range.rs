@@ -1,6 +1,11 @@
 //! kvctl delete-range: half-open bounds, usage errors, and `sst dump` of a table holding the
 //! range tombstone.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, kvctl};

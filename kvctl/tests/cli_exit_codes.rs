@@ -2,6 +2,12 @@
 //! produce each cause the row names exit with the row's status, and the table lists no other
 //! status.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,11 @@
 //! kvctl filter new / add / check / info / remove, and dedup --approx: output, exit codes,
 //! and errors naming the file.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use bloomkv::filter::math;

@@ -3,6 +3,11 @@
 //! `sst dump`), whose per-table figures add up to its totals, and which says "deleted" and
 //! "not found" when the lookup found a tombstone or nothing.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, first_json_line, json_doc, kvctl};

@@ -1,6 +1,11 @@
 //! Each command's help shows its own flags only: a benchmark or a filter file has no `--db`,
 //! and `get` no prefix filter.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::kvctl;

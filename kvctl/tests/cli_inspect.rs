@@ -1,5 +1,10 @@
 //! kvctl stats (text and --json), compact, and sst dump (healthy and corrupt tables).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, kvctl};

@@ -2,6 +2,11 @@
 //! closing reports (`verify`, `compact`, `filter add`) as well as the descriptions (`filter
 //! info`).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, json_doc, kvctl};

@@ -1,6 +1,11 @@
 //! Reports go to stderr and data to stdout, with singular and plural nouns that agree with
 //! their numbers; `--quiet` drops the report, `--json` prints it as one JSON object.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::TestDb;

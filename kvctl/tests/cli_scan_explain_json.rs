@@ -1,6 +1,11 @@
 //! `kvctl scan --prefix P --explain --json`: the per-table prefix-filter verdicts as one JSON
 //! document on stderr, agreeing with the tables in the database and with the scan's lines.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestDb, first_json_line};

@@ -1,6 +1,11 @@
 //! `kvctl serve` serves the database `--db` (or `$KVCTL_DB`) names, like every command, and
 //! accepts the server's own `--dir` as another name for it.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

@@ -1,6 +1,11 @@
 //! `kvctl serve` with an option the engine rejects at open exits 2 (usage), as any other
 //! command with a rejected option does, and names the option.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Shared helpers for the kvctl CLI tests: a temporary database directory and a command
 //! builder pointed at it.
 
-#![allow(dead_code)]
+#![expect(dead_code, reason = "each test binary uses a part of this module")]
 
 use std::path::{Path, PathBuf};
 
