@@ -1,7 +1,5 @@
-//! Shared helpers for the kvctl CLI tests: a temporary database directory and a command
+//! The kvctl CLI tests' kit (`tests/cli` includes it): a temporary database directory, a command
 //! builder pointed at it.
-
-#![expect(dead_code, reason = "each test binary uses a part of this module")]
 
 use std::path::{Path, PathBuf};
 

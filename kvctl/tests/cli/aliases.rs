@@ -1,13 +1,6 @@
 //! Renamed commands keep their old names: `kvctl sst-dump FILE` is `kvctl sst dump FILE`.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 
 #[test]
 fn sst_dump_answers_to_its_old_name() {

@@ -1,13 +1,6 @@
 //! kvctl stats (text and --json), compact, and sst dump (healthy and corrupt tables).
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, kvctl};
+use crate::common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 fn load_keys(t: &TestDb, n: usize) {

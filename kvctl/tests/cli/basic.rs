@@ -1,14 +1,7 @@
 //! kvctl put / get / delete / scan, --hex, escaping, exit codes 0, 1 and 2, `--db` and
 //! `$KVCTL_DB`.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, doc_quote, kvctl};
+use crate::common::{TestDb, doc_quote, kvctl};
 use predicates::prelude::*;
 
 #[test]

@@ -1,14 +1,7 @@
 //! A key over the 64 KiB limit is the caller's mistake for every command that takes one:
 //! exit 2 (usage), with a message that shows the key's start and length, not the whole key.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, doc_quote, kvctl};
+use crate::common::{TestDb, doc_quote, kvctl};
 
 #[test]
 fn an_oversized_key_is_a_usage_error_everywhere() {

@@ -1,14 +1,7 @@
 //! kvctl exit code 3: a missing database for read commands (not created), a database a
 //! writer holds for write commands (reads work beside it), a path that is not a database.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, doc_quote};
+use crate::common::{TestDb, doc_quote};
 use predicates::prelude::*;
 
 #[test]

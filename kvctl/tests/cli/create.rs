@@ -2,14 +2,7 @@
 //! `--create`): every other command on a mistyped `--db` exits 3 naming the directory and
 //! leaves nothing behind.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

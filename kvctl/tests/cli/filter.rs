@@ -1,15 +1,8 @@
 //! kvctl filter new / add / check / info / remove, and dedup --approx: output, exit codes,
 //! and errors naming the file.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
+use crate::common::kvctl;
 use bloomkv::filter::math;
-use common::kvctl;
 use predicates::prelude::*;
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {

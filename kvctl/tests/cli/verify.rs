@@ -1,14 +1,7 @@
 //! `kvctl verify`: a clean database reports its counts on stderr (exit 0) and leaves the
 //! directory untouched; a flipped byte in a table is exit 3 naming the file.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

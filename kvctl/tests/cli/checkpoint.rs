@@ -2,14 +2,7 @@
 //! writes; an existing DIR is a usage error (exit 2); a database a writer has open is
 //! checkpointed beside it (read as a secondary), its WAL's writes included.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, kvctl};
+use crate::common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 #[test]

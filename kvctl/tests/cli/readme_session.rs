@@ -3,12 +3,6 @@
 //! PATH, and its output (stdout and stderr, as a terminal shows them) must be the lines that
 //! follow it in the README.
 
-#![expect(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
 use std::path::Path;
 use std::process::Command;
 

@@ -1,14 +1,7 @@
 //! kvctl load (file and stdin, malformed lines, --hex) and dedup (within a run and across
 //! runs, stdin and file).
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "a test that cannot go on panics with the error"
-)]
-
-mod common;
-
-use common::{TestDb, doc_quote};
+use crate::common::{TestDb, doc_quote};
 use predicates::prelude::*;
 
 #[test]
