@@ -6,7 +6,7 @@ use bloomkv::WriteBatch;
 
 use serde_json::json;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs, ReportArgs};
+use crate::args::{DataArgs, GlobalArgs, ReportArgs};
 use crate::exit::CliError;
 use crate::input::Lines;
 use crate::output::{ReportTo, counted, report};
@@ -20,11 +20,7 @@ pub const BATCH_LINES: usize = 1000;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix: PrefixArgs,
+    pub data: DataArgs,
     #[command(flatten)]
     pub report: ReportArgs,
     /// Input file of `key<TAB>value` lines (split at the first TAB; with --hex both fields

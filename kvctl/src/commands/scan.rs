@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::ops::Bound;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
+use crate::args::{DataArgs, GlobalArgs};
 use crate::exit::CliError;
 use crate::open;
 use crate::output::{JSON_FORMAT, Out, count, document};
@@ -12,11 +12,7 @@ use crate::output::{JSON_FORMAT, Out, count, document};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix_filter: PrefixArgs,
+    pub data: DataArgs,
     /// First key to print (inclusive).
     #[arg(long, value_name = "K")]
     pub start: Option<OsString>,
