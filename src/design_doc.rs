@@ -265,12 +265,12 @@ fn every_path_and_link_in_the_docs_exists() {
                     .then(|| std::fs::read_to_string(&path).ok());
                 (text.flatten(), file.to_string())
             };
-            if let (false, Some(file_text)) = (anchor.is_empty(), file_text) {
-                if !anchors(&file_text).contains(anchor) {
-                    broken.push(format!(
-                        "{name}: link to {target}: {shown} has no heading #{anchor}"
-                    ));
-                }
+            if let (false, Some(file_text)) = (anchor.is_empty(), file_text)
+                && !anchors(&file_text).contains(anchor)
+            {
+                broken.push(format!(
+                    "{name}: link to {target}: {shown} has no heading #{anchor}"
+                ));
             }
         }
         for path in backtick_paths(text, &top) {
