@@ -1,5 +1,14 @@
 //! Memtable and iterator throughput: add, get, full scan, and a 10-way merge.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot go on panics with the error"
+)]
+#![expect(
+    missing_docs,
+    reason = "criterion_group! defines an undocumented pub fn"
+)]
+
 use std::hint::black_box;
 use std::ops::Bound;
 use std::sync::Arc;

@@ -3,6 +3,15 @@
 //! Lookups are measured with `BloomPolicy::new(10.0)` and with no filter, so the absent-key
 //! figures show what the filter saves even when the data block is already cached.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot go on panics with the error"
+)]
+#![expect(
+    missing_docs,
+    reason = "criterion_group! defines an undocumented pub fn"
+)]
+
 use std::sync::Arc;
 
 use bloomkv::env::{MemRandomAccessFile, MemWritableFile};

@@ -6,6 +6,11 @@
 //!
 //! `cargo run --release --example prefix_scan -- [--tenants N] [--keys-per-tenant K] [--runs R]`
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "an example stops at the first error, saying what it was"
+)]
+
 use std::sync::Arc;
 use std::time::Instant;
 

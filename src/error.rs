@@ -127,13 +127,13 @@ impl fmt::Display for LockConflict {
         match self.holder {
             LockHolder::Writer => write!(
                 f,
-                ". To read beside the writer, open a secondary (Db::open_secondary; kvctl's \
-                 read commands do); to open it otherwise, stop {who} first"
+                ". To read beside the writer, use kvctl's read commands (get, scan, stats, \
+                 verify, checkpoint: they open a secondary); to open it otherwise, stop {who} first"
             ),
             LockHolder::ReadOnly => write!(
                 f,
-                " (Db::open_read_only). A writer can open it once {who} closed it; a secondary \
-                 (Db::open_secondary) reads beside them"
+                " (Db::open_read_only). A writer can open it once {who} closed it; kvctl's read \
+                 commands (get, scan, stats, verify, checkpoint) read beside them"
             ),
         }
     }

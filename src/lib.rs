@@ -57,22 +57,6 @@
 //! Cargo features: `fault-injection` adds `env::fault`, an [`env::Env`] that injects I/O
 //! failures and power cuts, for testing programs built on bloomkv; `internals` exposes the
 //! engine's modules, hidden and with no stability promise, for the fuzz targets and benches.
-#![deny(missing_docs)]
-#![deny(unsafe_code)]
-#![warn(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::dbg_macro,
-    clippy::todo
-)]
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        reason = "a test that cannot go on panics with the error"
-    )
-)]
 
 /// A function (or method) that is `pub` but hidden with the `internals` feature, for the fuzz
 /// targets and the internal benchmarks, and `pub(crate)` otherwise.

@@ -3,7 +3,7 @@
 //! the WAL, SSTable and iterator tests.
 
 #[path = "../tests/common/rng.rs"]
-#[allow(dead_code, reason = "shared with tests/common, which uses all of it")]
+#[expect(dead_code, reason = "shared with tests/common, which uses all of it")]
 mod rng;
 
 #[path = "../tests/common/fault.rs"]

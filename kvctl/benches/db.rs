@@ -7,6 +7,15 @@
 //!
 //! `cargo bench --bench db -- --measurement-time 2 --warm-up-time 1`
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a benchmark that cannot go on panics with the error"
+)]
+#![expect(
+    missing_docs,
+    reason = "criterion_group! defines an undocumented pub fn"
+)]
+
 use std::path::Path;
 
 use bloomkv::{Db, Options};

@@ -80,6 +80,18 @@ pub struct PrefixArgs {
     pub prefix_delim: Option<u8>,
 }
 
+/// The groups every command that puts or reads keys and values in a database takes first:
+/// `--db`, `--hex` and the prefix-filter flags.
+#[derive(Debug, Default, clap::Args)]
+pub struct DataArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    #[command(flatten)]
+    pub hex: HexArg,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
+}
+
 /// `--quiet` and `--json`, for the commands that end with a report.
 #[derive(Debug, Default, clap::Args)]
 pub struct ReportArgs {
@@ -153,6 +165,11 @@ impl TopArgs {
             quiet: report.is_some_and(|r| r.quiet),
             json: report.is_some_and(|r| r.json),
         }
+    }
+
+    /// [`TopArgs::resolve`] for a command taking [`DataArgs`] (and maybe a report).
+    pub fn resolve_data(&self, data: &DataArgs, report: Option<&ReportArgs>) -> GlobalArgs {
+        self.resolve(Some(&data.db), Some(&data.hex), Some(&data.prefix), report)
     }
 
     /// Whether `--db` was given before the subcommand.

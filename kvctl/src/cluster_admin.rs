@@ -267,7 +267,6 @@ fn read_reply(r: &mut impl BufRead) -> std::io::Result<Result<Reply, AdminError>
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "a test that cannot go on panics")]
 mod tests {
     use super::*;
 

@@ -2,14 +2,5 @@
 //! `benches/peers` share it) and the cluster administration client (`kvctl cluster`). The
 //! command-line tool itself is `src/main.rs`.
 
-#![deny(missing_docs)]
-#![deny(unsafe_code)]
-#![warn(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::dbg_macro,
-    clippy::todo
-)]
-
 pub mod bench;
 pub mod cluster_admin;

@@ -36,31 +36,13 @@ fn main() -> ExitCode {
         .is_some_and(|s| s.value_source("dir") == Some(ValueSource::CommandLine));
     let Cli { top, command } = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match command {
-        Command::Put(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix), None);
-            put::run(&g, a)
-        }
+        Command::Put(a) => put::run(&top.resolve_data(&a.data, None), a),
         Command::Get(a) => get::run(&top.resolve(Some(&a.db), Some(&a.hex), None, None), a),
-        Command::Delete(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix), None);
-            delete::run(&g, a)
-        }
-        Command::DeleteRange(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix), None);
-            delete_range::run(&g, a)
-        }
-        Command::Scan(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix_filter), None);
-            scan::run(&g, a)
-        }
-        Command::Load(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix), Some(&a.report));
-            load::run(&g, a)
-        }
-        Command::Dedup(a) => {
-            let g = top.resolve(Some(&a.db), Some(&a.hex), Some(&a.prefix), Some(&a.report));
-            dedup::run(&g, a)
-        }
+        Command::Delete(a) => delete::run(&top.resolve_data(&a.data, None), a),
+        Command::DeleteRange(a) => delete_range::run(&top.resolve_data(&a.data, None), a),
+        Command::Scan(a) => scan::run(&top.resolve_data(&a.data, None), a),
+        Command::Load(a) => load::run(&top.resolve_data(&a.data, Some(&a.report)), a),
+        Command::Dedup(a) => dedup::run(&top.resolve_data(&a.data, Some(&a.report)), a),
         Command::Stats(a) => stats::run(&top.resolve(Some(&a.db), Some(&a.hex), None, None), a),
         Command::Compact(a) => {
             let g = top.resolve(Some(&a.db), None, Some(&a.prefix), Some(&a.report));

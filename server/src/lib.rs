@@ -19,15 +19,6 @@
 //!
 //! [`run`] is what the `bloomkv-server` binary calls: it serves until SIGINT or SIGTERM.
 //! See `docs/SERVER.md` for the flags, commands, data model and durability.
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
-#![warn(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::dbg_macro,
-    clippy::todo
-)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod blocking;
 pub mod bloom;

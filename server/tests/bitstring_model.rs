@@ -2,7 +2,11 @@
 //! GETRANGE, APPEND, SETBIT, BITOP, BITPOS, BITFIELD(_RO) and LCS LEN over a few keys,
 //! against a plain byte-vector model of Redis's semantics, reply by reply, with a restart in
 //! the middle. Offsets cluster around the 4 KiB chunk boundary so edits cross it.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

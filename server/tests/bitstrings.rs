@@ -2,6 +2,11 @@
 //! for byte as redis-server 7.0.15 gave them (the tables were recorded from it, RESP2 and
 //! RESP3), strings that span chunks, time to live, and a restart.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{Raw, TestServer, bulk, err, int, ints, ok, words};

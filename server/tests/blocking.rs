@@ -2,7 +2,11 @@
 //! immediate replies and errors as Redis gives them, clients woken across connections in the
 //! order they blocked, served atomically with the push, timeouts, disconnects, MULTI, chains
 //! of BLMOVE, and no I/O thread held while blocked.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! The flags: parsed as the issue names them, and embeddable in another command line (what
 //! `kvctl serve` will do).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bloomkv_server::{AppendFsync, Config};
 use clap::Parser;

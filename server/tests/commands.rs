@@ -1,5 +1,9 @@
 //! Every command against the replies Redis (and RedisBloom) give, through the `redis` crate.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -2,6 +2,11 @@
 //! only database N's keys, of every type; FLUSHDB, DBSIZE, KEYS, SCAN, INFO keyspace, WATCH,
 //! blocking pops, expiry and scripts all keep to one database; data survives restarts.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,11 @@
 //! says why, and writes resume by themselves once space is back, with every acknowledged
 //! write kept.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,10 @@
 //! Data survives restarts, clean shutdowns and kill -9 (with `--appendfsync always`, no
 //! acknowledged write is lost).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 
@@ -54,7 +58,7 @@ fn log_of(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-#[allow(clippy::zombie_processes)] // every caller waits for the child
+#[expect(clippy::zombie_processes, reason = "every caller waits for the child")]
 fn spawn(dir: &std::path::Path, extra: &[&str]) -> (Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_bloomkv-server"))
         .arg("--dir")

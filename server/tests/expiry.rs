@@ -1,6 +1,11 @@
 //! Times to live: SET's options, the EXPIRE and TTL families, PERSIST, GETEX, GETDEL; expired
 //! keys invisible to every command, reclaimed in the background, and absolute across restarts.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,5 @@
 //! Replays every input kept under `server/fuzz/regressions/resp_parser/` through the driver
 //! the cargo-fuzz target uses, so a crash once found stays fixed on stable Rust.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../fuzz/src/drivers.rs"]
 mod drivers;

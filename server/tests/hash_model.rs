@@ -2,7 +2,11 @@
 //! and a plain in-memory model, reply by reply, with a restart in the middle. Fields are
 //! short, or longer than the engine's key limit (stored hashed, several sharing their first
 //! 64 KiB), so both forms of `store::members` meet; values are short, numeric or 5 KB.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -1,6 +1,11 @@
 //! Hashes: every command and option with Redis's replies and errors, RESP3 maps and pairs,
 //! fields longer than the engine's key limit, and contents and TTLs across a restart.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestServer, bulk, err, int, ok};

@@ -3,6 +3,11 @@
 //! a dense sketch of a million elements equal to Redis's, the estimate within three standard
 //! errors, and a model of the sets the sketches count.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};

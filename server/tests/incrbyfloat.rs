@@ -1,6 +1,11 @@
 //! INCRBYFLOAT in Redis's long double arithmetic and text (`cmd::longdouble`): the replies of
 //! redis-server 7.0 for sums an `f64` gets wrong.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestServer, bulk, err, ok};

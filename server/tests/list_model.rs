@@ -3,7 +3,11 @@
 //! middle. Pushes of up to 40 elements and large counts make lists long enough for the
 //! range deletions (runs of 32 or more), and a small alphabet makes LREM, LPOS and LINSERT
 //! find matches on both sides of a list.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

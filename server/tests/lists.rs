@@ -1,7 +1,11 @@
 //! Lists: every command and option against replies recorded from redis-server, byte for
 //! byte (RESP2 and RESP3), plus long lists (range deletions, moves on the shorter side),
 //! huge counts, MULTI, expiry and restart.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

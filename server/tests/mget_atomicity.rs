@@ -3,6 +3,11 @@
 //! two writes (the server answered `216`/`217` in 10 of 10,605 reads before reads used one
 //! snapshot).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::sync::Arc;

@@ -2,7 +2,11 @@
 //! server and against a plain in-memory model of Redis's semantics, reply by reply, with a
 //! restart in the middle. Exercises group commit, chunk boundaries (bitmaps past 32768 bits),
 //! type changes (SET over a set), member cleanup and the DBSIZE counter.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

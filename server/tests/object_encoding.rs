@@ -2,6 +2,11 @@
 //! type and size (the table was recorded from it); FREQ and IDLETIME, which need access
 //! tracking this server does not keep, answer errors.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestServer, err, ok, words};

@@ -1,5 +1,9 @@
 //! The wire: pipelining, many clients, AUTH, malformed and oversized input.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -2,6 +2,11 @@
 //! and patterns, unsubscribe-all replies and counts, messages delivered to idle clients,
 //! PUBSUB introspection, and slow subscribers cut off at the output limit.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -1,6 +1,11 @@
 //! RENAME, RENAMENX, COPY and MOVE: every type keeps its whole value under the new name or
 //! database, with its time to live; replies and errors as Redis 7's.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::{TestServer, bulk, err, int, ok};

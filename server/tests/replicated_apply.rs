@@ -5,10 +5,9 @@
 //! Bloom filter growth, WATCH/EXEC and the expiry sweep in the mix; and a node that
 //! restarts rebuilds the same watch table from its database.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests panic with the error"
+    reason = "a test that cannot go on panics with the error"
 )]
 
 use bloomkv::{Db, WriteBatch};

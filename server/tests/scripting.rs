@@ -3,6 +3,11 @@
 //! the script cache across a restart, blocked clients served by a script's pushes, and a
 //! runaway script stopped by SCRIPT KILL.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

@@ -3,6 +3,11 @@
 //! errorstats and the stats counters with CONFIG RESETSTAT, unknown
 //! subcommands, BF.INFO's per-protocol field reply, and a port already in use.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

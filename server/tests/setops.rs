@@ -2,6 +2,11 @@
 //! STORE forms, SINTERCARD, with Redis's replies and errors; members longer than the engine's
 //! key limit.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::collections::BTreeSet;

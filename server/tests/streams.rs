@@ -3,6 +3,11 @@
 //! XADD, approximate trimming in whole nodes as Redis does, persistence across a restart, and
 //! a model test against an in-memory stream.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

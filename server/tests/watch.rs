@@ -2,6 +2,11 @@
 //! (a write by another client or by the client itself, an expiry, FLUSHDB), runs when none
 //! did, and every way out of a transaction forgets the watches.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::time::Duration;

@@ -2,6 +2,11 @@
 //! byte as redis-server 7.0.15 gave them (RESP2 and RESP3 tables recorded from it), and a
 //! model test of random inputs against the set algebra computed here.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

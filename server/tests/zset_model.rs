@@ -4,7 +4,11 @@
 //! restart in the middle. Scores are halves in -5..5 plus the infinities, so ties (ordered
 //! by member) are common and every score prints exactly. Lex commands go to keys whose
 //! members all have score 0 (the only case Redis defines them for).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -1,7 +1,11 @@
 //! Sorted sets: every command and option against replies recorded from redis-server, byte
 //! for byte, plus Redis 7.2's score formatting and ZRANK WITHSCORE, RESP3 shapes, large sets
 //! (ranks from either end, range deletions), random members, MULTI, expiry and restart.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
 
 mod common;
 

@@ -29,7 +29,7 @@ pub(crate) mod repair;
 #[doc(hidden)]
 pub mod table_cache;
 #[cfg(not(feature = "internals"))]
-#[allow(
+#[expect(
     dead_code,
     reason = "TableCache::{pinned, len, is_empty} serve its tests only; table_cache.rs is being reworked separately"
 )]

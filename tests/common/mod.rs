@@ -4,9 +4,9 @@
 //! fsyncs, the fault env's set-up, the gate that holds background jobs, tests re-run in a
 //! process of their own, and directory listings.
 
-#![allow(dead_code, reason = "each test crate uses a part of this module")]
+#![expect(dead_code, reason = "each test crate uses a part of this module")]
 
-mod fault;
+pub mod fault;
 pub mod gate;
 mod process;
 mod rng;
@@ -19,11 +19,8 @@ use std::sync::Arc;
 use bloomkv::env::{Env, EnvWrapper, StdEnv, WritableFile};
 use bloomkv::{Compression, Db, Options, Snapshot, WriteBatch};
 
-#[allow(unused_imports, reason = "each test crate uses a part of this module")]
-pub use fault::fault_env;
-#[allow(unused_imports, reason = "each test crate uses a part of this module")]
+#[expect(unused_imports, reason = "each test crate uses a part of this module")]
 pub use process::{child_test_args, is_alone, run_alone};
-#[allow(unused_imports, reason = "each test crate uses a part of this module")]
 pub use rng::{Rng, mix};
 
 /// What a database should hold: key -> value.

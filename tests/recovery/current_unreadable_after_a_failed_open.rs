@@ -10,7 +10,7 @@
 use bloomkv::env::fault::{Fault, FaultKind, FaultOp};
 use bloomkv::{Db, Error, Options};
 
-use crate::common::fault_env;
+use crate::common::fault::fault_env;
 
 fn key(i: u32) -> String {
     format!("key{i:05}")

@@ -6,7 +6,8 @@
 use bloomkv::Options;
 use bloomkv::env::fault::{Fault, FaultKind, FaultOp};
 
-use crate::common::{Model, fault_env, sst_files, w1_key, w1_value};
+use crate::common::fault::fault_env;
+use crate::common::{Model, sst_files, w1_key, w1_value};
 
 #[test]
 fn files_that_cannot_be_removed_stay_without_changing_an_answer() {

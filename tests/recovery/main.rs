@@ -3,6 +3,12 @@
 //! One test binary per layer (linking one binary is cheaper than linking one per scenario);
 //! one scenario per file.
 
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 #[path = "../common/mod.rs"]
 mod common;
 

@@ -4,7 +4,8 @@
 use bloomkv::env::fault::{Fault, FaultKind, FaultOp};
 use bloomkv::{Db, Error, Options};
 
-use crate::common::{dir_state, fault_env};
+use crate::common::dir_state;
+use crate::common::fault::fault_env;
 
 #[test]
 fn an_open_that_cannot_list_fails_and_changes_nothing() {

@@ -3,10 +3,10 @@
 //! clients, a nemesis; histories checked for linearizability and lost writes. One
 //! scenario per file; the shared tools in `procs`, `resp` and `history`.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "tests panic with the error"
+    reason = "a test that cannot go on panics with the error"
 )]
 
 mod history;

@@ -1,10 +1,10 @@
 //! The cluster package's integration tests: one test binary (it links the whole stack
 //! once), one scenario per file.
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "tests panic with the error"
+    reason = "a test that cannot go on panics with the error"
 )]
 
 mod harness;

@@ -12,11 +12,12 @@ mod keys;
 mod latency;
 mod procio;
 mod report;
+mod run;
 mod svg;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use driver::{SWEEP_BITS, print_trio, run_sweep, run_trio, sweep_csv};
 pub use evict::evict_dir;
@@ -24,6 +25,7 @@ pub use keys::{KeySpace, SplitMix64, distinct_indices, mix};
 pub use latency::Latencies;
 pub use procio::{Memory, ProcIo};
 pub use report::{compare_table, fmt_duration, headline, json_string};
+pub use run::run_w1;
 pub use svg::{runs_chart, sweep_chart};
 
 use bloomkv::Db;
@@ -31,7 +33,7 @@ use bloomkv::Stats;
 use bloomkv::filter::monkey::{self, LevelShape};
 use bloomkv::filter::{BinaryFusePolicy, BloomPolicy, FilterPolicy, RibbonPolicy};
 use bloomkv::sstable::FilterVerdict;
-use bloomkv::{Compression, Error, Result};
+use bloomkv::{Compression, Result};
 use bloomkv::{FilterAllocation, NUM_LEVELS, Options};
 
 /// Key length of W1: 16 hex digits.
@@ -560,295 +562,6 @@ impl W1Report {
     /// The phase named `name`.
     pub fn phase(&self, name: &str) -> Option<&Phase> {
         self.phases.iter().find(|p| p.name == name)
-    }
-}
-
-/// Measures one phase: counters before and after, wall-clock time around `body`.
-fn timed(
-    db: &Db,
-    name: &'static str,
-    ops: u64,
-    mut lat: Option<Latencies>,
-    body: impl FnOnce(&mut Option<Latencies>) -> Result<()>,
-) -> Result<Phase> {
-    let s0 = db.stats();
-    Memory::reset_peak();
-    let io0 = ProcIo::now();
-    let t0 = Instant::now();
-    body(&mut lat)?;
-    let elapsed = t0.elapsed();
-    let io = ProcIo::now().zip(io0).map(|(b, a)| b.since(a));
-    let memory = Memory::now();
-    let s1 = db.stats();
-    let mut q = |q: f64| lat.as_mut().and_then(|l| l.quantile(q));
-    let (p50_ns, p99_ns, p999_ns, max_ns) = (q(0.5), q(0.99), q(0.999), q(1.0));
-    Ok(Phase {
-        name,
-        ops,
-        elapsed,
-        p50_ns,
-        p99_ns,
-        p999_ns,
-        max_ns,
-        engine: EngineDelta::between(&s0, &s1),
-        io,
-        memory,
-    })
-}
-
-fn check_dir(cfg: &W1Config) -> Result<()> {
-    let occupied = std::fs::read_dir(&cfg.dir).is_ok_and(|mut d| d.next().is_some());
-    if occupied {
-        return Err(Error::InvalidArgument(format!(
-            "{} is not empty; {} needs a fresh database directory",
-            cfg.dir.display(),
-            cfg.workload.name()
-        )));
-    }
-    Ok(())
-}
-
-/// Bytes of every file directly in `dir`.
-fn dir_bytes(dir: &std::path::Path) -> Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let meta = entry
-            .and_then(|e| e.metadata())
-            .map_err(|e| Error::io(dir, e))?;
-        if meta.is_file() {
-            total += meta.len();
-        }
-    }
-    Ok(total)
-}
-
-/// Runs W1 (or W2) as `cfg` says.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] if `cfg.dir` holds files; any engine error; a `Corruption`
-/// error if a lookup returns a wrong value.
-pub fn run_w1(cfg: &W1Config) -> Result<W1Report> {
-    check_dir(cfg)?;
-    let ks = KeySpace::new(cfg.seed);
-    let mut rng = SplitMix64::new(mix(cfg.seed ^ 0x5731));
-    let n = cfg.keys;
-    let mut value = vec![0u8; cfg.value_bytes];
-    let mut phases = Vec::new();
-
-    // 0. fillrandom
-    let db = Db::open(&cfg.dir, cfg.options())?;
-    let lat = Latencies::with_capacity(n as usize);
-    let io_before_fill = ProcIo::now();
-    phases.push(timed(&db, "fillrandom", n, Some(lat), |lat| {
-        cfg.tick("fillrandom", 0, n);
-        for i in 0..n {
-            cfg.fill_value(&ks, i, 0, &mut value);
-            let t = Instant::now();
-            db.put(ks.key(i), &value)?;
-            record(lat, t);
-            cfg.tick("fillrandom", i + 1, n);
-        }
-        Ok(())
-    })?);
-
-    // 1. flush and settle
-    phases.push(timed(&db, "flush", 1, None, |_| {
-        cfg.tick("flush", 0, 1);
-        db.flush()?;
-        db.wait_for_compactions()?;
-        cfg.tick("flush", 1, 1);
-        Ok(())
-    })?);
-    let fill_io = ProcIo::now().zip(io_before_fill).map(|(b, a)| b.since(a));
-    let settled = db.stats();
-    let bytes_on_disk = dir_bytes(&cfg.dir)?;
-
-    // 2. reopen (the phase's counters are the new handle's, which start at 0)
-    cfg.tick("reopen", 0, 1);
-    let t0 = Instant::now();
-    let io0 = ProcIo::now();
-    Memory::reset_peak();
-    drop(db);
-    if cfg.evict_page_cache {
-        evict_dir(&cfg.dir)?;
-    }
-    let db = Db::open(&cfg.dir, cfg.options())?;
-    cfg.tick("reopen", 1, 1);
-    phases.push(Phase {
-        name: "reopen",
-        ops: 1,
-        elapsed: t0.elapsed(),
-        p50_ns: None,
-        p99_ns: None,
-        p999_ns: None,
-        max_ns: None,
-        engine: EngineDelta::between(&db.stats(), &db.stats()),
-        io: ProcIo::now().zip(io0).map(|(b, a)| b.since(a)),
-        memory: Memory::now(),
-    });
-
-    // 3. get_present
-    let present = distinct_indices(n, cfg.get_present, &mut rng);
-    let lat = Latencies::with_capacity(present.len());
-    phases.push(timed(
-        &db,
-        "get_present",
-        present.len() as u64,
-        Some(lat),
-        |lat| {
-            let total = present.len() as u64;
-            for (done, &i) in present.iter().enumerate() {
-                cfg.tick("get_present", done as u64, total);
-                let key = ks.key(i);
-                let t = Instant::now();
-                let got = db.get(key)?;
-                record(lat, t);
-                cfg.fill_value(&ks, i, 0, &mut value);
-                if got.as_deref() != Some(&value[..]) {
-                    return Err(wrong_answer(cfg, &key, "get_present"));
-                }
-            }
-            cfg.tick("get_present", total, total);
-            Ok(())
-        },
-    )?);
-    drop(present);
-
-    // 4. get_absent
-    let lat = Latencies::with_capacity(cfg.get_absent as usize);
-    let absent_phase = timed(&db, "get_absent", cfg.get_absent, Some(lat), |lat| {
-        for j in 0..cfg.get_absent {
-            cfg.tick("get_absent", j, cfg.get_absent);
-            let key = ks.key(n + j);
-            let t = Instant::now();
-            let got = db.get(key)?;
-            record(lat, t);
-            if got.is_some() {
-                return Err(wrong_answer(cfg, &key, "get_absent"));
-            }
-        }
-        cfg.tick("get_absent", cfg.get_absent, cfg.get_absent);
-        Ok(())
-    })?;
-    let absent = explain_absent(cfg, &db, &ks, &absent_phase)?;
-    phases.push(absent_phase);
-
-    // 5. scan
-    let start = ks.key(rng.below(n.max(1)));
-    let mut scanned = 0u64;
-    phases.push(timed(&db, "scan", cfg.scan, None, |_| {
-        cfg.tick("scan", 0, cfg.scan);
-        // From a random key to the end, then (if that held fewer keys) from the beginning.
-        for kv in db.scan(start..).chain(db.scan(..start)) {
-            if scanned >= cfg.scan {
-                break;
-            }
-            let (k, v) = kv?;
-            if k.len() != KEY_BYTES || v.len() != cfg.value_bytes {
-                return Err(wrong_answer(cfg, &k, "scan"));
-            }
-            scanned += 1;
-            cfg.tick("scan", scanned, cfg.scan);
-        }
-        cfg.tick("scan", cfg.scan, cfg.scan);
-        Ok(())
-    })?);
-    if let Some(p) = phases.last_mut() {
-        p.ops = scanned;
-    }
-
-    // 6. overwrite
-    let targets = distinct_indices(n, cfg.overwrite, &mut rng);
-    let lat = Latencies::with_capacity(targets.len());
-    phases.push(timed(
-        &db,
-        "overwrite",
-        targets.len() as u64,
-        Some(lat),
-        |lat| {
-            let total = targets.len() as u64;
-            for (done, &i) in targets.iter().enumerate() {
-                cfg.tick("overwrite", done as u64, total);
-                cfg.fill_value(&ks, i, 1, &mut value);
-                let t = Instant::now();
-                db.put(ks.key(i), &value)?;
-                record(lat, t);
-            }
-            cfg.tick("overwrite", total, total);
-            Ok(())
-        },
-    )?);
-    let after = db.stats();
-    let stall_micros = after.stall_micros + settled.stall_micros;
-    let stop_micros = after.write_stop_micros + settled.write_stop_micros;
-    let longest_stall_micros = after.longest_stall_micros.max(settled.longest_stall_micros);
-
-    let levels = level_reports(&settled, &absent.1, &phases);
-    let entries: u64 = settled.levels.iter().map(|l| l.entries).sum();
-    let filter_bytes: u64 = settled.levels.iter().map(|l| l.filter_bytes).sum();
-    let user_bytes = n * (KEY_BYTES + cfg.value_bytes) as u64;
-    let ratio = |x: u64| {
-        if user_bytes > 0 {
-            x as f64 / user_bytes as f64
-        } else {
-            0.0
-        }
-    };
-    let longest_put_ns = phases
-        .iter()
-        .filter(|p| p.name == "fillrandom" || p.name == "overwrite")
-        .filter_map(|p| p.max_ns)
-        .max()
-        .unwrap_or(0);
-    Ok(W1Report {
-        workload: cfg.workload.name(),
-        compression: cfg.compression.to_string(),
-        device_write_amplification: ratio(fill_io.map_or(0, |io| io.write_bytes)),
-        bytes_on_disk,
-        space_amplification: ratio(bytes_on_disk),
-        tables: settled.tables.len() as u64,
-        stall_micros,
-        stop_micros,
-        longest_stall_micros,
-        longest_put_ns,
-        label: cfg.label(),
-        keys: n,
-        bits_per_key: cfg.bits_per_key,
-        monkey: cfg.monkey,
-        filter_kinds: cfg.filter_kinds_label(),
-        block_cache_bytes: cfg.block_cache_bytes,
-        mmap_reads: cfg.mmap_reads,
-        dynamic_levels: cfg.dynamic_levels,
-        seed: cfg.seed,
-        phases,
-        levels,
-        filter_bytes,
-        filter_bits_per_key: if entries > 0 {
-            (filter_bytes * 8) as f64 / entries as f64
-        } else {
-            0.0
-        },
-        write_amplification: settled.write_amplification(),
-        writes: WriteBreakdown::of(&settled, user_bytes),
-        absent: absent.0,
-    })
-}
-
-fn record(lat: &mut Option<Latencies>, since: Instant) {
-    if let Some(l) = lat {
-        l.record(since.elapsed().as_nanos());
-    }
-}
-
-fn wrong_answer(cfg: &W1Config, key: &[u8], phase: &str) -> Error {
-    Error::Corruption {
-        file: cfg.dir.clone(),
-        offset: 0,
-        why: format!(
-            "{} {phase}: wrong answer for key {}",
-            cfg.workload.name(),
-            String::from_utf8_lossy(key)
-        ),
     }
 }
 

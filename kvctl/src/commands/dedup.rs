@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use bloomkv::WriteBatch;
 use serde_json::json;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs, ReportArgs};
+use crate::args::{DataArgs, GlobalArgs, ReportArgs};
 use crate::commands::load::BATCH_LINES;
 use crate::exit::CliError;
 use crate::input::Lines;
@@ -28,11 +28,7 @@ use crate::output::{Out, ReportTo, count, report};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix: PrefixArgs,
+    pub data: DataArgs,
     #[command(flatten)]
     pub report: ReportArgs,
     /// Input file (one item per line; with --hex each line is hex); `-` or nothing reads

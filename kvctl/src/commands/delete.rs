@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
+use crate::args::{DataArgs, GlobalArgs};
 use crate::escape::brief;
 use crate::exit::CliError;
 use crate::open;
@@ -11,11 +11,7 @@ use crate::open;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix: PrefixArgs,
+    pub data: DataArgs,
     /// Create the database if it is missing (else that is an error, exit 3).
     #[arg(long)]
     pub create: bool,

@@ -6,7 +6,7 @@ use bloomkv::WriteBatch;
 
 use serde_json::json;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs, ReportArgs};
+use crate::args::{DataArgs, GlobalArgs, ReportArgs};
 use crate::exit::CliError;
 use crate::input::Lines;
 use crate::output::{ReportTo, counted, report};
@@ -20,11 +20,7 @@ pub const BATCH_LINES: usize = 1000;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix: PrefixArgs,
+    pub data: DataArgs,
     #[command(flatten)]
     pub report: ReportArgs,
     /// Input file of `key<TAB>value` lines (split at the first TAB; with --hex both fields
@@ -89,7 +85,8 @@ pub fn run(g: &GlobalArgs, a: Args) -> Result<(), CliError> {
                 bar.finish_and_clear();
                 let kept = match no {
                     1 => "nothing was loaded".to_string(),
-                    n => format!("lines 1-{} were loaded into {}", n - 1, g.db.display()),
+                    2 => format!("line 1 was loaded into {}", g.db.display()),
+                    n => format!("lines 1 to {} were loaded into {}", n - 1, g.db.display()),
                 };
                 return Err(CliError::Usage(format!(
                     "{name} line {no}: malformed input ({why}); {kept}"

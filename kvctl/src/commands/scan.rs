@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::ops::Bound;
 
-use crate::args::{DbArg, GlobalArgs, HexArg, PrefixArgs};
+use crate::args::{DataArgs, GlobalArgs};
 use crate::exit::CliError;
 use crate::open;
 use crate::output::{JSON_FORMAT, Out, count, document};
@@ -12,11 +12,7 @@ use crate::output::{JSON_FORMAT, Out, count, document};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: DbArg,
-    #[command(flatten)]
-    pub hex: HexArg,
-    #[command(flatten)]
-    pub prefix_filter: PrefixArgs,
+    pub data: DataArgs,
     /// First key to print (inclusive).
     #[arg(long, value_name = "K")]
     pub start: Option<OsString>,
@@ -26,8 +22,10 @@ pub struct Args {
     /// Only keys starting with P (combines with --start/--end).
     #[arg(long, value_name = "P")]
     pub prefix: Option<OsString>,
-    /// Print at most N entries.
-    #[arg(long, value_name = "N")]
+    /// Print at most N entries (N >= 0; leave --limit out for no limit).
+    // Negative numbers reach the parser, which says why they are refused, instead of clap
+    // taking `-1` for an unknown flag.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = entry_limit)]
     pub limit: Option<u64>,
     /// Print in descending key order, starting from the end of the range (with --limit, the
     /// last N entries).
@@ -41,6 +39,16 @@ pub struct Args {
     /// carries the lines; layout in docs/CLI.md).
     #[arg(long, requires = "explain")]
     pub json: bool,
+}
+
+/// `--limit N`: a count of entries. A negative N is refused rather than read as "no limit"
+/// (tools disagree on what -1 means; leaving the flag out already says "no limit").
+fn entry_limit(s: &str) -> Result<u64, String> {
+    if s.starts_with('-') {
+        return Err("N must be 0 or more; leave --limit out to print every entry".to_string());
+    }
+    s.parse::<u64>()
+        .map_err(|e| format!("{e}: N is a count of entries (0 or more)"))
 }
 
 /// The smallest key greater than every key starting with `prefix`, or `None` when there is

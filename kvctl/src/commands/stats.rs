@@ -139,21 +139,24 @@ fn table(db: &Db, s: &Stats) -> String {
         .filter(|(_, l)| l.compaction_bytes_written > 0 || l.compactions > 0)
         .map(|(i, l)| {
             format!(
-                "L{i} {} ({} compactions, {} read)",
-                l.compaction_bytes_written, l.compactions, l.compaction_bytes_read
+                "L{i} {} ({}, {} read)",
+                l.compaction_bytes_written,
+                count(l.compactions, "compaction"),
+                l.compaction_bytes_read
             )
         })
         .collect();
+    let compaction = if per_level.is_empty() {
+        "compaction 0 (no compaction ran since open)".to_string()
+    } else {
+        format!("compaction into {}", per_level.join(", "))
+    };
     let _ = writeln!(
         t,
-        "bytes written per cause since open: WAL {}, flush {}, compaction into {},          re-filter {}; trivial moves {} ({} bytes moved, none written)",
+        "bytes written per cause since open: WAL {}, flush {}, {compaction}, re-filter {}; \
+         trivial moves {} ({} bytes moved, none written)",
         s.wal_bytes_written,
         s.flush_bytes_written,
-        if per_level.is_empty() {
-            "none".to_string()
-        } else {
-            per_level.join(", ")
-        },
         s.refilter_bytes_written,
         s.trivial_moves,
         s.trivial_move_bytes

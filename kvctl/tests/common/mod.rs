@@ -1,7 +1,5 @@
-//! Shared helpers for the kvctl CLI tests: a temporary database directory and a command
+//! The kvctl CLI tests' kit (`tests/cli` includes it): a temporary database directory, a command
 //! builder pointed at it.
-
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -120,4 +118,16 @@ pub fn first_json_line(bytes: &[u8]) -> serde_json::Value {
     let text = std::str::from_utf8(bytes).unwrap();
     let first = text.lines().next().unwrap_or("");
     serde_json::from_str(first).unwrap_or_else(|e| panic!("{e}: not JSON:\n{text}"))
+}
+
+/// The text of the backtick span in docs/`doc` that starts with `start`, its line breaks and
+/// indentation folded to single spaces (as a reader sees the quoted message).
+pub fn doc_quote(doc: &str, start: &str) -> String {
+    let path = format!("{}/../docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (_, rest) = text
+        .split_once(&format!("`{start}"))
+        .unwrap_or_else(|| panic!("docs/{doc} quotes no text starting with {start:?}"));
+    let span = format!("{start}{}", rest.split('`').next().unwrap_or(""));
+    span.split_whitespace().collect::<Vec<_>>().join(" ")
 }

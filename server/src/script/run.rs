@@ -243,7 +243,10 @@ fn compiled(vm: &mut Vm, sha: &[u8; 40], code: &[u8]) -> Result<Function, Reply>
     Ok(f)
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the script's whole call: transaction, digest, source, keys, arguments and the server state it may touch"
+)]
 fn execute(
     txn: &RefCell<&mut Txn<'_>>,
     sha: &str,
@@ -268,7 +271,10 @@ fn execute(
     })?
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "execute's arguments plus the VM it runs in"
+)]
 fn execute_in(
     vm: &mut Vm,
     txn: &RefCell<&mut Txn<'_>>,

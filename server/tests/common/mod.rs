@@ -1,6 +1,6 @@
 //! Shared helpers: an in-process server on an ephemeral loopback port, `redis` crate clients,
 //! a raw RESP client for exact bytes, and the built binary for kill -9 tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![expect(dead_code, reason = "each test crate uses a part of this module")]
 
 pub mod model;
 

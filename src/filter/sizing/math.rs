@@ -37,7 +37,6 @@ macro_rules! impl_count {
     ($($t:ty),*) => {$(
         impl Count for $t {
             #[inline]
-            #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
             fn as_f64(self) -> f64 {
                 self as f64
             }
@@ -544,9 +543,7 @@ fn pow_exp(k: u32) -> i32 {
 /// Converts a non-negative float to `u64`, saturating (NaN becomes 0).
 pub(crate) fn float_to_u64(x: f64) -> u64 {
     // `as` saturates at the type bounds and maps NaN to 0, which is what we want here.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let v = x as u64;
-    v
+    x as u64
 }
 
 #[cfg(test)]

@@ -2,9 +2,7 @@
 //! closing reports (`verify`, `compact`, `filter add`) as well as the descriptions (`filter
 //! info`).
 
-mod common;
-
-use common::{TestDb, json_doc, kvctl};
+use crate::common::{TestDb, json_doc, kvctl};
 
 fn starts_with_format(stdout: &[u8]) -> serde_json::Value {
     let text = String::from_utf8_lossy(stdout);

@@ -1,8 +1,6 @@
 //! Renamed commands keep their old names: `kvctl sst-dump FILE` is `kvctl sst dump FILE`.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 
 #[test]
 fn sst_dump_answers_to_its_old_name() {

@@ -2,15 +2,13 @@
 //! many lines it marked as seen; lines it printed but did not store come out again next run.
 //! The approximate dedup leaves its state file as it was.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 
 #[test]
 fn a_closed_stdout_stops_dedup_and_says_what_was_marked() {
     let t = TestDb::new();
     t.ok(&["put", "seed", "x"]);
-    let (status, err) = common::dedup_into_closed_pipe_with_stderr(&t.db, &[]);
+    let (status, err) = crate::common::dedup_into_closed_pipe_with_stderr(&t.db, &[]);
     assert_eq!(status.code(), Some(4), "{err}");
     assert!(err.contains("stdout was closed"), "{err}");
     let marked: u64 = err
@@ -31,7 +29,7 @@ fn a_closed_stdout_stops_dedup_and_says_what_was_marked() {
 fn a_closed_stdout_leaves_the_approximate_state_unchanged() {
     let t = TestDb::new();
     let state = t.dir.path().join("st.bf");
-    common::kvctl()
+    crate::common::kvctl()
         .args(["filter", "new"])
         .arg(&state)
         .args(["--capacity", "1000000"])
@@ -40,7 +38,7 @@ fn a_closed_stdout_leaves_the_approximate_state_unchanged() {
     let before = std::fs::read(&state).unwrap();
     let st = state.to_str().unwrap();
     let (status, err) =
-        common::dedup_into_closed_pipe_with_stderr(&t.db, &["--approx", "--state", st]);
+        crate::common::dedup_into_closed_pipe_with_stderr(&t.db, &["--approx", "--state", st]);
     assert_eq!(status.code(), Some(4), "{err}");
     assert!(err.contains("left as it was"), "{err}");
     assert_eq!(std::fs::read(&state).unwrap(), before);

@@ -1,9 +1,7 @@
 //! kvctl put / get / delete / scan, --hex, escaping, exit codes 0, 1 and 2, `--db` and
 //! `$KVCTL_DB`.
 
-mod common;
-
-use common::{TestDb, kvctl};
+use crate::common::{TestDb, doc_quote, kvctl};
 use predicates::prelude::*;
 
 #[test]
@@ -78,6 +76,22 @@ fn output_escapes_non_printable_bytes() {
     assert_eq!(t.ok(&["get", "k"]), "a\\tb\\tc\\nd\\\\e\\x1b\n");
     t.ok(&["put", "unicode", "héllo wörld"]);
     assert_eq!(t.ok(&["get", "unicode"]), "héllo wörld\n");
+}
+
+/// A negative `--limit` gets a reason (not clap's "unexpected argument"), the one docs/CLI.md
+/// quotes; `--limit 0` prints nothing.
+#[test]
+fn scan_refuses_a_negative_limit_saying_why() {
+    let t = TestDb::new();
+    t.ok(&["put", "a", "1"]);
+    let quoted = doc_quote("CLI.md", "error: invalid value '-1' for '--limit <N>'");
+    for args in [&["scan", "--limit", "-1"][..], &["scan", "--limit=-1"]] {
+        let out = t.kvctl(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().next(), Some(quoted.as_str()), "{args:?}");
+    }
+    assert_eq!(t.ok(&["scan", "--limit", "0"]), "");
 }
 
 #[test]

@@ -1,9 +1,7 @@
 //! `kvctl repair`: a database whose CURRENT is gone does not open, and the error says to run
 //! `kvctl repair`; repair rebuilds it, reports (as text or JSON), and the data reads again.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

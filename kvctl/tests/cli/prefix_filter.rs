@@ -1,9 +1,7 @@
 //! `--prefix-delim` / `--prefix-len` build prefix filters, and `scan --prefix P --explain`
 //! shows the tables they let the scan skip; the scan's output is the same with or without.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

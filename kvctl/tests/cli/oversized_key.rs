@@ -1,9 +1,7 @@
 //! A key over the 64 KiB limit is the caller's mistake for every command that takes one:
 //! exit 2 (usage), with a message that shows the key's start and length, not the whole key.
 
-mod common;
-
-use common::TestDb;
+use crate::common::{TestDb, doc_quote, kvctl};
 
 #[test]
 fn an_oversized_key_is_a_usage_error_everywhere() {
@@ -49,4 +47,20 @@ fn an_oversized_key_is_a_usage_error_everywhere() {
         t.kvctl(&["get", "last"]).output().unwrap().status.code(),
         Some(1)
     );
+}
+
+/// docs/CLI.md quotes the message `put` gives for an oversized key word for word.
+#[test]
+fn the_oversized_key_message_is_the_one_cli_md_quotes() {
+    let t = TestDb::new();
+    let key = "k".repeat(70_000);
+    let out = kvctl()
+        .current_dir(t.dir.path())
+        .args(["put", &key, "v"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let quoted = doc_quote("CLI.md", "kvctl: put kkkk");
+    assert_eq!(stderr, format!("{quoted}\n"));
 }

@@ -1,9 +1,7 @@
 //! `kvctl bench`: the W1 runner behind the CLI, on tiny sizes (the real 1M-key default takes
 //! about a minute and is a benchmark, not a test).
 
-mod common;
-
-use common::kvctl;
+use crate::common::kvctl;
 use predicates::prelude::*;
 
 const PHASES: [&str; 7] = [

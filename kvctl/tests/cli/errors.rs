@@ -1,9 +1,7 @@
 //! kvctl exit code 3: a missing database for read commands (not created), a database a
 //! writer holds for write commands (reads work beside it), a path that is not a database.
 
-mod common;
-
-use common::TestDb;
+use crate::common::{TestDb, doc_quote};
 use predicates::prelude::*;
 
 #[test]
@@ -54,6 +52,16 @@ fn a_locked_database_is_exit_3_for_writes_naming_the_holder_and_reads_go_on() {
                 .and(predicate::str::contains("secondary")),
         );
     }
+    // The whole message is the one docs/CLI.md quotes, naming kvctl's read commands (an
+    // operator's tools), not a library call.
+    let quoted = doc_quote("CLI.md", "kvctl: database DIR is locked")
+        .replace("DIR", &t.db.display().to_string())
+        .replace("4242", &std::process::id().to_string());
+    let out = t.kvctl(&["put", "k", "w"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("{quoted}\n")
+    );
     // Reads open a secondary: they see the writer's state, its WAL included.
     assert_eq!(t.ok(&["get", "k"]), "from the writer\n");
     assert_eq!(t.ok(&["scan"]), "k\tfrom the writer\n");

@@ -2,9 +2,7 @@
 //! `--create`): every other command on a mistyped `--db` exits 3 naming the directory and
 //! leaves nothing behind.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

@@ -2,11 +2,9 @@
 //! produce each cause the row names exit with the row's status, and the table lists no other
 //! status.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::TestDb;
+use crate::common::TestDb;
 
 /// Status -> the text of its row in docs/CLI.md's "Exit status" table.
 fn documented() -> BTreeMap<i32, String> {
@@ -114,7 +112,7 @@ fn every_documented_status_is_what_its_causes_exit_with() {
             "row {status} does not mention {phrase:?}: {row}"
         );
         let mut cmd = if args.first() == Some(&"--db") {
-            let mut c = common::kvctl();
+            let mut c = crate::common::kvctl();
             c.args(&args);
             c
         } else {
@@ -144,7 +142,7 @@ fn every_documented_status_is_what_its_causes_exit_with() {
     drop(writer);
     // Stdout closed under `dedup`.
     assert!(rows[&4].contains("stdout closed"));
-    assert_eq!(common::dedup_into_closed_pipe(&t.db).code(), Some(4));
+    assert_eq!(crate::common::dedup_into_closed_pipe(&t.db).code(), Some(4));
     // Corrupt: a damaged table.
     assert!(rows[&3].contains("corrupt"));
     t.ok(&["compact"]);
@@ -190,7 +188,7 @@ fn fake_node(replies: Vec<String>) -> String {
 fn cluster_status_exits_3_unless_the_cluster_serves() {
     let fail = "cluster_state:fail\r\ncluster_leader:0\r\n";
     let node = fake_node(vec![format!("${}\r\n{fail}\r\n", fail.len())]);
-    common::kvctl()
+    crate::common::kvctl()
         .args(["cluster", "status", "--node", &node])
         .assert()
         .code(3)
@@ -200,7 +198,7 @@ fn cluster_status_exits_3_unless_the_cluster_serves() {
         ));
     let ok = "cluster_state:ok\r\ncluster_leader:2\r\n";
     let node = fake_node(vec![format!("${}\r\n{ok}\r\n", ok.len())]);
-    common::kvctl()
+    crate::common::kvctl()
         .args(["cluster", "status", "--node", &node])
         .assert()
         .code(0)
@@ -212,7 +210,7 @@ fn cluster_remove_of_a_refused_node_fails_and_says_why() {
     let node = fake_node(vec![
         "-ERR node 9 is not a member of the cluster\r\n".into(),
     ]);
-    common::kvctl()
+    crate::common::kvctl()
         .args(["cluster", "remove", "9", "--node", &node])
         .assert()
         .code(3)

@@ -3,9 +3,7 @@
 //! `sst dump`), whose per-table figures add up to its totals, and which says "deleted" and
 //! "not found" when the lookup found a tombstone or nothing.
 
-mod common;
-
-use common::{TestDb, first_json_line, json_doc, kvctl};
+use crate::common::{TestDb, first_json_line, json_doc, kvctl};
 use serde_json::Value;
 
 /// Three level-0 tables, one per flush: `a*` keys, `b*` keys, then a tombstone for `a3`.

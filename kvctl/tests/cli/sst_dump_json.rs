@@ -2,9 +2,7 @@
 //! table's own (the keys put, in order, with their values; the filter the table carries),
 //! and a damaged filter described in it with exit 3.
 
-mod common;
-
-use common::{TestDb, json_doc, kvctl};
+use crate::common::{TestDb, json_doc, kvctl};
 use serde_json::Value;
 
 /// A database with keys `key000000`.. (`n` of them, one deleted), compacted into one table;

@@ -3,9 +3,7 @@
 //! (a paused `kvctl scan | less` included); a write command beside read-only handles is
 //! refused with exit 3 and a message saying read-only openers hold the lock.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 fn dir_state(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime)> {

@@ -1,9 +1,7 @@
 //! kvctl delete-range: half-open bounds, usage errors, and `sst dump` of a table holding the
 //! range tombstone.
 
-mod common;
-
-use common::{TestDb, kvctl};
+use crate::common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 #[test]
@@ -38,7 +36,7 @@ fn delete_range_removes_the_half_open_range_and_sst_dump_counts_the_tombstone() 
         db.delete_range("m", "q").unwrap();
         db.flush().unwrap();
     }
-    let table = common::tables_in(dir.path()).pop().unwrap();
+    let table = crate::common::tables_in(dir.path()).pop().unwrap();
     let out = kvctl()
         .args(["sst", "dump", table.to_str().unwrap(), "--entries"])
         .assert()

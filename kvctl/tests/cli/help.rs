@@ -1,9 +1,7 @@
 //! Each command's help shows its own flags only: a benchmark or a filter file has no `--db`,
 //! and `get` no prefix filter.
 
-mod common;
-
-use common::kvctl;
+use crate::common::kvctl;
 
 fn help(args: &[&str]) -> String {
     let out = kvctl().args(args).arg("--help").output().unwrap();
@@ -55,7 +53,7 @@ fn per_command_help_lists_only_the_flags_it_takes() {
         "{serve}"
     );
     // The old global spellings still work before the subcommand.
-    let t = common::TestDb::new();
+    let t = crate::common::TestDb::new();
     t.ok(&["put", "k", "v"]);
     let out = kvctl()
         .arg("--db")

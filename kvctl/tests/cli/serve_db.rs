@@ -1,8 +1,6 @@
 //! `kvctl serve` serves the database `--db` (or `$KVCTL_DB`) names, like every command, and
 //! accepts the server's own `--dir` as another name for it.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -52,7 +50,7 @@ fn serve_uses_db_and_kvctl_db() {
     assert!(!tmp.path().join("kvdb").exists());
 
     // --db and --dir naming different databases: a usage error.
-    let out = common::kvctl()
+    let out = crate::common::kvctl()
         .args(["serve", "--port", "0", "--db", "x", "--dir", "y"])
         .current_dir(tmp.path())
         .timeout(Duration::from_secs(60))
@@ -68,11 +66,11 @@ fn each_tool_refuses_the_other_kind_of_database() {
     let tmp = tempfile::tempdir().unwrap();
     let plain = tmp.path().join("plain");
     let p = plain.to_str().unwrap();
-    common::kvctl()
+    crate::common::kvctl()
         .args(["put", "user:1", "alice", "--db", p])
         .assert()
         .success();
-    let out = common::kvctl()
+    let out = crate::common::kvctl()
         .args(["serve", "--port", "0", "--db", p])
         .timeout(Duration::from_secs(60))
         .output()
@@ -84,7 +82,7 @@ fn each_tool_refuses_the_other_kind_of_database() {
         "{err}"
     );
     // Untouched: still a plain database with its key.
-    common::kvctl()
+    crate::common::kvctl()
         .args(["get", "user:1", "--db", p])
         .assert()
         .success()
@@ -99,7 +97,7 @@ fn each_tool_refuses_the_other_kind_of_database() {
         vec!["scan"],
         vec!["delete", "k"],
     ] {
-        let out = common::kvctl()
+        let out = crate::common::kvctl()
             .args(&args)
             .args(["--db", s])
             .output()
@@ -112,7 +110,7 @@ fn each_tool_refuses_the_other_kind_of_database() {
         );
     }
     // Engine-level commands still work on it.
-    common::kvctl()
+    crate::common::kvctl()
         .args(["stats", "--db", s])
         .assert()
         .success();

@@ -1,10 +1,8 @@
 //! kvctl filter new / add / check / info / remove, and dedup --approx: output, exit codes,
 //! and errors naming the file.
 
-mod common;
-
+use crate::common::kvctl;
 use bloomkv::filter::math;
-use common::kvctl;
 use predicates::prelude::*;
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {

@@ -1,9 +1,7 @@
 //! `kvctl verify`: a clean database reports its counts on stderr (exit 0) and leaves the
 //! directory untouched; a flipped byte in a table is exit 3 naming the file.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 use predicates::prelude::*;
 
 #[test]

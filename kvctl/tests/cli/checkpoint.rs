@@ -2,9 +2,7 @@
 //! writes; an existing DIR is a usage error (exit 2); a database a writer has open is
 //! checkpointed beside it (read as a secondary), its WAL's writes included.
 
-mod common;
-
-use common::{TestDb, kvctl};
+use crate::common::{TestDb, kvctl};
 use predicates::prelude::*;
 
 #[test]

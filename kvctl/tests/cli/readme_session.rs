@@ -66,3 +66,28 @@ fn the_readme_session_is_what_kvctl_prints() {
     }
     assert!(ok, "the README's kvctl session differs:\n{report}");
 }
+
+/// The prose after the session explains the `bits/key` its `kvctl stats` shows: the figure it
+/// names is the one in the session's L1 row (which the test above checks against kvctl).
+#[test]
+fn the_readme_prose_names_the_bits_per_key_the_session_prints() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let (cmd, out) = session()
+        .into_iter()
+        .find(|(cmd, _)| cmd.starts_with("kvctl stats"))
+        .expect("the session runs kvctl stats");
+    let l1 = out
+        .lines()
+        .find(|l| l.starts_with("L1 "))
+        .unwrap_or_else(|| panic!("`{cmd}` shows no L1 row:\n{out}"));
+    // level, files, bytes, entries, bits/key, ...
+    let printed = l1.split_whitespace().nth(4).unwrap();
+    let prose = readme
+        .split("hence ")
+        .nth(1)
+        .and_then(|rest| rest.split(" bits/key").next())
+        .expect("the README explains the session's bits/key (\"hence N bits/key\")");
+    let prose = prose.split_whitespace().last().unwrap_or(prose);
+    assert_eq!(prose, printed, "README prose vs the stats row {l1:?}");
+}

@@ -1,9 +1,7 @@
 //! kvctl load (file and stdin, malformed lines, --hex) and dedup (within a run and across
 //! runs, stdin and file).
 
-mod common;
-
-use common::TestDb;
+use crate::common::{TestDb, doc_quote};
 use predicates::prelude::*;
 
 #[test]
@@ -71,7 +69,7 @@ fn load_rejects_an_oversized_key_keeping_the_lines_before_it() {
         .stderr(
             predicate::str::contains("stdin line 701")
                 .and(predicate::str::contains("exceeds"))
-                .and(predicate::str::contains("lines 1-700 were loaded")),
+                .and(predicate::str::contains("lines 1 to 700 were loaded")),
         );
     assert_eq!(t.ok(&["scan"]).lines().count(), 700);
     t.kvctl(&["get", "after"]).assert().code(1);
@@ -162,4 +160,35 @@ fn dedup_passes_lines_through_byte_exact_and_handles_hex() {
         .assert()
         .success()
         .stdout("00\n");
+}
+
+/// The partial-load report reads as English whatever the count, and docs/CLI.md quotes it.
+#[test]
+fn a_partial_load_names_the_lines_it_stored() {
+    let cases = [
+        ("bad\n", "nothing was loaded".to_string()),
+        ("a\t1\nbad\n", "line 1 was loaded into DIR".to_string()),
+        (
+            "a\t1\nb\t2\nbad\n",
+            doc_quote("CLI.md", "kvctl: stdin line 3")
+                .split("; ")
+                .nth(1)
+                .unwrap()
+                .to_string(),
+        ),
+    ];
+    for (input, kept) in cases {
+        let t = TestDb::new();
+        let out = t.kvctl(&["load"]).write_stdin(input).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{input:?}");
+        let bad = input.lines().count();
+        let kept = kept.replace("DIR", &t.db.display().to_string());
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "kvctl: stdin line {bad}: malformed input (no TAB between key and value); {kept}\n"
+            ),
+            "{input:?}"
+        );
+    }
 }

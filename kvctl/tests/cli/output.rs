@@ -1,9 +1,7 @@
 //! Reports go to stderr and data to stdout, with singular and plural nouns that agree with
 //! their numbers; `--quiet` drops the report, `--json` prints it as one JSON object.
 
-mod common;
-
-use common::TestDb;
+use crate::common::TestDb;
 
 fn split(t: &TestDb, args: &[&str]) -> (String, String) {
     let out = t.kvctl(args).assert().success().get_output().clone();

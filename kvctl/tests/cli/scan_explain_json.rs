@@ -1,9 +1,7 @@
 //! `kvctl scan --prefix P --explain --json`: the per-table prefix-filter verdicts as one JSON
 //! document on stderr, agreeing with the tables in the database and with the scan's lines.
 
-mod common;
-
-use common::{TestDb, first_json_line};
+use crate::common::{TestDb, first_json_line};
 
 #[test]
 fn scan_explain_json_counts_the_tables_the_prefix_filter_skips() {
