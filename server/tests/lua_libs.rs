@@ -2,6 +2,11 @@
 //! for byte as redis-server 7.0.15 gave them, errors located at the script's line as Redis
 //! locates them, and round trips of random values through both libraries.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::model::Rng;

@@ -3,6 +3,11 @@
 //! and the errors; a model test of random numeric lists; SORT ... STORE inside MULTI and
 //! serving a client blocked on the destination.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 mod common;
 
 use common::model::Rng;
