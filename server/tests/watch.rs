@@ -279,3 +279,44 @@ fn flushdb_touches_the_watched_keys_that_existed() {
     transaction(&mut b, &[&["SET", "absent", "1"], &["FLUSHDB"]]);
     assert_eq!(transaction(&mut a, &[&["PING"]]), Value::Nil);
 }
+
+/// Which writes that change nothing still count as a change for WATCH, as redis-server
+/// 7.0.15 decides (each case checked against it): a SETBIT to the bit's own value does
+/// not, LTRIM keeping every element does, and so does an HSET of the same value.
+#[test]
+fn writes_that_change_nothing_touch_as_redis_decides() {
+    let s = TestServer::start();
+    let mut a = s.client();
+    let mut b = s.client();
+    let cases: &[(&[&[&str]], &[&str], bool)] = &[
+        (&[&["SET", "k", "a"]], &["SETBIT", "k", "1", "1"], false),
+        (&[&["SET", "k", "a"]], &["SETBIT", "k", "0", "0"], false),
+        (&[&["SET", "k", "a"]], &["SETBIT", "k", "7", "0"], true),
+        (
+            &[&["RPUSH", "k", "1", "2"]],
+            &["LTRIM", "k", "0", "-1"],
+            true,
+        ),
+        (&[&["SET", "k", "abc"]], &["SETRANGE", "k", "0", "a"], true),
+        (&[&["SET", "k", "a"]], &["PERSIST", "k"], false),
+        (&[&["HSET", "k", "f", "v"]], &["HSET", "k", "f", "v"], true),
+        (&[&["SADD", "k", "m"]], &["SADD", "k", "m"], false),
+        (&[&["ZADD", "k", "1", "m"]], &["ZADD", "k", "1", "m"], false),
+        (&[], &["DEL", "k"], false),
+        (&[&["RPUSH", "k", "1"]], &["LREM", "k", "0", "x"], false),
+    ];
+    for (setup, write, touches) in cases {
+        ok(&mut a, &["FLUSHALL"]);
+        for cmd in *setup {
+            ok(&mut a, cmd);
+        }
+        ok(&mut a, &["WATCH", "k"]);
+        ok(&mut b, write);
+        let exec = transaction(&mut a, &[&["PING"]]);
+        assert_eq!(
+            exec == Value::Nil,
+            *touches,
+            "{write:?} after {setup:?}: {exec:?}"
+        );
+    }
+}

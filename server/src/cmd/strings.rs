@@ -494,11 +494,16 @@ pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         None => (txn.new_version()?, 0, false),
         Some(Meta::Str(mut v)) => {
             if byte.max(v.len().saturating_sub(1)) < CHUNK_BYTES {
-                if v.len() <= byte {
+                let grows = v.len() <= byte;
+                if grows {
                     v.resize(byte + 1, 0);
                 }
                 let was = set(&mut v[byte]);
-                txn.put_meta(key, Meta::Str(v))?;
+                // A bit set to what it was changes nothing: no write, and a WATCH on the
+                // key holds, as in Redis.
+                if grows || was != on {
+                    txn.put_meta(key, Meta::Str(v))?;
+                }
                 return Ok(Reply::Int(i64::from(was)));
             }
             (to_chunked(txn, key, &v)?, v.len() as u64, true)
@@ -510,12 +515,16 @@ pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let within = byte % CHUNK_BYTES;
     let ck = chunk_key(key, version, idx);
     let mut chunk = txn.get(&ck)?.unwrap_or_default();
-    if chunk.len() <= within {
+    let grows = chunk.len() <= within;
+    if grows {
         chunk.resize(within + 1, 0);
     }
     let was = set(&mut chunk[within]);
-    txn.put(ck, chunk);
     let new_len = len.max(byte as u64 + 1);
+    if existed && !grows && was == on && new_len == len {
+        return Ok(Reply::Int(i64::from(was)));
+    }
+    txn.put(ck, chunk);
     if new_len != len || !existed {
         txn.put_meta(
             key,

@@ -39,9 +39,9 @@ pub fn ltrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     delete_positions(txn, key, l.version, l.head, kept.head);
     delete_positions(txn, key, l.version, kept.tail, l.tail);
-    if kept != l {
-        store_list(txn, key, kept)?;
-    }
+    // Written even when nothing was trimmed: Redis counts every LTRIM of an existing list
+    // as a change (a WATCH on it fails).
+    store_list(txn, key, kept)?;
     Ok(Reply::Ok)
 }
 
