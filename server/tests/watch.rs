@@ -288,7 +288,9 @@ fn writes_that_change_nothing_touch_as_redis_decides() {
     let s = TestServer::start();
     let mut a = s.client();
     let mut b = s.client();
-    let cases: &[(&[&[&str]], &[&str], bool)] = &[
+    // (setup commands, the other client's write, whether EXEC then fails)
+    type Case<'a> = (&'a [&'a [&'a str]], &'a [&'a str], bool);
+    let cases: &[Case<'_>] = &[
         (&[&["SET", "k", "a"]], &["SETBIT", "k", "1", "1"], false),
         (&[&["SET", "k", "a"]], &["SETBIT", "k", "0", "0"], false),
         (&[&["SET", "k", "a"]], &["SETBIT", "k", "7", "0"], true),
