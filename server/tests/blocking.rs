@@ -551,3 +551,46 @@ fn push_to_wake_latency() {
         lat[rounds - 1]
     );
 }
+
+/// CLIENT UNBLOCK ends a blocked client's wait as its timeout would, or with Redis's
+/// UNBLOCKED error; the client takes nothing pushed afterwards, and a client that is not
+/// blocked answers 0.
+#[test]
+fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    for (reason, want) in [
+        (None, "*-1\r\n"),
+        (Some("TIMEOUT"), "*-1\r\n"),
+        (
+            Some("ERROR"),
+            "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
+        ),
+    ] {
+        let mut raw = s.raw();
+        raw.cmd(&[b"CLIENT", b"ID"]);
+        let id = String::from_utf8(raw.read_until(b"\r\n")).unwrap();
+        let id = id.trim_start_matches(':').trim_end().to_string();
+        raw.cmd(&[b"BLPOP", b"k", b"0"]);
+        wait_blocked(&mut c, 1);
+        let mut unblock = vec!["CLIENT", "UNBLOCK", id.as_str()];
+        unblock.extend(reason);
+        assert_eq!(ok(&mut c, &unblock), int(1));
+        reply(&mut raw, want);
+        wait_blocked(&mut c, 0);
+        assert_eq!(ok(&mut c, &["CLIENT", "UNBLOCK", &id]), int(0));
+        // The connection serves commands again.
+        raw.cmd(&[b"PING"]);
+        reply(&mut raw, "+PONG\r\n");
+    }
+    assert_eq!(ok(&mut c, &["RPUSH", "k", "x"]), int(1));
+    assert_eq!(ok(&mut c, &["LLEN", "k"]), int(1));
+    assert_eq!(
+        err(&mut c, &["CLIENT", "UNBLOCK", "1", "LATER"]),
+        "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+    );
+    assert_eq!(
+        err(&mut c, &["CLIENT", "UNBLOCK", "x"]),
+        "ERR value is not an integer or out of range"
+    );
+}

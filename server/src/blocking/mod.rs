@@ -46,6 +46,8 @@ enum State {
 #[derive(Debug)]
 pub struct Waiter {
     id: u64,
+    /// The client's id (CLIENT UNBLOCK finds it by that), 0 until [`Registry::name`].
+    client: AtomicU64,
     block: Block,
     state: Mutex<State>,
     notify: Notify,
@@ -98,6 +100,19 @@ impl Waiter {
         drop(s);
         self.notify.notify_one();
         gone
+    }
+
+    /// Waiting -> served with `reply` without a pop (CLIENT UNBLOCK); false if it is not
+    /// waiting (claimed by a write set, served or done: that outcome stands).
+    fn interrupt(&self, reply: Reply) -> bool {
+        let mut s = self.state.lock();
+        if !matches!(*s, State::Waiting) {
+            return false;
+        }
+        *s = State::Served(reply);
+        drop(s);
+        self.notify.notify_one();
+        true
     }
 
     /// Claimed -> served with `reply` (its write set committed).
@@ -154,6 +169,8 @@ impl Waiter {
 #[derive(Debug, Default)]
 pub struct Registry {
     queues: Mutex<HashMap<ScopedKey, VecDeque<Arc<Waiter>>>>,
+    /// The named waiters by client id (CLIENT UNBLOCK).
+    clients: Mutex<HashMap<u64, Arc<Waiter>>>,
     /// Waiters registered: when 0, a push skips the registry altogether.
     count: AtomicUsize,
     next_id: AtomicU64,
@@ -181,6 +198,7 @@ impl Registry {
     pub fn register(&self, block: Block) -> Arc<Waiter> {
         let w = Arc::new(Waiter {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            client: AtomicU64::new(0),
             block,
             state: Mutex::new(State::Waiting),
             notify: Notify::new(),
@@ -206,8 +224,40 @@ impl Registry {
             .unwrap_or_default()
     }
 
+    /// Records that `w` is client `client`'s wait, for [`Registry::unblock`].
+    pub fn name(&self, client: u64, w: &Arc<Waiter>) {
+        w.client.store(client, Ordering::Relaxed);
+        self.clients.lock().insert(client, Arc::clone(w));
+    }
+
+    /// CLIENT UNBLOCK: ends client `client`'s wait as its timeout would (or, with `error`,
+    /// with Redis's UNBLOCKED error). False when it is not blocked, or a write set is
+    /// serving it already (that outcome stands).
+    pub fn unblock(&self, client: u64, error: bool) -> bool {
+        let Some(w) = self.clients.lock().get(&client).cloned() else {
+            return false;
+        };
+        let reply = if error {
+            Reply::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
+        } else {
+            w.op().timeout_reply()
+        };
+        if !w.interrupt(reply) {
+            return false;
+        }
+        self.remove(&w);
+        true
+    }
+
     /// Takes `w` off every key it waits on (once; later calls do nothing).
     pub fn remove(&self, w: &Waiter) {
+        let client = w.client.load(Ordering::Relaxed);
+        if client != 0 {
+            let mut clients = self.clients.lock();
+            if clients.get(&client).is_some_and(|x| x.id == w.id) {
+                clients.remove(&client);
+            }
+        }
         let mut q = self.queues.lock();
         let mut found = false;
         for k in &w.block.keys {

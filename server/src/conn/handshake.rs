@@ -168,6 +168,24 @@ impl Conn {
                 _ if a.len() != 3 => wrong(),
                 _ => Reply::err("syntax error"),
             },
+            b"unblock" => {
+                if !(3..=4).contains(&a.len()) {
+                    return wrong();
+                }
+                let Some(id) = crate::cmd::parse_i64(&a[2]) else {
+                    return Reply::err(crate::cmd::NOT_INT);
+                };
+                let error = match a.get(3).map(|v| v.to_ascii_uppercase()) {
+                    None => false,
+                    Some(v) if v == b"TIMEOUT" => false,
+                    Some(v) if v == b"ERROR" => true,
+                    Some(_) => {
+                        return Reply::err("CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+                    }
+                };
+                let done = u64::try_from(id).is_ok_and(|id| self.shared.blocked.unblock(id, error));
+                Reply::Int(i64::from(done))
+            }
             b"help" => help_reply(CLIENT_HELP),
             _ => unknown_subcommand(&a[1], "CLIENT"),
         }
@@ -471,6 +489,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Accepted for compatibility (this server never evicts).",
     "NO-TOUCH (ON|OFF)",
     "    Accepted for compatibility.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "HELP",
     "    Print this help.",
 ];

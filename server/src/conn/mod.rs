@@ -789,7 +789,9 @@ impl Conn {
                     Ok(Outcome::Done(r)) => self.commit_serving(txn, g, r),
                     Ok(Outcome::Block(b)) => {
                         // Registered under the keys' locks: a push after this finds it.
-                        self.waiter = Some(self.shared.blocked.register(b));
+                        let w = self.shared.blocked.register(b);
+                        self.shared.blocked.name(self.id, &w);
+                        self.waiter = Some(w);
                         drop(g);
                         return (Reply::Nil, Flow::Block);
                     }
