@@ -465,3 +465,21 @@ fn save_bgsave_and_lastsave() {
         Value::Array(vec![common::bulk("v"), common::bulk("v2")])
     );
 }
+
+/// CLIENT REPLY OFF leaves out every reply until ON, SKIP leaves out its own and the next
+/// command's; the commands still run. The bytes are redis-server 7.0.15's for the same
+/// pipeline.
+#[test]
+fn client_reply_off_on_and_skip() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    raw.send(
+        b"CLIENT REPLY OFF\r\nSET a 1\r\nPING\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY SKIP\r\n\
+          SET b 2\r\nPING\r\nCLIENT REPLY BOGUS\r\nGET b\r\n",
+    );
+    let want = b"+OK\r\n$1\r\n1\r\n+PONG\r\n-ERR syntax error\r\n$1\r\n2\r\n";
+    assert_eq!(
+        String::from_utf8_lossy(&raw.read_n(want.len())),
+        String::from_utf8_lossy(want)
+    );
+}

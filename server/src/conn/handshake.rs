@@ -168,6 +168,31 @@ impl Conn {
                 _ if a.len() != 3 => wrong(),
                 _ => Reply::err("syntax error"),
             },
+            b"reply" => {
+                if !arity(3) {
+                    return wrong();
+                }
+                if self.cluster.is_some() {
+                    return Reply::err("CLIENT REPLY is not supported in cluster mode");
+                }
+                match a[2].to_ascii_uppercase().as_slice() {
+                    b"ON" => {
+                        self.replies_off = false;
+                        self.replies_skipped = 0;
+                        Reply::Ok
+                    }
+                    b"OFF" => {
+                        self.replies_off = true;
+                        Reply::Ok
+                    }
+                    b"SKIP" => {
+                        // This command's reply and the next one's.
+                        self.replies_skipped = 2;
+                        Reply::Ok
+                    }
+                    _ => Reply::err("syntax error"),
+                }
+            }
             b"unblock" => {
                 if !(3..=4).contains(&a.len()) {
                     return wrong();
@@ -489,6 +514,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Accepted for compatibility (this server never evicts).",
     "NO-TOUCH (ON|OFF)",
     "    Accepted for compatibility.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
     "HELP",

@@ -82,6 +82,10 @@ struct Conn {
     cluster: Option<replicated::ClusterConn>,
     /// Argument vectors of requests that have run, emptied, for the parser to fill again.
     spare: Vec<Args>,
+    /// CLIENT REPLY OFF: no replies until CLIENT REPLY ON.
+    replies_off: bool,
+    /// CLIENT REPLY SKIP: how many more replies to leave out (its own and the next one's).
+    replies_skipped: u8,
 }
 
 impl Drop for Conn {
@@ -162,6 +166,8 @@ pub async fn serve(
         multi: None,
         multi_error: false,
         multi_bytes: 0,
+        replies_off: false,
+        replies_skipped: 0,
         watcher: crate::watch::Watcher::new(),
         watched: std::collections::HashMap::new(),
         db: 0,
@@ -604,6 +610,8 @@ impl Conn {
     fn groupable(&self, args: &Args) -> Option<(usize, &'static Command, cmd::Handler)> {
         if !self.authed
             || self.multi.is_some()
+            || self.replies_off
+            || self.replies_skipped > 0
             || self.resp2_subscribed()
             || self.shared.store.writes_stopped().is_some()
             || self.shared.store.scripts().running() > 0
@@ -643,7 +651,11 @@ impl Conn {
         self.note_error(&reply);
         self.entry.set_multi(self.multi.as_ref().map(Vec::len));
         self.publish_sub_counts();
+        // CLIENT REPLY OFF or SKIP: the command runs, its reply is left out.
+        let silent = self.replies_off || self.replies_skipped > 0;
+        self.replies_skipped = self.replies_skipped.saturating_sub(1);
         match reply {
+            _ if silent && flow != Flow::Block => {}
             Reply::Stream(s) => self.stream = Some(s),
             _ if flow == Flow::Block => {}
             r => r.encode(self.proto, out),
