@@ -37,6 +37,7 @@ pub mod resp;
 mod saves;
 pub mod script;
 mod server;
+mod slowlog;
 pub mod stats;
 pub mod store;
 pub mod watch;

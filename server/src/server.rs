@@ -90,6 +90,8 @@ pub struct Shared {
     pub replica: Option<crate::replica::Cluster>,
     /// SAVE, BGSAVE and LASTSAVE's state.
     pub saves: Arc<crate::saves::Saves>,
+    /// The slow commands (SLOWLOG).
+    pub slowlog: crate::slowlog::SlowLog,
 }
 
 impl Shared {
@@ -224,6 +226,7 @@ impl Server {
             blocked: crate::blocking::Registry::new(),
             replica,
             saves: Arc::default(),
+            slowlog: crate::slowlog::SlowLog::default(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

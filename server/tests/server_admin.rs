@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use bloomkv_server::{Config, Server, ServerError};
-use common::{TestServer, err, int, ok, q};
+use common::{TestServer, bulk, err, int, ok, q};
 use redis::Value;
 
 fn text(v: Value) -> String {
@@ -462,7 +462,7 @@ fn save_bgsave_and_lastsave() {
     let mut c = s.client();
     assert_eq!(
         ok(&mut c, &["MGET", "k", "k2"]),
-        Value::Array(vec![common::bulk("v"), common::bulk("v2")])
+        Value::Array(vec![bulk("v"), bulk("v2")])
     );
 }
 
@@ -481,5 +481,82 @@ fn client_reply_off_on_and_skip() {
     assert_eq!(
         String::from_utf8_lossy(&raw.read_n(want.len())),
         String::from_utf8_lossy(want)
+    );
+}
+
+/// SLOWLOG with CONFIG SET's threshold: every command at 0, none at -1; entries newest
+/// first with Redis's six fields, long arguments cut to 128 bytes, AUTH never logged;
+/// LEN, RESET and the max length.
+#[test]
+fn slowlog_logs_what_the_threshold_lets_through() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["CLIENT", "SETNAME", "slowpoke"]);
+    assert_eq!(
+        ok(&mut c, &["CONFIG", "GET", "slowlog-*"]),
+        ok(
+            &mut c,
+            &[
+                "CONFIG",
+                "GET",
+                "slowlog-log-slower-than",
+                "slowlog-max-len"
+            ]
+        )
+    );
+    ok(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    let long = "v".repeat(200);
+    ok(&mut c, &["SET", "k", &long]);
+    let _ = q(&mut c, &["AUTH", "secret"]);
+    // Newest first: the SET (AUTH after it is never logged), then the CONFIG SET that
+    // lowered the threshold (logged once it had run).
+    let Value::Array(entries) = ok(&mut c, &["SLOWLOG", "GET", "2"]) else {
+        panic!("SLOWLOG GET answers an array");
+    };
+    assert_eq!(entries.len(), 2);
+    let args_of = |e: &Value| -> Vec<Value> {
+        let Value::Array(fields) = e else {
+            panic!("an entry is an array: {e:?}");
+        };
+        assert_eq!(
+            fields.len(),
+            6,
+            "id, time, duration, arguments, address, name"
+        );
+        assert_eq!(fields[5], bulk("slowpoke"));
+        let Value::Array(args) = &fields[3] else {
+            panic!("the arguments are an array");
+        };
+        args.clone()
+    };
+    let set = args_of(&entries[0]);
+    assert_eq!(set[0], bulk("SET"));
+    assert_eq!(
+        set[2],
+        bulk(&format!("{}... (72 more bytes)", "v".repeat(128)))
+    );
+    assert_eq!(args_of(&entries[1])[0], bulk("CONFIG"));
+    ok(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+    ok(&mut c, &["SLOWLOG", "RESET"]);
+    ok(&mut c, &["SET", "k", "v"]);
+    assert_eq!(ok(&mut c, &["SLOWLOG", "LEN"]), int(0));
+    ok(
+        &mut c,
+        &[
+            "CONFIG",
+            "SET",
+            "slowlog-log-slower-than",
+            "0",
+            "slowlog-max-len",
+            "3",
+        ],
+    );
+    for _ in 0..5 {
+        ok(&mut c, &["PING"]);
+    }
+    assert_eq!(ok(&mut c, &["SLOWLOG", "LEN"]), int(3));
+    assert_eq!(
+        err(&mut c, &["SLOWLOG", "GET", "-2"]),
+        "ERR count should be greater than or equal to -1"
     );
 }

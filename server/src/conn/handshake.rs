@@ -347,6 +347,30 @@ impl Conn {
         Reply::Int(killed)
     }
 
+    /// `SLOWLOG GET [count] | LEN | RESET | HELP`.
+    pub(super) fn slowlog(&self, a: &[Bytes]) -> Reply {
+        let log = &self.shared.slowlog;
+        let sub = a[1].to_ascii_lowercase();
+        match (sub.as_slice(), a.len()) {
+            (b"get", 2) => log.get(None),
+            (b"get", 3) => match parse_i64(&a[2]) {
+                Some(n) if n >= -1 => log.get(Some(n)),
+                Some(_) => Reply::err("count should be greater than or equal to -1"),
+                None => Reply::err(crate::cmd::NOT_INT),
+            },
+            (b"len", 2) => Reply::Int(log.len() as i64),
+            (b"reset", 2) => {
+                log.reset();
+                Reply::Ok
+            }
+            (b"help", 2) => help_reply(SLOWLOG_HELP),
+            (b"get" | b"len" | b"reset" | b"help", _) => {
+                wrong_arity(&format!("slowlog|{}", String::from_utf8_lossy(&sub)))
+            }
+            _ => unknown_subcommand(&a[1], "SLOWLOG"),
+        }
+    }
+
     pub(super) fn config(&self, a: &[Bytes]) -> Reply {
         let sub = a.get(1).map(|s| s.to_ascii_lowercase()).unwrap_or_default();
         match sub.as_slice() {
@@ -401,6 +425,11 @@ impl Conn {
                     ("zset-max-listpack-value", "64".into()),
                     ("set-max-intset-entries", "512".into()),
                     ("list-max-listpack-size", "-2".into()),
+                    (
+                        "slowlog-log-slower-than",
+                        self.shared.slowlog.slower_than().to_string(),
+                    ),
+                    ("slowlog-max-len", self.shared.slowlog.max_len().to_string()),
                 ];
                 let pairs = items
                     .into_iter()
@@ -417,10 +446,25 @@ impl Conn {
             // The settings that change at run time; the rest of Redis's are not here yet.
             b"set" if a.len() >= 4 && a.len().is_multiple_of(2) => {
                 let mut level = None;
+                let mut slower_than = None;
+                let mut max_len = None;
                 for pair in a[2..].chunks(2) {
                     let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
                     let value = String::from_utf8_lossy(&pair[1]);
+                    let bad = || {
+                        Reply::err(format!(
+                            "CONFIG SET failed (possibly related to argument '{name}') - argument couldn't be parsed into an integer"
+                        ))
+                    };
                     match name.as_str() {
+                        "slowlog-log-slower-than" => match value.parse::<i64>() {
+                            Ok(n) => slower_than = Some(n),
+                            Err(_) => return bad(),
+                        },
+                        "slowlog-max-len" => match value.parse::<u32>() {
+                            Ok(n) => max_len = Some(n as usize),
+                            Err(_) => return bad(),
+                        },
                         "loglevel" => match crate::log::Level::parse(&value) {
                             Some(l) => level = Some(l),
                             None => {
@@ -435,6 +479,12 @@ impl Conn {
                             ));
                         }
                     }
+                }
+                if let Some(n) = slower_than {
+                    self.shared.slowlog.set_slower_than(n);
+                }
+                if let Some(n) = max_len {
+                    self.shared.slowlog.set_max_len(n);
                 }
                 if let Some(l) = level {
                     crate::log::set_level(l);
@@ -518,6 +568,21 @@ const CLIENT_HELP: &[&str] = &[
     "    Control the replies sent to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "HELP",
+    "    Print this help.",
+];
+
+const SLOWLOG_HELP: &[&str] = &[
+    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET [<count>]",
+    "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+    "    Entries are made of:",
+    "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+    "    client name",
+    "LEN",
+    "    Return the length of the slowlog.",
+    "RESET",
+    "    Reset the slowlog.",
     "HELP",
     "    Print this help.",
 ];

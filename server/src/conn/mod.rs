@@ -573,7 +573,7 @@ impl Conn {
                     g.txn.rollback();
                     e
                 });
-                self.shared.stats.call(pos, micros(started), r.is_error());
+                self.called(pos, &args, micros(started), r.is_error());
                 g.replies.push(r);
                 g.cmds.push(pos);
                 self.recycle(args);
@@ -774,7 +774,11 @@ impl Conn {
             // EXEC answers its commands' replies; its own failure is EXECABORT or an error.
             _ => false,
         };
-        self.shared.stats.call(pos, micros(started), failed);
+        if c.name != "exec" {
+            self.called(pos, args, micros(started), failed);
+        } else {
+            self.shared.stats.call(pos, micros(started), failed);
+        }
         (reply, flow)
     }
 
@@ -964,6 +968,7 @@ impl Conn {
                 .saves
                 .background(&self.shared.store, false, true),
             "lastsave" => Reply::Int(self.shared.saves.last() as i64),
+            "slowlog" => self.slowlog(a),
             "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
@@ -1026,7 +1031,7 @@ impl Conn {
                 },
                 Kind::Conn => self.conn_command(c, args).0,
             };
-            self.shared.stats.call(pos, micros(started), r.is_error());
+            self.called(pos, args, micros(started), r.is_error());
             // Errors inside EXEC's reply count as Redis counts them (errorstats).
             self.note_error(&r);
             match r {
@@ -1076,6 +1081,22 @@ fn commit_exclusive(
 }
 
 /// Microseconds since `t` (INFO commandstats' `usec`).
+impl Conn {
+    /// Counts a call in INFO's commandstats and logs it when it was slow (SLOWLOG). AUTH
+    /// and HELLO are never logged: their arguments may hold a password.
+    fn called(&self, pos: usize, args: &[Bytes], usec: u64, failed: bool) {
+        self.shared.stats.call(pos, usec, failed);
+        if !matches!(cmd::COMMANDS[pos].name, "auth" | "hello") {
+            self.shared.slowlog.record(
+                args,
+                usec,
+                || self.entry.addr.to_string(),
+                self.name.as_deref(),
+            );
+        }
+    }
+}
+
 fn micros(t: Instant) -> u64 {
     t.elapsed().as_micros() as u64
 }

@@ -159,7 +159,7 @@ impl Conn {
     /// commandstats and errorstats), for commands run outside `execute`.
     fn account(&self, args: &[Bytes], usec: u64, r: &Reply) {
         if let Some(pos) = cmd::index(&args[0]) {
-            self.shared.stats.call(pos, usec, r.is_error());
+            self.called(pos, args, usec, r.is_error());
         }
         self.note_error(r);
     }
