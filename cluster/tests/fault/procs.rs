@@ -14,10 +14,27 @@ use crate::resp::{Value, call_until};
 
 /// A free loopback port (bound and released: the process binds it again).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    // Below the kernel's ephemeral range: a node keeps its ports across restarts, and a
+    // port from that range, free while the node is down, may meanwhile become the source
+    // port of any outgoing connection on the machine (a pooled HTTP connection holds it for
+    // many seconds), and the restart fails with "Address already in use".
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (from, to) = (low.saturating_sub(12_000).max(1024), low);
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    // Processes running fault tests at once start at different places.
+    let start = std::process::id().wrapping_mul(7919);
+    let span = u32::from(to - from);
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = from + (start.wrapping_add(n) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {from}..{to}");
 }
 
 pub struct ProcNode {
