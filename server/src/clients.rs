@@ -51,6 +51,10 @@ pub struct ClientEntry {
     pub pattern_subscriptions: AtomicUsize,
     /// Blocked in a blocking command.
     pub blocked: AtomicBool,
+    /// CLIENT NO-EVICT ON (flag `e`; this server never evicts, the flag is shown only).
+    pub no_evict: AtomicBool,
+    /// CLIENT NO-TOUCH ON (flag `T`; no access times are kept, the flag is shown only).
+    pub no_touch: AtomicBool,
     meta: Mutex<ClientMeta>,
     killed: AtomicBool,
     kill: Notify,
@@ -117,6 +121,12 @@ impl ClientEntry {
         if subs + psubs > 0 {
             flags.push('P');
         }
+        if self.no_evict.load(Ordering::Relaxed) {
+            flags.push('e');
+        }
+        if self.no_touch.load(Ordering::Relaxed) {
+            flags.push('T');
+        }
         if flags.is_empty() {
             flags.push('N');
         }
@@ -179,6 +189,8 @@ impl Clients {
             subscriptions: AtomicUsize::new(0),
             pattern_subscriptions: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
+            no_evict: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
             meta: Mutex::new(ClientMeta {
                 proto: 2,
                 ..ClientMeta::default()

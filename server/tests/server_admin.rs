@@ -560,3 +560,28 @@ fn slowlog_logs_what_the_threshold_lets_through() {
         "ERR count should be greater than or equal to -1"
     );
 }
+
+/// CLIENT NO-EVICT and NO-TOUCH show as flags `e` and `T` in CLIENT INFO (Redis 7.2's
+/// letters), and RESET clears them.
+#[test]
+fn no_evict_and_no_touch_show_as_flags_until_reset() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let flags = |c: &mut redis::Connection| -> String {
+        let info = text(ok(c, &["CLIENT", "INFO"]));
+        info.split_whitespace()
+            .find_map(|f| f.strip_prefix("flags="))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(flags(&mut c), "N");
+    ok(&mut c, &["CLIENT", "NO-TOUCH", "ON"]);
+    assert_eq!(flags(&mut c), "T");
+    ok(&mut c, &["CLIENT", "NO-EVICT", "ON"]);
+    assert_eq!(flags(&mut c), "eT");
+    ok(&mut c, &["CLIENT", "NO-TOUCH", "OFF"]);
+    assert_eq!(flags(&mut c), "e");
+    ok(&mut c, &["CLIENT", "NO-TOUCH", "ON"]);
+    ok(&mut c, &["RESET"]);
+    assert_eq!(flags(&mut c), "N");
+}

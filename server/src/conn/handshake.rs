@@ -164,7 +164,15 @@ impl Conn {
             b"list" => self.client_list(&a[2..]),
             b"kill" => self.client_kill(&a[2..]),
             b"no-evict" | b"no-touch" => match a.get(2).map(|v| v.to_ascii_lowercase()) {
-                Some(v) if a.len() == 3 && (v == b"on" || v == b"off") => Reply::Ok,
+                Some(v) if a.len() == 3 && (v == b"on" || v == b"off") => {
+                    let flag = if sub == b"no-evict" {
+                        &self.entry.no_evict
+                    } else {
+                        &self.entry.no_touch
+                    };
+                    flag.store(v == b"on", std::sync::atomic::Ordering::Relaxed);
+                    Reply::Ok
+                }
                 _ if a.len() != 3 => wrong(),
                 _ => Reply::err("syntax error"),
             },

@@ -910,6 +910,14 @@ impl Conn {
                 self.db = 0;
                 self.name = None;
                 self.authed = self.shared.config.requirepass.is_none();
+                self.replies_off = false;
+                self.replies_skipped = 0;
+                self.entry
+                    .no_evict
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                self.entry
+                    .no_touch
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
                 self.publish_meta();
                 Reply::Status("RESET".into())
             }
