@@ -11,17 +11,8 @@
 mod common;
 
 use common::model::Rng;
-use common::{Raw, TestServer, bulk, int, ok, words};
+use common::{TestServer, bulk, int, ok, run_bytes_table};
 use redis::Value;
-
-/// Runs `(command line, exact reply)` rows on one connection.
-fn run(raw: &mut Raw, table: &[(&str, &[u8])]) {
-    for (line, want) in table {
-        let w = words(line);
-        let refs: Vec<&[u8]> = w.iter().map(Vec::as_slice).collect();
-        raw.expect(&refs, want);
-    }
-}
 
 /// Recorded from redis-server 7.0.15, in order on one connection (RESP2).
 #[rustfmt::skip]
@@ -108,7 +99,7 @@ const RECORDED: &[(&str, &[u8])] = &[
 #[test]
 fn replies_match_redis() {
     let s = TestServer::start();
-    run(&mut s.raw(), RECORDED);
+    run_bytes_table(&mut s.raw(), RECORDED);
 }
 
 /// Random lists of integers and decimals: SORT with LIMIT, DESC and ALPHA against the order

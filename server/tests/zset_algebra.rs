@@ -12,17 +12,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::model::Rng;
-use common::{Raw, TestServer, ok, words};
+use common::{TestServer, ok, run_bytes_table};
 use redis::Value;
-
-/// Runs `(command line, exact reply)` rows on one connection.
-fn run(raw: &mut Raw, table: &[(&str, &[u8])]) {
-    for (line, want) in table {
-        let w = words(line);
-        let refs: Vec<&[u8]> = w.iter().map(Vec::as_slice).collect();
-        raw.expect(&refs, want);
-    }
-}
 
 /// Recorded from redis-server 7.0.15, in order on one connection (RESP2).
 #[rustfmt::skip]
@@ -199,13 +190,13 @@ const INFINITIES: &[(&str, &[u8])] = &[
 #[test]
 fn infinite_scores_combine_as_in_redis() {
     let s = TestServer::start();
-    run(&mut s.raw(), INFINITIES);
+    run_bytes_table(&mut s.raw(), INFINITIES);
 }
 
 #[test]
 fn replies_match_redis_in_resp2() {
     let s = TestServer::start();
-    run(&mut s.raw(), RESP2);
+    run_bytes_table(&mut s.raw(), RESP2);
 }
 
 #[test]
@@ -216,7 +207,7 @@ fn replies_match_redis_in_resp3() {
     let mut raw = s.raw();
     raw.send(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n*1\r\n$4\r\nPING\r\n");
     raw.read_until(b"+PONG\r\n");
-    run(&mut raw, RESP3);
+    run_bytes_table(&mut raw, RESP3);
 }
 
 type Model = BTreeMap<String, f64>;

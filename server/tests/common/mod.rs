@@ -262,6 +262,16 @@ pub fn run_table(raw: &mut Raw, table: &[(&str, &str)]) {
     }
 }
 
+/// Runs `(command line, exact reply bytes)` rows on one connection: tables recorded byte for
+/// byte from redis-server (the line is split as [`words`] splits it).
+pub fn run_bytes_table(raw: &mut Raw, table: &[(&str, &[u8])]) {
+    for (line, want) in table {
+        let w = words(line);
+        let refs: Vec<&[u8]> = w.iter().map(Vec::as_slice).collect();
+        raw.expect(&refs, want);
+    }
+}
+
 /// INFO's `blocked_clients`.
 pub fn blocked(c: &mut redis::Connection) -> i64 {
     let info: String = redis::cmd("INFO").arg("clients").query(c).unwrap();
