@@ -2,8 +2,8 @@
 //! entries leave byte-identical databases and give identical answers however the
 //! replication layer groups them into apply calls (one per call, all in one, pairs), with
 //! random choices (SPOP, SRANDMEMBER's sampling), new collection versions, expiry times,
-//! Bloom filter growth, WATCH/EXEC and the expiry sweep in the mix; and a node that
-//! restarts rebuilds the same watch table from its database.
+//! Bloom filter growth, consumer groups, WATCH/EXEC and the expiry sweep in the mix; and a
+//! node that restarts rebuilds the same watch table from its database.
 
 #![expect(
     clippy::unwrap_used,
@@ -142,6 +142,47 @@ fn log() -> Vec<(u64, Request)> {
     hll.push(cmd(&["PFMERGE", "hm", "hl", "hd"]));
     hll.push(cmd(&["PFCOUNT", "hm"]));
     entries.push((t0 + 106, Request::Commands(hll)));
+    // A stream's consumer group: deliveries, claims and acknowledgements at the entries'
+    // times, and a blocked XREADGROUP's consumer kept.
+    entries.push((
+        t0 + 107,
+        Request::Commands(vec![
+            cmd(&["XADD", "x", "*", "f", "1"]),
+            cmd(&["XADD", "x", "*", "f", "2"]),
+            cmd(&["XGROUP", "CREATE", "x", "g", "0"]),
+            cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "a",
+                "COUNT",
+                "1",
+                "STREAMS",
+                "x",
+                ">",
+            ]),
+            cmd(&["XREADGROUP", "GROUP", "g", "b", "STREAMS", "x", ">"]),
+        ]),
+    ));
+    entries.push((
+        t0 + 140,
+        Request::Commands(vec![
+            cmd(&["XCLAIM", "x", "g", "c", "10", "1700000000107-0"]),
+            cmd(&["XAUTOCLAIM", "x", "g", "d", "0", "0", "COUNT", "1"]),
+            cmd(&["XACK", "x", "g", "1700000000107-1"]),
+            cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "e",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "x",
+                ">",
+            ]),
+        ]),
+    ));
     entries
 }
 

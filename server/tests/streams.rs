@@ -1,7 +1,7 @@
 //! Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (BLOCK), TYPE, with Redis's
 //! exact replies and errors (recorded from redis-server 7.0.15), blocked readers woken by
 //! XADD, approximate trimming in whole nodes as Redis does, persistence across a restart, and
-//! a model test against an in-memory stream.
+//! a model test against an in-memory stream. Consumer groups: `streams/groups.rs`.
 
 #![expect(
     clippy::unwrap_used,
@@ -9,6 +9,8 @@
 )]
 
 mod common;
+#[path = "streams/groups.rs"]
+mod groups;
 
 use std::collections::BTreeMap;
 

@@ -70,6 +70,8 @@ pub enum Op {
     /// XREAD BLOCK: reads (takes nothing), so every waiter with entries after its ID is
     /// served.
     XRead(super::streams::XReadWait),
+    /// XREADGROUP BLOCK: takes what its group has not delivered yet (writing the PEL).
+    XReadGroup(super::streams::group_cmds::XReadGroupWait),
 }
 
 /// What serving a waiter on one key came to.
@@ -113,11 +115,13 @@ impl Op {
     /// # Errors
     /// WRONGTYPE (strict only), engine errors.
     pub fn attempt(&self, txn: &mut Txn<'_>, key: &Bytes, strict: bool) -> Result<Attempt, Reply> {
-        if let Op::XRead(w) = self {
-            return Ok(match w.serve(txn, key)? {
-                Some(r) => Attempt::Served(r),
-                None => Attempt::Skip,
-            });
+        let stream_reply = match self {
+            Op::XRead(w) => Some(w.serve(txn, key)?),
+            Op::XReadGroup(w) => Some(w.serve(txn, key)?),
+            _ => None,
+        };
+        if let Some(r) = stream_reply {
+            return Ok(r.map_or(Attempt::Skip, Attempt::Served));
         }
         match txn.meta(key)? {
             None => return Ok(Attempt::Empty),
@@ -152,7 +156,7 @@ impl Op {
                 Err(e) if !strict => e,
                 Err(e) => return Err(e),
             },
-            Op::XRead(_) => return Ok(Attempt::Skip),
+            Op::XRead(_) | Op::XReadGroup(_) => return Ok(Attempt::Skip),
             Op::ZPop { max, count } => {
                 let Some(got) = zsets::pop::pop(txn, key, *max, count.unwrap_or(1))? else {
                     return Ok(Attempt::Empty);

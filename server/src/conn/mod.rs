@@ -804,6 +804,13 @@ impl Conn {
                 match f(&mut txn, args) {
                     Ok(Outcome::Done(r)) => self.commit_serving(txn, g, r),
                     Ok(Outcome::Block(b)) => {
+                        // What the command wrote before it blocked (XREADGROUP's consumer)
+                        // stays.
+                        if !txn.is_empty()
+                            && let Err(e) = txn.commit()
+                        {
+                            return (e, Flow::Continue);
+                        }
                         // Registered under the keys' locks: a push after this finds it.
                         let w = self.shared.blocked.register(b);
                         self.shared.blocked.name(self.id, &w);

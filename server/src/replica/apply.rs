@@ -341,7 +341,8 @@ impl Entry<'_, '_> {
                 Ok(Outcome::Done(r)) => Ok(r),
                 Ok(Outcome::Block(b)) if in_exec => Ok(b.op.timeout_reply()),
                 Ok(Outcome::Block(b)) => {
-                    self.txn.rollback();
+                    // What the command wrote before it blocked (XREADGROUP's consumer) is
+                    // applied with the entry.
                     return Answer::Block {
                         on_timeout: b.op.timeout_reply(),
                         keys: b.keys,

@@ -48,13 +48,16 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
     if NOSCRIPT.contains(&c.name) {
         return Reply::err("This Redis command is not allowed from script");
     }
-    if c.name == "xread"
+    if matches!(c.name, "xread" | "xreadgroup")
         && args
             .iter()
             .take_while(|a| !a.eq_ignore_ascii_case(b"STREAMS"))
             .any(|a| a.eq_ignore_ascii_case(b"BLOCK"))
     {
-        return Reply::err("xread command is not allowed with BLOCK option from scripts");
+        return Reply::err(format!(
+            "{} command is not allowed with BLOCK option from scripts",
+            c.name
+        ));
     }
     if c.key_positions(args.len())
         .any(|i| args[i].len() > MAX_KEY_LEN)

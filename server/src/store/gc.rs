@@ -265,7 +265,7 @@ pub(crate) fn tags_of(meta: &Meta) -> &'static [u8] {
         Meta::Hash { .. } => &[tag::FIELD],
         Meta::List { .. } => &[tag::ELEMENT],
         Meta::Zset { .. } => &[tag::ZMEMBER, tag::ZSCORE],
-        Meta::Stream(_) => &[tag::STREAM],
+        Meta::Stream(_) => &[tag::STREAM, tag::GROUP],
     }
 }
 
@@ -559,8 +559,9 @@ mod tests {
                 ..Default::default()
             }),
         );
-        let r = s.take();
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].0[0], tag::STREAM);
+        // A stream's entries and its consumer groups' records.
+        let mut r: Vec<u8> = s.take().iter().map(|(start, _)| start[0]).collect();
+        r.sort_unstable();
+        assert_eq!(r, vec![tag::GROUP, tag::STREAM]);
     }
 }

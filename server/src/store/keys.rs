@@ -16,6 +16,8 @@
 //! 'z' be32(len) key be64(ver) member             sorted-set member -> score (8 bytes)
 //! 'r' be32(len) key be64(ver) score(8) member    sorted-set score index (empty value)
 //! 'x' be32(len) key be64(ver) be64(ms) be64(seq) stream entry -> its fields and values
+//! 'g' be32(len) key be64(ver) kind(1) ...        a stream's consumer groups, consumers and
+//!                                                pending entries (`cmd::streams::groups`)
 //! ```
 //!
 //! Every member, field, element or chunk carries the version of the collection it belongs to.
@@ -58,18 +60,21 @@ pub mod tag {
     pub const ZSCORE: u8 = b'r';
     /// Stream entries, by ID.
     pub const STREAM: u8 = b'x';
+    /// A stream's consumer groups: their records, consumers and pending entries.
+    pub const GROUP: u8 = b'g';
     /// Every tag of a versioned sub-key.
     pub const SUBKEYS: &[u8] = &[
-        MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE, STREAM,
+        MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE, STREAM, GROUP,
     ];
 }
 
 /// The record naming the data format.
 pub const FORMAT_KEY: &[u8] = b"\x00format";
-/// The data format this server writes: 3 (databases beside 0). Format 2 (versioned
-/// collections, expiry) is format 3 with only database 0, so opening one only rewrites the
-/// format record; format 1 (no format record) is migrated at open (`store::migrate`).
-pub const FORMAT: u32 = 3;
+/// The data format this server writes: 4 (streams' consumer groups under tag `g`). Format 3
+/// (databases beside 0) is format 4 without groups, and format 2 (versioned collections,
+/// expiry) is format 3 with only database 0, so opening either only rewrites the format
+/// record; format 1 (no format record) is migrated at open (`store::migrate`).
+pub const FORMAT: u32 = 4;
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
 /// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per

@@ -401,6 +401,10 @@ impl<'a> Txn<'a> {
 
     /// Remembers a big collection this write set drops, for a sweep after the commit.
     fn note_dropped(&mut self, key: &[u8], meta: &Meta) {
+        // Clients blocked in XREADGROUP on a stream that goes are told (UNBLOCKED).
+        if let Meta::Stream(_) = meta {
+            self.signal_ready(key);
+        }
         if super::gc::is_big(meta) {
             self.dropped.push((key.to_vec(), meta.clone()));
         }

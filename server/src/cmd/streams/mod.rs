@@ -1,5 +1,6 @@
-//! Streams, the subset job queues use: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD
-//! (with BLOCK, woken by XADD as blocking pops are).
+//! Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK, woken by XADD as
+//! blocking pops are) here; consumer groups in [`group_cmds`] over [`groups`]; XINFO in
+//! [`info`].
 //!
 //! A stream is a metadata record (`Meta::Stream`: length, last, first and largest deleted
 //! ID, entries added) and one engine key per entry under the stream's version, keyed by its
@@ -11,6 +12,11 @@
 //!
 //! XADD is one write plus the metadata; XRANGE/XREAD seek to the first ID and scan what they
 //! return; trimming the oldest entries is one range deletion whatever their number.
+
+pub mod group_cmds;
+pub mod groups;
+pub mod info;
+mod lag;
 
 use bytes::Bytes;
 
@@ -306,7 +312,6 @@ fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Re
     }
     // The (n+1)-th entry bounds the range deletion; the n-th is the last removed.
     let mut seen = 0u64;
-    let mut last_removed = (0, 0);
     let mut next = None;
     for_each_entry(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, |id, _| {
         if seen == n {
@@ -314,7 +319,6 @@ fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Re
             return Ok(false);
         }
         seen += 1;
-        last_removed = id;
         Ok(true)
     })?;
     let start = sub_prefix(tag::STREAM, key, m.version);
@@ -324,8 +328,8 @@ fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Re
     };
     txn.delete_range(start, end);
     m.len -= seen;
+    // Trimming leaves no tombstones: `max_deleted` names XDEL's only, as in Redis.
     m.first = next.unwrap_or((0, 0));
-    m.max_deleted = m.max_deleted.max(last_removed);
     Ok(seen)
 }
 
@@ -563,6 +567,60 @@ pub fn xtrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(Reply::Int(n as i64))
 }
 
+/// `XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]`
+pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let id = parse_id(&a[2], 0, false)?;
+    let mut added = None;
+    let mut max_deleted = None;
+    let mut i = 3;
+    while i < a.len() {
+        let more = i + 1 < a.len();
+        if a[i].eq_ignore_ascii_case(b"ENTRIESADDED") && more {
+            let n = parse_i64(&a[i + 1]).ok_or_else(|| Reply::err(NOT_INT))?;
+            if n < 0 {
+                return Err(Reply::err("entries_added must be positive"));
+            }
+            added = Some(n as u64);
+        } else if a[i].eq_ignore_ascii_case(b"MAXDELETEDID") && more {
+            let d = parse_id(&a[i + 1], 0, false)?;
+            if id < d {
+                return Err(Reply::err(
+                    "The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                ));
+            }
+            max_deleted = Some(d);
+        } else {
+            return Err(Reply::err("syntax error"));
+        }
+        i += 2;
+    }
+    let Some(mut m) = get_stream(txn, &a[1])? else {
+        return Err(Reply::err("no such key"));
+    };
+    if m.len > 0 {
+        let top = range(txn, &a[1], &m, (0, 0), (u64::MAX, u64::MAX), true, Some(1))?;
+        if top.first().is_some_and(|(top, _)| id < *top) {
+            return Err(Reply::err(
+                "The ID specified in XSETID is smaller than the target stream top item",
+            ));
+        }
+        if added.is_some_and(|n| m.len > n) {
+            return Err(Reply::err(
+                "The entries_added specified in XSETID is smaller than the target stream length",
+            ));
+        }
+    }
+    m.last = id;
+    if let Some(n) = added {
+        m.added = n;
+    }
+    if let Some(d) = max_deleted.filter(|d| *d != (0, 0)) {
+        m.max_deleted = d;
+    }
+    store_stream(txn, &a[1], m)?;
+    Ok(Reply::Ok)
+}
+
 /// What a blocked XREAD waits for: entries after `after` in one of its streams.
 #[derive(Clone, Debug, PartialEq)]
 pub struct XReadWait {
@@ -591,14 +649,16 @@ impl XReadWait {
         if entries.is_empty() {
             return Ok(None);
         }
-        Ok(Some(xread_reply(vec![(k.clone(), entries)])))
+        Ok(Some(xread_reply(vec![(k.clone(), entries_reply(entries))])))
     }
 }
 
-fn xread_reply(streams: Vec<(Bytes, Vec<Entry>)>) -> Reply {
+/// XREAD's and XREADGROUP's reply: each stream's name and its entries (`[[key, entries],
+/// ...]` in RESP2, a map in RESP3).
+fn xread_reply(streams: Vec<(Bytes, Reply)>) -> Reply {
     let pairs: Vec<(Reply, Reply)> = streams
         .into_iter()
-        .map(|(k, e)| (Reply::Bulk(k), entries_reply(e)))
+        .map(|(k, e)| (Reply::Bulk(k), e))
         .collect();
     Reply::ByProto {
         resp2: Box::new(Reply::Array(
@@ -637,6 +697,16 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
                 i += 2;
             }
             b"STREAMS" => break i + 1,
+            b"GROUP" if i + 2 < a.len() => {
+                return Err(Reply::err(
+                    "The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
+            b"NOACK" => {
+                return Err(Reply::err(
+                    "The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+                ));
+            }
             _ => return Err(Reply::err("syntax error")),
         }
     };
@@ -652,6 +722,10 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         let m = get_stream(txn, k)?;
         let id = if id.as_ref() == b"$" {
             m.map_or((0, 0), |m| m.last)
+        } else if id.as_ref() == b">" {
+            return Err(Reply::err(
+                "The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
+            ));
         } else {
             parse_id(id, 0, false)?
         };
@@ -664,7 +738,7 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         };
         let entries = range(txn, k, m, from, (u64::MAX, u64::MAX), false, count)?;
         if !entries.is_empty() {
-            found.push((k.clone(), entries));
+            found.push((k.clone(), entries_reply(entries)));
         }
     }
     if !found.is_empty() {
