@@ -143,6 +143,65 @@ fn three_nodes_serve_every_command_from_every_node() {
         Value::Array(Some(vec![bulk("queue"), bulk("job")]))
     );
     assert_eq!(l.call(&["LLEN", "queue"]).unwrap(), Value::Int(0));
+    // XREAD BLOCK with `$` waits for entries after the last one when it ran, though each
+    // attempt goes through the log again; XREADGROUP BLOCK takes what its group has not
+    // delivered.
+    ok(
+        l.call(&["XGROUP", "CREATE", "jobs", "workers", "$", "MKSTREAM"])
+            .unwrap(),
+    );
+    let readers: Vec<_> = [
+        vec!["XREAD", "BLOCK", "10000", "STREAMS", "jobs", "$"],
+        vec![
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "w1",
+            "BLOCK",
+            "10000",
+            "STREAMS",
+            "jobs",
+            ">",
+        ],
+    ]
+    .into_iter()
+    .map(|args| {
+        std::thread::spawn(move || {
+            let mut b = Conn::connect(port, Duration::from_secs(20)).unwrap();
+            b.call(&args).unwrap()
+        })
+    })
+    .collect();
+    // Both first attempts answered (so `$` named the stream's last ID before the XADD).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stats = f.call(&["INFO", "commandstats"]).unwrap().text();
+        if stats.contains("cmdstat_xread:calls=1,") && stats.contains("cmdstat_xreadgroup:calls=1,")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the readers never blocked: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    o.call(&["XADD", "jobs", "5-1", "task", "a"]).unwrap();
+    let entry = Value::Array(Some(vec![
+        bulk("5-1"),
+        Value::Array(Some(vec![bulk("task"), bulk("a")])),
+    ]));
+    let served = Value::Array(Some(vec![Value::Array(Some(vec![
+        bulk("jobs"),
+        Value::Array(Some(vec![entry])),
+    ]))]));
+    for r in readers {
+        assert_eq!(r.join().unwrap(), served);
+    }
+    assert_eq!(
+        l.call(&["XACK", "jobs", "workers", "5-1"]).unwrap(),
+        Value::Int(1)
+    );
     // And times out in bounded time with nothing pushed.
     let t = Instant::now();
     assert_eq!(

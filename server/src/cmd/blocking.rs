@@ -96,6 +96,28 @@ impl Op {
         }
     }
 
+    /// The command a cluster-mode client sends on its next attempt when its original would
+    /// now mean something else: XREAD with each `$` replaced by the ID it stood for.
+    pub fn retry_args(&self) -> Option<Vec<Bytes>> {
+        let Op::XRead(w) = self else {
+            return None;
+        };
+        let mut args = vec![Bytes::from_static(b"XREAD")];
+        if let Some(n) = w.count {
+            args.push(Bytes::from_static(b"COUNT"));
+            args.push(Bytes::from(n.to_string()));
+        }
+        args.extend([Bytes::from_static(b"BLOCK"), Bytes::from_static(b"0")]);
+        args.push(Bytes::from_static(b"STREAMS"));
+        args.extend(w.after.iter().map(|(k, _)| k.clone()));
+        args.extend(
+            w.after
+                .iter()
+                .map(|(_, id)| Bytes::from(super::streams::fmt_id(*id))),
+        );
+        Some(args)
+    }
+
     /// Keys besides the ready one that serving writes (BLMOVE's destination).
     pub fn extra_keys(&self) -> Option<&[u8]> {
         match self {

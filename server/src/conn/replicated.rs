@@ -389,6 +389,7 @@ impl Conn {
                 Answer::Block {
                     timeout,
                     on_timeout,
+                    retry,
                     ..
                 } => {
                     self.account(args, usec, &on_timeout);
@@ -404,8 +405,9 @@ impl Conn {
                         out.clear();
                     }
                     let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+                    let again = retry.unwrap_or_else(|| last.clone());
                     match self
-                        .block(cluster, &last, reg, deadline, on_timeout, io)
+                        .block(cluster, &again, reg, deadline, on_timeout, io)
                         .await
                     {
                         Some(r) => r.encode(self.proto, out),

@@ -345,6 +345,7 @@ impl Entry<'_, '_> {
                     // applied with the entry.
                     return Answer::Block {
                         on_timeout: b.op.timeout_reply(),
+                        retry: b.op.retry_args(),
                         keys: b.keys,
                         timeout: b.timeout,
                     };

@@ -96,6 +96,9 @@ pub enum Answer {
         timeout: Option<Duration>,
         /// What it answers on timeout (a nil array, or a nil bulk for the moves).
         on_timeout: Reply,
+        /// The command to send again instead of the original, when the original's meaning
+        /// moves with the data (`XREAD ... $` resolved to the ID it named when it ran).
+        retry: Option<Vec<Bytes>>,
     },
 }
 
@@ -252,8 +255,9 @@ pub fn encode_answers(answers: &[Answer]) -> Vec<u8> {
                 keys,
                 timeout,
                 on_timeout,
+                retry,
             } => {
-                out.push(1);
+                out.push(if retry.is_some() { 2 } else { 1 });
                 put_u32(&mut out, keys.len());
                 for k in keys {
                     put_bytes(&mut out, k);
@@ -265,6 +269,12 @@ pub fn encode_answers(answers: &[Answer]) -> Vec<u8> {
                     }),
                 );
                 encode_reply(on_timeout, &mut out);
+                if let Some(args) = retry {
+                    put_u32(&mut out, args.len());
+                    for a in args {
+                        put_bytes(&mut out, a);
+                    }
+                }
             }
         }
     }
@@ -282,14 +292,22 @@ pub fn decode_answers(b: &[u8]) -> Result<Vec<Answer>, DecodeError> {
     for _ in 0..n {
         out.push(match r.u8()? {
             0 => Answer::Reply(r.reply(0)?),
-            1 => {
+            tag @ (1 | 2) => {
                 let nk = r.count(4)?;
                 let keys = (0..nk).map(|_| r.bytes()).collect::<Result<_, _>>()?;
                 let t = r.u64()?;
+                let on_timeout = r.reply(0)?;
+                let retry = if tag == 2 {
+                    let na = r.count(4)?;
+                    Some((0..na).map(|_| r.bytes()).collect::<Result<_, _>>()?)
+                } else {
+                    None
+                };
                 Answer::Block {
                     keys,
                     timeout: (t != u64::MAX).then(|| Duration::from_millis(t)),
-                    on_timeout: r.reply(0)?,
+                    on_timeout,
+                    retry,
                 }
             }
             t => return Err(DecodeError(format!("unknown answer tag {t}"))),
@@ -606,11 +624,13 @@ mod tests {
                 keys: vec![Bytes::from_static(b"q")],
                 timeout: Some(Duration::from_millis(1500)),
                 on_timeout: Reply::NilArray,
+                retry: None,
             },
             Answer::Block {
                 keys: vec![],
                 timeout: None,
                 on_timeout: Reply::Nil,
+                retry: Some(vec![Bytes::from_static(b"XREAD"), Bytes::new()]),
             },
         ];
         let back = decode_answers(&encode_answers(&answers)).unwrap();
