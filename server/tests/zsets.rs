@@ -230,6 +230,11 @@ const TABLE: &[(&str, &str)] = &[
         ("zscan rm 0 count 0", "-ERR syntax error\r\n"),
         ("zscan rm 0 match a*", "*2\r\n$1\r\n0\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"),
         ("zscan rm 0 match b*", "*2\r\n$1\r\n0\r\n*0\r\n"),
+        // A small sorted set is one listpack in Redis: scanned whole, by score, cursor 0.
+        ("zadd zo 3 a 1 b 2 c -1 dd", ":4\r\n"),
+        ("zscan zo 0", "*2\r\n$1\r\n0\r\n*8\r\n$2\r\ndd\r\n$2\r\n-1\r\n$1\r\nb\r\n$1\r\n1\r\n$1\r\nc\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n3\r\n"),
+        ("zscan zo 7 count 1", "*2\r\n$1\r\n0\r\n*8\r\n$2\r\ndd\r\n$2\r\n-1\r\n$1\r\nb\r\n$1\r\n1\r\n$1\r\nc\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n3\r\n"),
+        ("zscan zo 0 match ?", "*2\r\n$1\r\n0\r\n*6\r\n$1\r\nb\r\n$1\r\n1\r\n$1\r\nc\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n3\r\n"),
         // increments
         ("zincrby zi 1.5 m", "$3\r\n1.5\r\n"),
         ("zincrby zi abc m", "-ERR value is not a valid float\r\n"),

@@ -274,6 +274,22 @@ pub fn zscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some(z) = get_zset(txn, &a[1])? else {
         return Ok(empty());
     };
+    if let Some(all) = small_in_score_order(txn, &a[1], z)? {
+        // Redis keeps a small sorted set in one listpack, by score, and answers a scan of
+        // it whole, in that order, with cursor 0 (whatever cursor and COUNT were given).
+        let mut out = Vec::with_capacity(all.len() * 2);
+        for (m, s) in all {
+            if opts
+                .pattern
+                .as_ref()
+                .is_none_or(|p| crate::glob::matches(p, &m))
+            {
+                out.push(Reply::bulk(m));
+                out.push(Reply::bulk(format_double(s)));
+            }
+        }
+        return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(out)]));
+    }
     let prefix = sub_prefix(tag::ZMEMBER, &a[1], z.version);
     let after = match opts.cursor {
         0 => None,
@@ -305,6 +321,31 @@ pub fn zscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Reply::bulk(next.to_string()),
         Reply::Array(out),
     ]))
+}
+
+/// Redis's `zset-max-listpack-entries` and `zset-max-listpack-value`: a sorted set within
+/// both is one listpack in Redis (OBJECT ENCODING says so too).
+const LISTPACK_ENTRIES: u64 = 128;
+const LISTPACK_VALUE: usize = 64;
+
+/// Every member and score of a sorted set Redis would hold as a listpack, by score; `None`
+/// for a bigger one.
+fn small_in_score_order(
+    txn: &Txn<'_>,
+    key: &[u8],
+    z: store::Zset,
+) -> Result<Option<Vec<(Vec<u8>, f64)>>, Reply> {
+    if z.card > LISTPACK_ENTRIES {
+        return Ok(None);
+    }
+    let mut all = Vec::with_capacity(z.card as usize);
+    let mut small = true;
+    store::for_each_ranked(txn, key, z, false, |_, m, s| {
+        small = m.len() <= LISTPACK_VALUE;
+        all.push((m.to_vec(), s));
+        Ok(small)
+    })?;
+    Ok(small.then_some(all))
 }
 
 /// Most replies ZRANDMEMBER with a negative count returns.
