@@ -328,13 +328,16 @@ pub fn zscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 const LISTPACK_ENTRIES: u64 = 128;
 const LISTPACK_VALUE: usize = 64;
 
+/// Members and their scores.
+type Scored = Vec<(Vec<u8>, f64)>;
+
 /// Every member and score of a sorted set Redis would hold as a listpack, by score; `None`
 /// for a bigger one.
 fn small_in_score_order(
     txn: &Txn<'_>,
     key: &[u8],
     z: store::Zset,
-) -> Result<Option<Vec<(Vec<u8>, f64)>>, Reply> {
+) -> Result<Option<Scored>, Reply> {
     if z.card > LISTPACK_ENTRIES {
         return Ok(None);
     }
