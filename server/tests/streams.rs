@@ -14,7 +14,7 @@ mod groups;
 
 use std::collections::BTreeMap;
 
-use common::{TestServer, bulk, err, int, ok, q, run_table};
+use common::{TestServer, bulk, err, int, ok, q, run_bytes_table, run_table};
 use redis::Value;
 
 #[test]
@@ -303,6 +303,60 @@ fn replies_and_errors_match_redis() {
 }
 
 /// IDs from `*` grow even when the clock does not, and `ms-*` continues a millisecond.
+/// XADD's and XTRIM's options in any order, and their errors in Redis's order (recorded
+/// from redis-server 7.0.15, RESP2).
+#[rustfmt::skip]
+const TRIM_OPTIONS: &[(&str, &[u8])] = &[
+    ("FLUSHALL", b"+OK\r\n"),
+    ("XADD s 1-1 f v", b"$3\r\n1-1\r\n"),
+    ("XADD s 2-1 f v", b"$3\r\n2-1\r\n"),
+    ("XADD s 3-1 f v", b"$3\r\n3-1\r\n"),
+    ("XADD s 4-1 f v", b"$3\r\n4-1\r\n"),
+    ("XADD s 5-1 f v", b"$3\r\n5-1\r\n"),
+    ("XTRIM s MAXLEN 3 LIMIT 1", b"-ERR syntax error, LIMIT cannot be used without the special ~ option\r\n"),
+    ("XTRIM s MINID 3-1 LIMIT 1", b"-ERR syntax error, LIMIT cannot be used without the special ~ option\r\n"),
+    ("XADD s LIMIT 0 * f v", b"-ERR syntax error, LIMIT cannot be used without the special ~ option\r\n"),
+    ("XADD s LIMIT 5 * f v", b"-ERR syntax error, LIMIT cannot be used without specifying a trimming strategy\r\n"),
+    ("XTRIM s LIMIT 0", b"-ERR syntax error, XTRIM must be called with a trimming strategy\r\n"),
+    ("XTRIM s MAXLEN -1", b"-ERR The MAXLEN argument must be >= 0.\r\n"),
+    ("XTRIM s MAXLEN ~ 5 LIMIT -1", b"-ERR The LIMIT argument must be >= 0.\r\n"),
+    ("XTRIM s MAXLEN ~", b"-ERR value is not an integer or out of range\r\n"),
+    ("XTRIM s MAXLEN 5 MINID 3-1", b"-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"),
+    ("XTRIM s MINID 3-1 MAXLEN 5", b"-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"),
+    ("XTRIM s MAXLEN 5 MAXLEN 4", b"-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"),
+    ("XTRIM s MINID abc", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID 3-*", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID -", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID +", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID $", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID 1-2-3", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MINID 18446744073709551616", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XADD s MAXLEN 5 FOO * f v", b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ("XTRIM s MAXLEN 5 FOO", b"-ERR syntax error\r\n"),
+    ("XTRIM s MAXLEN", b"-ERR wrong number of arguments for 'xtrim' command\r\n"),
+    ("XADD s MAXLEN 5 * f", b"-ERR wrong number of arguments for 'xadd' command\r\n"),
+    ("XADD s NOMKSTREAM MAXLEN = 5 6-1 f v", b"$3\r\n6-1\r\n"),
+    ("XADD s MAXLEN ~ x 6-* f v", b"-ERR value is not an integer or out of range\r\n"),
+    ("XADD s 7-* f v MAXLEN 3", b"$3\r\n7-0\r\n"),
+    ("XRANGE s - +", b"*6\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n3-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n4-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n5-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n6-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$3\r\n7-0\r\n*4\r\n$1\r\nf\r\n$1\r\nv\r\n$6\r\nMAXLEN\r\n$1\r\n3\r\n"),
+    ("XTRIM s LIMIT 100 MAXLEN ~ 3", b":0\r\n"),
+    ("XTRIM s MINID = 3", b":1\r\n"),
+    ("XTRIM s MAXLEN = 0", b":5\r\n"),
+    ("XADD n NOMKSTREAM * f v", b"$-1\r\n"),
+    ("EXISTS n", b":0\r\n"),
+    ("XADD s MINID ~ 1 LIMIT 10 9-1 f v", b"$3\r\n9-1\r\n"),
+    ("XADD s MAXLEN ~ 0 LIMIT 10 MAXLEN ~ 1 10-1 f v", b"-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"),
+    ("XADD s MAXLEN 0 MINID 1 11-1 f v", b"-ERR syntax error, MAXLEN and MINID options at the same time are not compatible\r\n"),
+    ("XADD s LIMIT 2 LIMIT 3 MAXLEN ~ 0 12-1 f v", b"$4\r\n12-1\r\n"),
+    ("XLEN s", b":0\r\n"),
+];
+
+#[test]
+fn trimming_options_parse_as_redis_parses_them() {
+    let s = TestServer::start();
+    run_bytes_table(&mut s.raw(), TRIM_OPTIONS);
+}
+
 #[test]
 fn generated_ids_are_monotonic() {
     let s = TestServer::start();
@@ -384,6 +438,23 @@ fn approximate_trimming_removes_whole_nodes() {
         );
     }
     assert_eq!(ok(&mut c, &["XLEN", "results"]), int(30));
+    // The last node goes too when all of it is to go, and LIMIT counts whole nodes
+    // (350 entries: nodes of 100, 100, 100 and 50; recorded from redis-server 7.0.15).
+    for i in 1..=350 {
+        ok(&mut c, &["XADD", "s", &format!("{i}-1"), "f", "v"]);
+    }
+    let trims: [(&[&str], i64); 4] = [
+        (&["LIMIT", "150"], 100),
+        (&["LIMIT", "200"], 200),
+        (&["LIMIT", "0"], 50),
+        (&[], 0),
+    ];
+    for (limit, removed) in trims {
+        let mut args = vec!["XTRIM", "s", "MAXLEN", "~", "0"];
+        args.extend_from_slice(limit);
+        assert_eq!(ok(&mut c, &args), int(removed), "{args:?}");
+    }
+    assert_eq!(ok(&mut c, &["XLEN", "s"]), int(0));
 }
 
 /// XREAD BLOCK waits for an XADD (woken in the adder's write set, like BLPOP), with `$`

@@ -231,68 +231,124 @@ struct TrimSpec {
     limit: u64,
 }
 
-/// Parses the trimming options at `a[*i]` (MAXLEN / MINID [= | ~] threshold [LIMIT n]).
-/// Returns `None` when `a[*i]` is not one.
-fn parse_trim(a: &[Bytes], i: &mut usize) -> Result<Option<TrimSpec>, Reply> {
-    let word = a[*i].to_ascii_uppercase();
-    let is_maxlen = word == b"MAXLEN";
-    if !is_maxlen && word != b"MINID" {
-        return Ok(None);
-    }
-    let syntax = || Reply::err("syntax error");
-    *i += 1;
+/// Entries approximate trimming removes at most per call without LIMIT (Redis: 100 nodes).
+const DEFAULT_APPROX_LIMIT: u64 = 100 * NODE_ENTRIES;
+
+/// What XADD's and XTRIM's options say, parsed in any order as Redis does.
+struct AddTrimArgs {
+    /// The trimming, if any.
+    spec: Option<TrimSpec>,
+    /// XADD's NOMKSTREAM.
+    nomkstream: bool,
+    /// XADD: where the ID is (`*`, `ms-*` or an explicit ID).
+    id_at: usize,
+}
+
+/// Parses `a[2..]`: MAXLEN|MINID [=|~] threshold, LIMIT n, and for XADD NOMKSTREAM and the
+/// ID that ends the options (checked here, so a bad ID is reported before the options'
+/// combinations, as Redis reports it).
+fn parse_add_trim(a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Reply> {
+    let not_int = || Reply::err(NOT_INT);
+    let mut trim = None;
     let mut approx = false;
-    if let Some(w) = a.get(*i)
-        && (w.as_ref() == b"~" || w.as_ref() == b"=")
-    {
-        approx = w.as_ref() == b"~";
-        *i += 1;
-    }
-    let thr = a.get(*i).ok_or_else(syntax)?;
-    *i += 1;
-    let trim = if is_maxlen {
-        let n = parse_i64(thr).ok_or_else(|| Reply::err(NOT_INT))?;
-        if n < 0 {
-            return Err(Reply::err("The MAXLEN argument must be >= 0."));
+    let mut limit: Option<u64> = None;
+    let mut nomkstream = false;
+    let mut i = 2;
+    while i < a.len() {
+        let more = a.len() - 1 - i;
+        let opt = a[i].as_ref();
+        if xadd && opt == b"*" {
+            break;
         }
-        Trim::MaxLen(n as u64)
-    } else {
-        Trim::MinId(parse_id(thr, 0, false)?)
+        let maxlen = opt.eq_ignore_ascii_case(b"MAXLEN");
+        if (maxlen || opt.eq_ignore_ascii_case(b"MINID")) && more > 0 {
+            if trim.is_some() {
+                return Err(Reply::err(
+                    "syntax error, MAXLEN and MINID options at the same time are not compatible",
+                ));
+            }
+            approx = false;
+            let next = a[i + 1].as_ref();
+            if more >= 2 && (next == b"~" || next == b"=") {
+                approx = next == b"~";
+                i += 1;
+            }
+            let thr = &a[i + 1];
+            trim = Some(if maxlen {
+                let n = parse_i64(thr).ok_or_else(not_int)?;
+                if n < 0 {
+                    return Err(Reply::err("The MAXLEN argument must be >= 0."));
+                }
+                Trim::MaxLen(n as u64)
+            } else {
+                Trim::MinId(parse_id(thr, 0, false)?)
+            });
+            i += 2;
+        } else if opt.eq_ignore_ascii_case(b"LIMIT") && more > 0 {
+            let n = parse_i64(&a[i + 1]).ok_or_else(not_int)?;
+            if n < 0 {
+                return Err(Reply::err("The LIMIT argument must be >= 0."));
+            }
+            limit = Some(n as u64);
+            i += 2;
+        } else if xadd && opt.eq_ignore_ascii_case(b"NOMKSTREAM") {
+            nomkstream = true;
+            i += 1;
+        } else if xadd {
+            match opt.strip_suffix(b"-*") {
+                Some(ms) => {
+                    parse_u64(ms).ok_or_else(invalid_id)?;
+                }
+                None => {
+                    parse_id(opt, 0, false)?;
+                }
+            }
+            break;
+        } else {
+            return Err(Reply::err("syntax error"));
+        }
+    }
+    if limit.is_some_and(|n| n > 0) && trim.is_none() {
+        return Err(Reply::err(
+            "syntax error, LIMIT cannot be used without specifying a trimming strategy",
+        ));
+    }
+    if !xadd && trim.is_none() {
+        return Err(Reply::err(
+            "syntax error, XTRIM must be called with a trimming strategy",
+        ));
+    }
+    if limit.is_some() && !approx {
+        return Err(Reply::err(
+            "syntax error, LIMIT cannot be used without the special ~ option",
+        ));
+    }
+    let limit = match limit {
+        Some(n) => n,
+        None if approx => DEFAULT_APPROX_LIMIT,
+        None => 0,
     };
-    let mut limit = if approx { NODE_ENTRIES * 100 } else { 0 };
-    if let Some(w) = a.get(*i)
-        && w.eq_ignore_ascii_case(b"LIMIT")
-    {
-        let n = a.get(*i + 1).ok_or_else(syntax)?;
-        let n = parse_i64(n).ok_or_else(|| Reply::err(NOT_INT))?;
-        if n < 0 {
-            return Err(Reply::err("The LIMIT argument must be >= 0."));
-        }
-        if !approx {
-            return Err(Reply::err(
-                "syntax error, LIMIT cannot be used without the special ~ option",
-            ));
-        }
-        limit = n as u64;
-        *i += 2;
-    }
-    Ok(Some(TrimSpec {
-        trim,
-        approx,
-        limit,
-    }))
+    Ok(AddTrimArgs {
+        spec: trim.map(|trim| TrimSpec {
+            trim,
+            approx,
+            limit,
+        }),
+        nomkstream,
+        id_at: i,
+    })
 }
 
 /// Removes the oldest entries as `spec` says; returns how many went.
 fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Result<u64, Reply> {
-    // How many of the oldest entries the strategy removes.
-    let mut n = match spec.trim {
+    // How many of the oldest entries the strategy would remove.
+    let below = match spec.trim {
         Trim::MaxLen(max) => m.len.saturating_sub(max),
         Trim::MinId(min) => match prev_id(min) {
             None => 0,
-            Some(below) => {
+            Some(last_below) => {
                 let mut c = 0u64;
-                for_each_entry(txn, key, m, (0, 0), below, false, |_, _| {
+                for_each_entry(txn, key, m, (0, 0), last_below, false, |_, _| {
                     c += 1;
                     Ok(true)
                 })?;
@@ -300,13 +356,22 @@ fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Re
             }
         },
     };
-    if spec.limit > 0 {
-        n = n.min(spec.limit);
-    }
-    if spec.approx {
-        // Redis removes whole nodes of entries only.
-        n -= n % NODE_ENTRIES;
-    }
+    let n = if spec.approx {
+        // Redis removes whole nodes only, oldest first: each while all of it is to go and
+        // LIMIT (counting whole nodes) allows. Nodes here are runs of 100 entries from the
+        // first one, the last possibly shorter.
+        let mut removed = 0u64;
+        while removed < m.len {
+            let node = NODE_ENTRIES.min(m.len - removed);
+            if removed + node > below || (spec.limit > 0 && removed + node > spec.limit) {
+                break;
+            }
+            removed += node;
+        }
+        removed
+    } else {
+        below
+    };
     if n == 0 {
         return Ok(0);
     }
@@ -340,20 +405,11 @@ fn store_stream(txn: &mut Txn<'_>, key: &[u8], m: StreamMeta) -> Result<(), Repl
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...`
 pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
-    let mut i = 2;
-    let mut nomkstream = false;
-    let mut spec = None;
-    while i < a.len() {
-        if a[i].eq_ignore_ascii_case(b"NOMKSTREAM") {
-            nomkstream = true;
-            i += 1;
-            continue;
-        }
-        match parse_trim(a, &mut i)? {
-            Some(s) => spec = Some(s),
-            None => break,
-        }
-    }
+    let AddTrimArgs {
+        spec,
+        nomkstream,
+        id_at: i,
+    } = parse_add_trim(a, true)?;
     let Some(id_arg) = a.get(i) else {
         return Err(crate::conn::wrong_arity("xadd"));
     };
@@ -550,13 +606,9 @@ pub fn xdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`
 pub fn xtrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let mut i = 2;
-    let Some(spec) = parse_trim(a, &mut i)? else {
+    let Some(spec) = parse_add_trim(a, false)?.spec else {
         return Err(Reply::err("syntax error"));
     };
-    if i != a.len() {
-        return Err(Reply::err("syntax error"));
-    }
     let Some(mut m) = get_stream(txn, &a[1])? else {
         return Ok(Reply::Int(0));
     };
