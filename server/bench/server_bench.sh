@@ -14,6 +14,8 @@
 # --baseline REV   build bloomkv-server at REV (a commit or a tag) in a git worktree under
 #                  $CACHE (default target/server-bench) with its own target dir, both kept
 #                  between runs, and run it beside today's.
+# --baseline-bin PATH   run the bloomkv-server binary at PATH as the baseline (one built
+#                  earlier), naming it by PATH in the report.
 # Environment: RUNS (3), KEYS (1000000: the keyspace, preloaded with 100-byte values; each
 # server gets the same keys), N (requests per unpipelined run, 200000), NP (per pipelined run,
 # 1000000), TESTS (default set,get,lpush,rpop,zadd,hset,sadd: redis-benchmark's tests, each
@@ -30,10 +32,12 @@ EXTRA=${EXTRA-set4k,get4k,getbit,setbit,bfmadd}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$ROOT/target/server-bench}
 BASELINE=
+BASE_BIN=
 while [ $# -gt 0 ]; do
   case $1 in
     --baseline) BASELINE=$2; shift 2 ;;
-    *) echo "usage: $0 [--baseline <commit|tag>]" >&2; exit 64 ;;
+    --baseline-bin) BASE_BIN=$2; BASELINE=$2; shift 2 ;;
+    *) echo "usage: $0 [--baseline <commit|tag> | --baseline-bin <path>]" >&2; exit 64 ;;
   esac
 done
 
@@ -70,7 +74,7 @@ start_bkv() { # name binary
   PIDS+=($!)
 }
 if [ -n "$BASELINE" ]; then
-  BASE_BIN=$(build_baseline "$BASELINE")
+  [ -n "$BASE_BIN" ] || BASE_BIN=$(build_baseline "$BASELINE")
   SERVERS+=(baseline)
   start_bkv baseline "$BASE_BIN"
 fi

@@ -1,6 +1,7 @@
 //! Sorted sets: every command and option against replies recorded from redis-server, byte
 //! for byte, plus Redis 7.2's score formatting and ZRANK WITHSCORE, RESP3 shapes, large sets
 //! (ranks from either end, range deletions), random members, MULTI, expiry and restart.
+//! Geo sets (sorted sets of geohashes): `zsets/geo.rs`.
 
 #![expect(
     clippy::unwrap_used,
@@ -8,6 +9,8 @@
 )]
 
 mod common;
+#[path = "zsets/geo.rs"]
+mod geo;
 
 use std::collections::BTreeMap;
 

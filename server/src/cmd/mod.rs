@@ -6,6 +6,7 @@ pub mod bitops;
 pub mod bitstring;
 pub mod blocking;
 pub mod expiry;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod keyspace;
@@ -343,6 +344,18 @@ pub static COMMANDS: &[Command] = &[
     cmd!("xclaim", -6, Write(streams::group_cmds::xclaim), 1, 1, 1, "stream", &["write", "fast"], "Gives pending entries to another consumer (IDLE, TIME, RETRYCOUNT, FORCE, JUSTID, LASTID)."),
     cmd!("xautoclaim", -6, Write(streams::group_cmds::xautoclaim), 1, 1, 1, "stream", &["write", "fast"], "Claims the pending entries idle for long enough, from a cursor (COUNT, JUSTID)."),
     cmd!("xinfo", -2, Read(streams::info::xinfo), 2, 2, 1, "stream", &["readonly"], "Describes a stream, its groups or a group's consumers (STREAM [FULL], GROUPS, CONSUMERS)."),
+    // geo sets (sorted sets of geohashes; GEORADIUS[BYMEMBER] may STORE into any key, so it
+    // runs with the other writers held out, as SORT does)
+    cmd!("geoadd", -5, Write(geo::geoadd), 1, 1, 1, "geo", W, "Adds members at longitude, latitude (NX, XX, CH)."),
+    cmd!("geopos", -2, Read(geo::geopos), 1, 1, 1, "geo", &["readonly"], "Returns members' longitude and latitude."),
+    cmd!("geodist", -4, Read(geo::geodist), 1, 1, 1, "geo", &["readonly"], "Returns the distance between two members (M, KM, FT, MI)."),
+    cmd!("geohash", -2, Read(geo::geohash), 1, 1, 1, "geo", &["readonly"], "Returns members' standard 11-character geohashes."),
+    cmd!("geosearch", -7, Read(geo::geosearch), 1, 1, 1, "geo", &["readonly"], "Returns members within a radius or a box of a member or a point."),
+    cmd!("geosearchstore", -8, Write(geo::geosearchstore), 1, 2, 1, "geo", W, "Stores GEOSEARCH's members (or their distances, STOREDIST) in a sorted set."),
+    cmd!("georadius", -6, Exclusive(geo::georadius), 1, 1, 1, "geo", W, "Returns or stores members within a radius of a point (deprecated form of GEOSEARCH)."),
+    cmd!("georadius_ro", -6, Read(geo::georadius_ro), 1, 1, 1, "geo", &["readonly"], "GEORADIUS without STORE."),
+    cmd!("georadiusbymember", -5, Exclusive(geo::georadiusbymember), 1, 1, 1, "geo", W, "Returns or stores members within a radius of a member."),
+    cmd!("georadiusbymember_ro", -5, Read(geo::georadiusbymember_ro), 1, 1, 1, "geo", &["readonly"], "GEORADIUSBYMEMBER without STORE."),
     // Bloom filters
     cmd!("bf.reserve", -4, Write(bloom::reserve), 1, 1, 1, "bf", W, "Creates a scalable Bloom filter."),
     cmd!("bf.add", 3, Write(bloom::bf_add), 1, 1, 1, "bf", W, "Adds an item to a Bloom filter."),
