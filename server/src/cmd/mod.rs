@@ -7,6 +7,7 @@ pub mod bitstring;
 pub mod blocking;
 pub mod expiry;
 pub mod geo;
+pub mod getkeys;
 pub mod hashes;
 pub mod hll;
 pub mod keyspace;

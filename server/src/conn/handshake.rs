@@ -613,13 +613,18 @@ fn valid_name(n: &[u8]) -> bool {
 }
 
 fn command_info(c: &Command) -> Reply {
+    let (first, last, step, movable) = cmd::getkeys::reported(c);
+    let mut flags: Vec<Reply> = c.flags.iter().map(|f| Reply::Status((*f).into())).collect();
+    if movable && !c.flags.contains(&"movablekeys") {
+        flags.push(Reply::Status("movablekeys".into()));
+    }
     Reply::Array(vec![
         Reply::bulk(c.name),
         Reply::Int(i64::from(c.arity)),
-        Reply::Set(c.flags.iter().map(|f| Reply::Status((*f).into())).collect()),
-        Reply::Int(i64::from(c.first_key)),
-        Reply::Int(i64::from(c.last_key)),
-        Reply::Int(i64::from(c.step)),
+        Reply::Set(flags),
+        Reply::Int(i64::from(first)),
+        Reply::Int(i64::from(last)),
+        Reply::Int(i64::from(step)),
         Reply::Set(Vec::new()),
         Reply::Set(Vec::new()),
         Reply::Array(Vec::new()),
@@ -635,7 +640,28 @@ fn command_doc(c: &Command) -> Reply {
     ])
 }
 
-/// `COMMAND [COUNT | LIST | INFO name... | DOCS name...]`
+/// `COMMAND GETKEYS command arg ...`: the keys of a request, as Redis finds them.
+fn getkeys(req: &[Bytes]) -> Reply {
+    let Some(c) = cmd::lookup(&req[0]) else {
+        return Reply::err("Invalid command specified");
+    };
+    if !cmd::getkeys::has_keys(c, req) {
+        return Reply::err("The command has no key arguments");
+    }
+    if !c.arity_ok(req.len()) {
+        return Reply::err("Invalid number of arguments specified for command");
+    }
+    let no_mandatory_keys = c.flags.contains(&"no_mandatory_keys");
+    match cmd::getkeys::positions(c, req) {
+        Some(p) if !p.is_empty() || no_mandatory_keys => {
+            Reply::Array(p.into_iter().map(|i| Reply::Bulk(req[i].clone())).collect())
+        }
+        None if no_mandatory_keys => Reply::Array(Vec::new()),
+        _ => Reply::err("Invalid arguments specified for command"),
+    }
+}
+
+/// `COMMAND [COUNT | LIST | INFO name... | DOCS name... | GETKEYS command arg ...]`
 pub(super) fn command(a: &[Bytes]) -> Reply {
     let Some(sub) = a.get(1) else {
         return Reply::Array(COMMANDS.iter().map(command_info).collect());
@@ -667,6 +693,8 @@ pub(super) fn command(a: &[Bytes]) -> Reply {
                 .map(|c| (Reply::bulk(c.name), command_doc(c)))
                 .collect(),
         ),
+        b"getkeys" if a.len() >= 4 => getkeys(&a[2..]),
+        b"getkeys" => wrong_arity("command|getkeys"),
         b"count" => wrong_arity("command|count"),
         _ => unknown_subcommand(sub, "COMMAND"),
     }

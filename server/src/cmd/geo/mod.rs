@@ -9,23 +9,13 @@ pub mod search;
 use bytes::Bytes;
 
 use super::zsets::store::{self as zstore, get_zset};
-use super::{NOT_INT, parse_i64};
+use super::{NOT_INT, parse_f64, parse_i64};
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 use search::{Found, Kind, Shape};
 
 fn syntax() -> Reply {
     Reply::err("syntax error")
-}
-
-/// Parses a double as Redis's `getDoubleFromObjectOrReply` does.
-fn parse_f64(b: &[u8]) -> Option<f64> {
-    let s = std::str::from_utf8(b).ok()?;
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace()) {
-        return None;
-    }
-    let v: f64 = s.parse().ok()?;
-    (!v.is_nan()).then_some(v)
 }
 
 fn not_float() -> Reply {
