@@ -7,6 +7,8 @@
 )]
 
 mod common;
+#[path = "renames/dump.rs"]
+mod dump;
 
 use common::{TestServer, bulk, err, int, ok};
 use redis::Value;

@@ -185,7 +185,7 @@ pub fn hdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// Calls `f` with each field and value of version `version` of hash `key`, in engine key
 /// order, until it returns `false`.
-fn for_each_field(
+pub fn for_each_field(
     txn: &Txn<'_>,
     key: &[u8],
     version: u64,

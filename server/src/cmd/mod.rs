@@ -5,6 +5,7 @@ pub mod bitfield;
 pub mod bitops;
 pub mod bitstring;
 pub mod blocking;
+pub mod dump;
 pub mod expiry;
 pub mod geo;
 pub mod getkeys;
@@ -222,6 +223,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("sort", -2, Exclusive(sort::sort), 1, 1, 1, "generic", &["write", "denyoom", "movablekeys"], "Sorts the elements of a list, set or sorted set, optionally storing the result."),
     cmd!("sort_ro", -2, Read(sort::sort_ro), 1, 1, 1, "generic", &["readonly", "movablekeys"], "Sorts the elements of a list, set or sorted set (read-only SORT)."),
     cmd!("move", 3, Write(keyspace::move_), 1, 1, 1, "generic", W, "Moves a key to another database."),
+    cmd!("dump", 2, Read(dump::dump), 1, 1, 1, "generic", &["readonly"], "Serializes a value as Redis does (RDB object, version, CRC-64)."),
+    cmd!("restore", -4, Write(dump::restore), 1, 1, 1, "generic", &["write", "denyoom"], "Creates a key from a DUMP payload (REPLACE, ABSTTL, IDLETIME, FREQ)."),
     cmd!("object", -2, Read(object::object), 2, 2, 1, "generic", RO, "Inspects a value (ENCODING, REFCOUNT as Redis 7.0 would answer)."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
     cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
