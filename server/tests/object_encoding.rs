@@ -1,6 +1,6 @@
 //! OBJECT: ENCODING and REFCOUNT answer as redis-server 7.0.15 does for a value of the same
 //! type and size (the table was recorded from it); FREQ and IDLETIME, which need access
-//! tracking this server does not keep, answer errors.
+//! tracking this server does not keep, answer errors. DEBUG OBJECT and DEBUG SLEEP.
 
 #![expect(
     clippy::unwrap_used,
@@ -10,6 +10,7 @@
 mod common;
 
 use common::{TestServer, err, ok, words};
+use redis::Value;
 
 /// Recorded from redis-server 7.0.15, in order on one connection (RESP2); the XADD ID is
 /// given so the reply is the same.
@@ -101,4 +102,31 @@ fn sizes_past_redis_thresholds_change_the_encoding() {
     );
     let e = err(&mut c, &["OBJECT", "IDLETIME", "z"]);
     assert!(e.contains("does not track access times"), "{e}");
+}
+
+/// DEBUG OBJECT reports the encoding OBJECT ENCODING names and this server's serialized
+/// length; DEBUG SLEEP waits and answers OK; other subcommands are refused.
+#[test]
+fn debug_object_and_sleep() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "s", "hello"]);
+    ok(&mut c, &["RPUSH", "l", "a", "b", "c"]);
+    let Value::SimpleString(line) = ok(&mut c, &["DEBUG", "OBJECT", "s"]) else {
+        panic!("DEBUG OBJECT answers a status line")
+    };
+    assert!(line.contains("encoding:embstr"), "{line}");
+    assert!(line.contains("serializedlength:6"), "{line}");
+    let Value::SimpleString(line) = ok(&mut c, &["DEBUG", "OBJECT", "l"]) else {
+        panic!("DEBUG OBJECT answers a status line")
+    };
+    assert!(
+        line.contains("encoding:quicklist") && line.contains("ql_nodes:1"),
+        "{line}"
+    );
+    assert!(err(&mut c, &["DEBUG", "OBJECT", "nokey"]).contains("no such key"));
+    assert_eq!(ok(&mut c, &["DEBUG", "SLEEP", "0"]), Value::Okay);
+    assert_eq!(ok(&mut c, &["DEBUG", "SLEEP", "0.01"]), Value::Okay);
+    assert!(err(&mut c, &["DEBUG", "SLEEP", "x"]).contains("not a valid float"));
+    assert!(err(&mut c, &["DEBUG", "JMAP"]).contains("Try DEBUG HELP"));
 }

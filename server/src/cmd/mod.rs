@@ -223,6 +223,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("sort", -2, Exclusive(sort::sort), 1, 1, 1, "generic", &["write", "denyoom", "movablekeys"], "Sorts the elements of a list, set or sorted set, optionally storing the result."),
     cmd!("sort_ro", -2, Read(sort::sort_ro), 1, 1, 1, "generic", &["readonly", "movablekeys"], "Sorts the elements of a list, set or sorted set (read-only SORT)."),
     cmd!("move", 3, Write(keyspace::move_), 1, 1, 1, "generic", W, "Moves a key to another database."),
+    cmd!("debug", -2, Read(object::debug), 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "DEBUG OBJECT key, DEBUG SLEEP seconds (the subset clients and test suites use)."),
     cmd!("dump", 2, Read(dump::dump), 1, 1, 1, "generic", &["readonly"], "Serializes a value as Redis does (RDB object, version, CRC-64)."),
     cmd!("restore", -4, Write(dump::restore), 1, 1, 1, "generic", &["write", "denyoom"], "Creates a key from a DUMP payload (REPLACE, ABSTTL, IDLETIME, FREQ)."),
     cmd!("object", -2, Read(object::object), 2, 2, 1, "generic", RO, "Inspects a value (ENCODING, REFCOUNT as Redis 7.0 would answer)."),

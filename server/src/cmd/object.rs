@@ -137,3 +137,74 @@ pub fn object(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         )),
     }
 }
+
+const DEBUG_HELP: &[&str] = &[
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are (bloomkv-server):",
+    "OBJECT <key>",
+    "    Show low-level info about the key: the encoding Redis would use, and the length of",
+    "    this server's DUMP of it (no address or LRU is tracked: 0).",
+    "SLEEP <seconds>",
+    "    Stop this connection for <seconds> (a float); other clients go on.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `DEBUG OBJECT key | SLEEP seconds | HELP`: the subset clients and test suites use.
+pub fn debug(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let sub = a[1].to_ascii_uppercase();
+    match (&sub[..], a.len()) {
+        (b"HELP", 2) => Ok(Reply::Array(
+            DEBUG_HELP
+                .iter()
+                .map(|l| Reply::Status((*l).into()))
+                .collect(),
+        )),
+        (b"OBJECT", 3) => {
+            let Some(meta) = txn.meta(&a[2])? else {
+                return Err(Reply::err("no such key"));
+            };
+            let enc = encoding(txn, &a[2], &meta)?;
+            // This server's serialized length: the DUMP payload less its type byte and footer.
+            let serialized = super::dump::dump_value(txn, &a[2])
+                .ok()
+                .flatten()
+                .map_or(0, |p| p.len().saturating_sub(11));
+            let refcount = match &meta {
+                Meta::Str(v) if string_encoding(v).1 => SHARED_REFCOUNT,
+                _ => 1,
+            };
+            let mut line = format!(
+                "Value at:0x0 refcount:{refcount} encoding:{enc} serializedlength:{serialized} lru:0 lru_seconds_idle:0"
+            );
+            if let Meta::List { head, tail, .. } = meta {
+                let len = tail - head;
+                let nodes = len.div_ceil(128).max(1);
+                line.push_str(&format!(
+                    " ql_nodes:{nodes} ql_avg_node:{:.2} ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:{serialized}",
+                    len as f64 / nodes as f64
+                ));
+            }
+            Ok(Reply::Status(line))
+        }
+        (b"SLEEP", 3) => {
+            let secs = super::parse_f64(&a[2])
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| Reply::err("value is not a valid float"))?;
+            if secs > 0.0 {
+                let nap = || std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+                // Off the I/O worker, so the clients it also serves go on.
+                match tokio::runtime::Handle::try_current() {
+                    Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                        tokio::task::block_in_place(nap);
+                    }
+                    _ => nap(),
+                }
+            }
+            Ok(Reply::Ok)
+        }
+        _ => Err(Reply::err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            String::from_utf8_lossy(&a[1])
+        ))),
+    }
+}
