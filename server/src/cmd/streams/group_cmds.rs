@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 
-use super::super::blocking::{Block, Op, Outcome};
+use super::super::blocking::{Op, Outcome};
 use super::super::{NOT_INT, parse_i64};
 use super::groups::{Group, Groups, Pending, Session, UNKNOWN_READ};
 use super::lag::entries_read_at;
@@ -524,23 +524,13 @@ pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         }
         session.finish(txn);
     }
-    if !found.is_empty() {
-        return Ok(Outcome::Done(xread_reply(found)));
-    }
-    let Some(ms) = block else {
-        return Ok(Outcome::Done(Reply::NilArray));
-    };
-    Ok(Outcome::Block(Block {
-        db: txn.db(),
-        keys: keys.to_vec(),
-        op: Op::XReadGroup(XReadGroupWait {
-            group,
-            consumer,
-            count,
-            noack,
-        }),
-        timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
-    }))
+    let op = Op::XReadGroup(XReadGroupWait {
+        group,
+        consumer,
+        count,
+        noack,
+    });
+    Ok(super::found_or_block(txn, found, block, keys, op))
 }
 
 /// `XACK key group id [id ...]`

@@ -793,21 +793,34 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
             found.push((k.clone(), entries_reply(entries)));
         }
     }
+    let op = Op::XRead(XReadWait {
+        count,
+        after: after.into_iter().map(|(k, id, _)| (k, id)).collect(),
+    });
+    Ok(found_or_block(txn, found, block, keys, op))
+}
+
+/// XREAD's and XREADGROUP's end: the streams that had entries, else the wait for them
+/// (`block` ms, 0 forever), else a nil array.
+fn found_or_block(
+    txn: &Txn<'_>,
+    found: Vec<(Bytes, Reply)>,
+    block: Option<u64>,
+    keys: &[Bytes],
+    op: Op,
+) -> Outcome {
     if !found.is_empty() {
-        return Ok(Outcome::Done(xread_reply(found)));
+        return Outcome::Done(xread_reply(found));
     }
     let Some(ms) = block else {
-        return Ok(Outcome::Done(Reply::NilArray));
+        return Outcome::Done(Reply::NilArray);
     };
-    Ok(Outcome::Block(Block {
+    Outcome::Block(Block {
         db: txn.db(),
         keys: keys.to_vec(),
-        op: Op::XRead(XReadWait {
-            count,
-            after: after.into_iter().map(|(k, id, _)| (k, id)).collect(),
-        }),
+        op,
         timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
-    }))
+    })
 }
 
 #[cfg(test)]
