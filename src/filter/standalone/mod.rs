@@ -5,6 +5,7 @@
 mod any;
 pub(crate) mod bloom;
 mod counting;
+mod cuckoo;
 pub(crate) mod encoding;
 mod file;
 mod scalable;
@@ -13,5 +14,6 @@ mod size;
 pub use any::AnyFilter;
 pub use bloom::BloomFilter;
 pub use counting::CountingBloomFilter;
+pub use cuckoo::{CuckooFilter, CuckooParams};
 pub use scalable::ScalableBloomFilter;
 pub use size::FilterSize;
