@@ -172,3 +172,32 @@ fn restore_options_and_errors_match_redis() {
     );
     assert_eq!(ok(&mut c, &["EXISTS", "k"]), int(0));
 }
+
+/// Damaged payloads whose checksum holds are refused with Redis's error, allocate nothing
+/// they declare, and leave the key as it was: an LZF string claiming 1 TiB, an empty set
+/// (Redis never writes one), a truncated object, an unknown type.
+#[test]
+fn damaged_payloads_are_bad_data_format_and_change_nothing() {
+    use bloomkv_server::cmd::dump::rdb::{put_len, seal};
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "k", "kept"]);
+    let mut huge_lzf = vec![0u8, 0xc3];
+    put_len(&mut huge_lzf, 5);
+    put_len(&mut huge_lzf, 1 << 40);
+    huge_lzf.extend_from_slice(&[0x00, b'a', 0xe0, 0x00, 0x00]);
+    let empty_set = vec![2u8, 0];
+    let truncated = vec![0u8, 10, b'x'];
+    let unknown_type = vec![99u8, 1, b'x'];
+    for body in [huge_lzf, empty_set, truncated, unknown_type] {
+        let e = redis::cmd("RESTORE")
+            .arg("k")
+            .arg(0)
+            .arg(seal(body.clone()))
+            .arg("REPLACE")
+            .query::<Value>(&mut c)
+            .unwrap_err();
+        assert!(e.to_string().contains("Bad data format"), "{body:?}: {e}");
+        assert_eq!(ok(&mut c, &["GET", "k"]), bulk("kept"), "{body:?}");
+    }
+}

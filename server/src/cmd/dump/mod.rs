@@ -195,6 +195,16 @@ fn decode(obj: &[u8]) -> Result<Value, Bad> {
     if !r.done() {
         return Err(Bad);
     }
+    // Redis never writes an empty collection, and refuses one (there is no empty key).
+    let empty = match &v {
+        Value::Str(_) => false,
+        Value::Set(m) | Value::List(m) => m.is_empty(),
+        Value::Hash(f) => f.is_empty(),
+        Value::Zset(m) => m.is_empty(),
+    };
+    if empty {
+        return Err(Bad);
+    }
     Ok(v)
 }
 

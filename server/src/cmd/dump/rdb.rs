@@ -34,6 +34,13 @@ pub const WRITE_VERSION: u16 = 10;
 /// The newest RDB version RESTORE reads (Redis 7.2's).
 pub const READ_VERSION: u16 = 11;
 
+/// The longest string a payload may hold (Redis's `proto-max-bulk-len`, 512 MiB): a longer
+/// declared length is damage, not something to allocate.
+pub const MAX_STRING: usize = 512 << 20;
+
+/// The most bytes LZF can expand one input byte to (a 3-byte back reference copies 264).
+const LZF_MAX_RATIO: usize = 88;
+
 /// A payload that does not decode.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Bad;
@@ -199,6 +206,9 @@ impl<'a> Reader<'a> {
             Err(3) => {
                 let clen = usize::try_from(self.length()?).map_err(|_| Bad)?;
                 let len = usize::try_from(self.length()?).map_err(|_| Bad)?;
+                if len > MAX_STRING {
+                    return Err(Bad);
+                }
                 lzf_decompress(self.take(clen)?, len)
             }
             Err(_) => Err(Bad),
@@ -230,6 +240,10 @@ impl<'a> Reader<'a> {
 /// LZF decompression (the format Redis compresses long strings with); `len` is the
 /// expected output size.
 pub fn lzf_decompress(input: &[u8], len: usize) -> Result<Vec<u8>, Bad> {
+    // A declared length the input cannot reach is damage: refuse it before allocating.
+    if len > input.len().saturating_mul(LZF_MAX_RATIO) {
+        return Err(Bad);
+    }
     let mut out: Vec<u8> = Vec::with_capacity(len);
     let mut i = 0;
     while i < input.len() {
@@ -307,6 +321,13 @@ mod tests {
         let c = [0x00, b'a', 0xe0, 0x00, 0x00];
         assert_eq!(lzf_decompress(&c, 10).unwrap(), b"aaaaaaaaaa");
         assert!(lzf_decompress(&c, 9).is_err());
+        // A length the input cannot produce is refused, not allocated.
+        assert!(lzf_decompress(&c, usize::MAX).is_err());
+        let mut huge = vec![0xc3];
+        put_len(&mut huge, 5);
+        put_len(&mut huge, 1 << 40);
+        huge.extend_from_slice(&c);
+        assert_eq!(Reader::new(&huge).string(), Err(Bad));
         assert!(lzf_decompress(&[0x20, 0x05], 3).is_err());
     }
 }

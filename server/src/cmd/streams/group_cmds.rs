@@ -444,12 +444,7 @@ pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         let w = w.to_ascii_uppercase();
         match w.as_slice() {
             b"BLOCK" if more > 0 => {
-                let ms = parse_i64(&a[i + 1])
-                    .ok_or_else(|| Reply::err("timeout is not an integer or out of range"))?;
-                if ms < 0 {
-                    return Err(Reply::err("timeout is negative"));
-                }
-                block = Some(ms as u64);
+                block = Some(super::parse_block_ms(&a[i + 1])?);
                 i += 2;
             }
             b"COUNT" if more > 0 => {

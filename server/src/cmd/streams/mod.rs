@@ -723,6 +723,15 @@ fn xread_reply(streams: Vec<(Bytes, Reply)>) -> Reply {
     }
 }
 
+/// XREAD's and XREADGROUP's BLOCK argument: milliseconds, 0 for ever.
+fn parse_block_ms(b: &[u8]) -> Result<u64, Reply> {
+    let ms = parse_i64(b).ok_or_else(|| Reply::err("timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(Reply::err("timeout is negative"));
+    }
+    Ok(ms as u64)
+}
+
 /// `XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]`
 pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
     let mut i = 1;
@@ -740,12 +749,7 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
                 i += 2;
             }
             b"BLOCK" if i + 1 < a.len() => {
-                let ms = parse_i64(&a[i + 1])
-                    .ok_or_else(|| Reply::err("timeout is not an integer or out of range"))?;
-                if ms < 0 {
-                    return Err(Reply::err("timeout is negative"));
-                }
-                block = Some(ms as u64);
+                block = Some(parse_block_ms(&a[i + 1])?);
                 i += 2;
             }
             b"STREAMS" => break i + 1,
