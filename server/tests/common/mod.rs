@@ -1,6 +1,10 @@
 //! Shared helpers: an in-process server on an ephemeral loopback port, `redis` crate clients,
 //! a raw RESP client for exact bytes, and the built binary for kill -9 tests.
 #![expect(dead_code, reason = "each test crate uses a part of this module")]
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test kit that cannot go on panics with the error"
+)]
 
 pub mod model;
 

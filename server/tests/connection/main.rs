@@ -1,0 +1,14 @@
+//! What a client sees of the server as a whole: the protocol, the command table, server and
+//! client administration, flags, pub/sub, blocking commands and scripts.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod blocking;
+mod cli;
+mod commands;
+mod lua_libs;
+mod protocol;
+mod pubsub;
+mod scripting;
+mod server_admin;
