@@ -19,8 +19,10 @@
 //! [`Node::state_db`] for a linearizable read, or [`Node::state_db`] alone for a stale
 //! one; [`Node::add_learner`], [`Node::promote`], [`Node::remove`] to change the
 //! membership; [`Node::status`] and [`Node::cluster_status`] for `ROLE` / `INFO` output.
-//! The example on [`Node`] runs a one-node cluster with the test machine
-//! ([`kv::KvMachine`]).
+//! The example on [`Node`] runs a one-node cluster with the test machine (`kv::KvMachine`,
+//! behind the `test-machine` feature that the package's own tests turn on). The rest of the
+//! test kit, the linearizability checker and the link proxy, is the `bloomkv-cluster-testkit`
+//! package, which this one does not ship.
 //!
 //! ## Design: storage
 //!
@@ -93,23 +95,23 @@
 //!
 //! ## Test tools
 //!
-//! [`proxy`] (a loopback TCP proxy that passes, delays, blackholes or cuts a node pair's
-//! link), [`linearizability`] (a Wing–Gong/Porcupine checker for recorded per-key
-//! histories with unknown outcomes) and [`kv`] (a small SET/INCR/DEL machine), for this
-//! package's tests and the server's fault-injection harness.
+//! Kept out of this crate's API: the `bloomkv-cluster-testkit` package (`cluster/testkit`)
+//! holds `proxy` (a loopback TCP proxy that passes, delays, blackholes or cuts a node pair's
+//! link) and `linearizability` (a Wing–Gong/Porcupine checker for recorded per-key histories
+//! with unknown outcomes); `kv` (a small SET/INCR/DEL machine) is here only with the
+//! `test-machine` feature, which this package's own tests turn on.
 
 mod clock;
 mod codec;
 mod error;
 mod fsutil;
 mod keys;
+#[cfg(any(test, feature = "test-machine"))]
 pub mod kv;
-pub mod linearizability;
 mod log_store;
 mod machine;
 mod net;
 mod node;
-pub mod proxy;
 pub mod redis_server;
 mod sm_meta;
 mod snapshot;

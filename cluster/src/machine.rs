@@ -30,7 +30,7 @@ pub struct Command<'a> {
 }
 
 /// A deterministic state machine over the state-machine database: the real one is
-/// bloomkv-server's command layer; [`crate::kv::KvMachine`] is a small one for tests.
+/// bloomkv-server's command layer; `kv::KvMachine` (feature `test-machine`) is a small one for tests.
 ///
 /// The node calls [`Machine::apply`] once per batch of committed entries, from one task at
 /// a time, never concurrently with itself or with [`Machine::reset`]. Other tasks read the

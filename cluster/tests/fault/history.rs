@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bloomkv_cluster::linearizability::{
+use bloomkv_cluster::seed_for;
+use bloomkv_cluster_testkit::linearizability::{
     Operation, Recorder, RedisModel, RedisOp, RedisOut, Verdict, check,
 };
-use bloomkv_cluster::seed_for;
 
 use crate::resp::{Conn, Value};
 

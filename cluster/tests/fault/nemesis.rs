@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bloomkv_cluster::proxy::Link;
 use bloomkv_cluster::seed_for;
+use bloomkv_cluster_testkit::proxy::Link;
 
 use crate::history::Workload;
 use crate::procs::ProcCluster;

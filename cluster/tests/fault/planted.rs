@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
-use bloomkv_cluster::linearizability::{Recorder, RedisModel, RedisOp, RedisOut, Verdict, check};
-use bloomkv_cluster::proxy::Link;
+use bloomkv_cluster_testkit::linearizability::{
+    Recorder, RedisModel, RedisOp, RedisOut, Verdict, check,
+};
+use bloomkv_cluster_testkit::proxy::Link;
 
 use crate::history::lost_writes;
 use crate::procs::ProcCluster;

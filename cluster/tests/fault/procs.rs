@@ -1,5 +1,5 @@
 //! Clusters of `bloomkv-cluster` server processes on loopback, every node pair's Raft
-//! traffic routed through a proxy the test controls (`bloomkv_cluster::proxy`), and the
+//! traffic routed through a proxy the test controls (`bloomkv_cluster_testkit::proxy`), and the
 //! nemesis's tools: kill -9 and restart, SIGSTOP and SIGCONT, cutting, blackholing and
 //! delaying links.
 
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bloomkv_cluster::proxy::{Link, Proxy};
+use bloomkv_cluster_testkit::proxy::{Link, Proxy};
 
 use crate::resp::{Value, call_until};
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use bloomkv_cluster::proxy::Link;
+use bloomkv_cluster_testkit::proxy::Link;
 
 use crate::procs::ProcCluster;
 use crate::resp::{Conn, Value};

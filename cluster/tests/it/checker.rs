@@ -1,7 +1,7 @@
 //! The linearizability checker catches planted violations and accepts valid concurrent
 //! histories, including operations whose outcome is unknown.
 
-use bloomkv_cluster::linearizability::{KvModel, KvOp, KvOut, Operation, Verdict, check};
+use bloomkv_cluster_testkit::linearizability::{KvModel, KvOp, KvOut, Operation, Verdict, check};
 
 const BUDGET: u64 = 10_000_000;
 

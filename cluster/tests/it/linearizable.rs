@@ -8,8 +8,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
-use bloomkv_cluster::linearizability::{KvModel, KvOp, KvOut, Recorder, Verdict, check};
 use bloomkv_cluster::{Node, seed_for};
+use bloomkv_cluster_testkit::linearizability::{KvModel, KvOp, KvOut, Recorder, Verdict, check};
 
 use crate::harness::Cluster;
 

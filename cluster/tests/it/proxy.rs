@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use bloomkv_cluster::proxy::{Link, Proxy};
+use bloomkv_cluster_testkit::proxy::{Link, Proxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
-use bloomkv_cluster::proxy::{Link, Proxy};
+use bloomkv_cluster_testkit::proxy::{Link, Proxy};
 
 use crate::harness::Cluster;
 

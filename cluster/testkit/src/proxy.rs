@@ -1,7 +1,7 @@
 //! A loopback TCP proxy a test controls, to cut or slow the link between two nodes.
 //!
 //! Route node A's traffic to node B through a proxy (start it in front of B's address and
-//! give A the proxy's address with [`crate::Node::set_route`] or [`crate::NodeConfig::routes`]);
+//! give A the proxy's address with `bloomkv_cluster::Node::set_route` or `NodeConfig::routes`);
 //! one proxy per ordered pair lets a test cut A→B while B→A still works. Connections are
 //! those A opens, so "A→B" carries A's requests to B and B's answers to them.
 //!
@@ -9,7 +9,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
 //! use std::time::Duration;
-//! use bloomkv_cluster::proxy::{Link, Proxy};
+//! use bloomkv_cluster_testkit::proxy::{Link, Proxy};
 //! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!
 //! // An echo server to stand for a node.

@@ -10,7 +10,7 @@ use super::Operation;
 /// the recorder was made.
 ///
 /// ```
-/// use bloomkv_cluster::linearizability::{check, KvModel, KvOp, KvOut, Recorder, Verdict};
+/// use bloomkv_cluster_testkit::linearizability::{check, KvModel, KvOp, KvOut, Recorder, Verdict};
 ///
 /// let rec = Recorder::new();
 /// let a = rec.call(1, b"k", KvOp::Incr(1));

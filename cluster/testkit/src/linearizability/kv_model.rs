@@ -30,7 +30,7 @@ pub enum KvOut {
     Err,
 }
 
-/// Register-and-counter semantics per key, as [`crate::kv::KvMachine`] implements them.
+/// Register-and-counter semantics per key, as `bloomkv_cluster::kv::KvMachine` implements them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KvModel;
 

@@ -9,7 +9,7 @@
 //! effect at any point after its call, or never, and the checker accepts both.
 //!
 //! ```
-//! use bloomkv_cluster::linearizability::{check, KvModel, KvOp, KvOut, Operation, Verdict};
+//! use bloomkv_cluster_testkit::linearizability::{check, KvModel, KvOp, KvOut, Operation, Verdict};
 //!
 //! let op = |call, ret, input, output| Operation { key: b"k".to_vec(), client: 0, call, ret, input, output };
 //! // A write of 1 completes, then a read returns the old value: not linearizable.
