@@ -20,27 +20,27 @@
 //! [`run`] is what the `bloomkv-server` binary calls: it serves until SIGINT or SIGTERM.
 //! See `docs/SERVER.md` for the flags, commands, data model and durability.
 
-pub mod blocking;
-pub mod bloom;
-pub mod clients;
+mod blocking;
+mod bloom;
+mod clients;
 pub mod cmd;
 pub mod config;
 mod conn;
-pub mod fasthash;
-pub mod glob;
+mod fasthash;
+mod glob;
 mod housekeeping;
 mod info;
 pub mod log;
-pub mod pubsub;
+mod pubsub;
 pub mod replica;
 pub mod resp;
 mod saves;
-pub mod script;
+mod script;
 mod server;
 mod slowlog;
-pub mod stats;
-pub mod store;
-pub mod watch;
+mod stats;
+mod store;
+mod watch;
 
 pub use config::{AppendFsync, Config};
 pub use server::{Server, ServerError, Shared, run};

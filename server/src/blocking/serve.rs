@@ -35,10 +35,6 @@ pub struct Served {
 const MAX_DEFERRED_ROUNDS: usize = 8;
 
 impl Served {
-    /// True when nothing was served or deferred.
-    pub fn is_empty(&self) -> bool {
-        self.claims.is_empty() && self.deferred.is_empty()
-    }
 
     /// After the write set's commit: delivers the replies (`committed`) or releases the
     /// claims, then serves deferred keys.

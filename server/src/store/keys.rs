@@ -153,6 +153,7 @@ pub fn sub_key(t: u8, key: &[u8], version: u64, rest: &[u8]) -> Vec<u8> {
 }
 
 /// The engine key of set member `member`.
+#[cfg(test)]
 pub fn member_key(key: &[u8], version: u64, member: &[u8]) -> Vec<u8> {
     sub_key(tag::MEMBER, key, version, member)
 }

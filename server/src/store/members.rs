@@ -60,14 +60,6 @@ pub enum Slot {
     Free(Vec<u8>),
 }
 
-impl Slot {
-    /// The engine key, present or free.
-    pub fn key(&self) -> &[u8] {
-        match self {
-            Slot::Found(k, _) | Slot::Free(k) => k,
-        }
-    }
-}
 
 fn hash_member(member: &[u8]) -> u64 {
     bloomkv::filter::hash_key(member)

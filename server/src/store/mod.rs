@@ -26,10 +26,10 @@ use bloomkv::Db;
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use keys::{
-    DbIndex, bloom_chunk_key, chunk_key, member_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
+    DbIndex, bloom_chunk_key, chunk_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
 };
 pub use meta::{Meta, Record};
-pub use txn::{Committed, Ctx, DbSet, Entry, R, ScopedKey, Txn};
+pub use txn::{Committed, Ctx, Entry, R, ScopedKey, Txn};
 
 use crate::resp::Reply;
 use crate::watch::Watches;

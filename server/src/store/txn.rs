@@ -1034,10 +1034,6 @@ pub struct Committed {
     pub dropped: Vec<(Vec<u8>, Meta)>,
 }
 
-/// True for engine keys that belong to Redis data (not the server's own records).
-pub fn is_data_key(k: &[u8]) -> bool {
-    k.first().is_some_and(|&t| t != tag::SYSTEM)
-}
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 //! 'l' be32(len) key be64(version) be64(position)  ->  element
 //! ```
 //!
-//! Positions start at [`LIST_START`] (2^63) and grow both ways, so a push at either end is
+//! Positions start at `LIST_START` (2^63) and grow both ways, so a push at either end is
 //! one engine write plus the metadata, a pop one read and one delete, and an index one point
 //! lookup. The elements between `head` and `tail` are contiguous (no holes): commands that
 //! remove from the middle (LREM) or insert (LINSERT) move the elements on the shorter side.
