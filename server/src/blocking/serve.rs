@@ -35,7 +35,6 @@ pub struct Served {
 const MAX_DEFERRED_ROUNDS: usize = 8;
 
 impl Served {
-
     /// After the write set's commit: delivers the replies (`committed`) or releases the
     /// claims, then serves deferred keys.
     pub fn finish(self, committed: bool, reg: &Registry, store: &Store) {

@@ -370,6 +370,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bf.mexists", -3, Read(bloom::bf_mexists), 1, 1, 1, "bf", RO, "Tests several items."),
     cmd!("bf.info", -2, Read(bloom::bf_info), 1, 1, 1, "bf", RO, "Returns a filter's parameters and counts."),
     cmd!("bf.card", 2, Read(bloom::bf_card), 1, 1, 1, "bf", RO, "Returns the number of items added."),
+    cmd!("bf.scandump", 3, Read(bloom::bf_scandump), 1, 1, 1, "bf", RO, "Returns the next piece of a filter's incremental save."),
+    cmd!("bf.loadchunk", 4, Write(bloom::bf_loadchunk), 1, 1, 1, "bf", W, "Restores a piece of a filter saved with BF.SCANDUMP."),
 ];
 
 /// The position of a command in [`COMMANDS`], by name, ignoring case.

@@ -60,7 +60,6 @@ pub enum Slot {
     Free(Vec<u8>),
 }
 
-
 fn hash_member(member: &[u8]) -> u64 {
     bloomkv::filter::hash_key(member)
 }

@@ -1034,7 +1034,6 @@ pub struct Committed {
     pub dropped: Vec<(Vec<u8>, Meta)>,
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

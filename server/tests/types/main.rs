@@ -6,6 +6,7 @@ mod common;
 
 mod bitstring_model;
 mod bitstrings;
+mod bloom_dump;
 mod hash_model;
 mod hashes;
 mod hll;

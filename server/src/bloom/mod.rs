@@ -1,5 +1,6 @@
 //! Persistent scalable Bloom filters with RedisBloom's commands: BF.RESERVE, BF.ADD, BF.MADD,
-//! BF.EXISTS, BF.MEXISTS, BF.INSERT, BF.INFO, BF.CARD.
+//! BF.EXISTS, BF.MEXISTS, BF.INSERT, BF.INFO, BF.CARD, and BF.SCANDUMP / BF.LOADCHUNK
+//! ([`scandump`]).
 //!
 //! A filter is a chain of sub-filters (Almeida et al., "Scalable Bloom Filters"): when the
 //! newest is full, a new one is added with `expansion` times its capacity and half its error
@@ -9,6 +10,10 @@
 //! created on first write (a missing chunk is all zeros), so a large reservation costs
 //! nothing until used. Sized with [`math::blocked_bits_per_key`] and
 //! [`math::optimal_blocked_hashes`].
+
+mod scandump;
+
+pub use scandump::{bf_loadchunk, bf_scandump};
 
 use bytes::Bytes;
 
