@@ -21,7 +21,6 @@
 //! See `docs/SERVER.md` for the flags, commands, data model and durability.
 
 mod blocking;
-mod bloom;
 mod clients;
 pub mod cmd;
 pub mod config;
@@ -40,7 +39,6 @@ mod server;
 mod slowlog;
 mod stats;
 mod store;
-mod watch;
 
 pub use config::{AppendFsync, Config};
 pub use server::{Server, ServerError, Shared, run};

@@ -5,6 +5,7 @@ pub mod bitfield;
 pub mod bitops;
 pub mod bitstring;
 pub mod blocking;
+pub mod bloom;
 pub mod dump;
 pub mod expiry;
 pub mod geo;
@@ -27,7 +28,6 @@ pub mod zsets;
 
 use bytes::Bytes;
 
-use crate::bloom;
 use crate::resp::Reply;
 use crate::script;
 use crate::store::{R, Txn};
@@ -373,6 +373,32 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bf.scandump", 3, Read(bloom::bf_scandump), 1, 1, 1, "bf", RO, "Returns the next piece of a filter's incremental save."),
     cmd!("bf.loadchunk", 4, Write(bloom::bf_loadchunk), 1, 1, 1, "bf", W, "Restores a piece of a filter saved with BF.SCANDUMP."),
 ];
+
+/// Redis's arity error.
+pub fn wrong_arity(name: &str) -> Reply {
+    Reply::err(format!("wrong number of arguments for '{name}' command"))
+}
+
+/// Redis's unknown-command error: the name and the first arguments, up to about 128 bytes.
+pub fn unknown_command(a: &[Bytes]) -> Reply {
+    let name: String = String::from_utf8_lossy(&a[0]).chars().take(128).collect();
+    let mut args = String::new();
+    for arg in &a[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        let text = String::from_utf8_lossy(arg);
+        let mut cut = text.len().min(room);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        args.push_str(&format!("'{}' ", &text[..cut]));
+    }
+    Reply::err(format!(
+        "unknown command '{name}', with args beginning with: {args}"
+    ))
+}
 
 /// The position of a command in [`COMMANDS`], by name, ignoring case.
 pub fn index(name: &[u8]) -> Option<usize> {

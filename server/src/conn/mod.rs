@@ -30,6 +30,7 @@ mod watching;
 use crate::blocking::{self, Waiter, serve::Served, wait::Woken};
 use crate::cmd::blocking::Outcome;
 use crate::cmd::{self, Command, Kind};
+use crate::cmd::{unknown_command, wrong_arity};
 use crate::config::AppendFsync;
 use crate::resp::{Args, Limits, Parser, Reply};
 use crate::server::Shared;
@@ -67,7 +68,7 @@ struct Conn {
     multi_bytes: usize,
     /// This client's WATCH mark, and the keys it watches (with whether each had expired,
     /// unreclaimed, when watched).
-    watcher: Arc<crate::watch::Watcher>,
+    watcher: Arc<crate::store::watch::Watcher>,
     watched: std::collections::HashMap<(crate::store::DbIndex, Bytes), bool>,
     /// The database this connection's commands address (`SELECT`).
     db: crate::store::DbIndex,
@@ -168,7 +169,7 @@ pub async fn serve(
         multi_bytes: 0,
         replies_off: false,
         replies_skipped: 0,
-        watcher: crate::watch::Watcher::new(),
+        watcher: crate::store::watch::Watcher::new(),
         watched: std::collections::HashMap::new(),
         db: 0,
         subs: subscribe::Subscriptions::default(),
@@ -1114,30 +1115,4 @@ impl Conn {
 
 fn micros(t: Instant) -> u64 {
     t.elapsed().as_micros() as u64
-}
-
-/// Redis's arity error.
-pub fn wrong_arity(name: &str) -> Reply {
-    Reply::err(format!("wrong number of arguments for '{name}' command"))
-}
-
-/// Redis's unknown-command error: the name and the first arguments, up to about 128 bytes.
-pub fn unknown_command(a: &[Bytes]) -> Reply {
-    let name: String = String::from_utf8_lossy(&a[0]).chars().take(128).collect();
-    let mut args = String::new();
-    for arg in &a[1..] {
-        if args.len() >= 128 {
-            break;
-        }
-        let room = 128 - args.len();
-        let text = String::from_utf8_lossy(arg);
-        let mut cut = text.len().min(room);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        args.push_str(&format!("'{}' ", &text[..cut]));
-    }
-    Reply::err(format!(
-        "unknown command '{name}', with args beginning with: {args}"
-    ))
 }

@@ -231,7 +231,7 @@ struct Entry<'a, 't> {
     sys: &'a mut WriteBatch,
     /// Watched keys a FLUSHDB of this entry removed (FLUSHDB touches the watched keys that
     /// existed, as in Redis).
-    flushed: Vec<crate::watch::Touched>,
+    flushed: Vec<crate::store::watch::Touched>,
 }
 
 impl Entry<'_, '_> {
@@ -293,10 +293,10 @@ impl Entry<'_, '_> {
     /// answers as on a timeout instead of blocking.
     fn command(&mut self, args: &Args, in_exec: bool) -> Answer {
         let Some(c) = cmd::lookup(&args[0]) else {
-            return Answer::Reply(crate::conn::unknown_command(args));
+            return Answer::Reply(crate::cmd::unknown_command(args));
         };
         if !c.arity_ok(args.len()) {
-            return Answer::Reply(crate::conn::wrong_arity(c.name));
+            return Answer::Reply(crate::cmd::wrong_arity(c.name));
         }
         if c.key_positions(args.len())
             .any(|i| args[i].len() > MAX_KEY_LEN)

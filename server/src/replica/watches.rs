@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use bloomkv::{Db, WriteBatch};
 
 use crate::store::keys::WATCH_PREFIX;
-use crate::watch::Touched;
+use crate::store::watch::Touched;
 
 /// How long a token's watches live without an EXEC or UNWATCH.
 pub const WATCH_TTL_MS: u64 = 3_600_000;

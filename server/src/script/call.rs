@@ -103,7 +103,7 @@ fn conn_command(name: &str, a: &[Bytes]) -> Reply {
         "ping" => match a.get(1) {
             Some(m) if a.len() == 2 => Reply::Bulk(m.clone()),
             None => Reply::Status("PONG".into()),
-            Some(_) => crate::conn::wrong_arity("ping"),
+            Some(_) => crate::cmd::wrong_arity("ping"),
         },
         "echo" => Reply::Bulk(a[1].clone()),
         other => Reply::err(format!(

@@ -16,7 +16,6 @@
 //! the same way.
 
 pub mod bit;
-pub mod cache;
 mod call;
 mod cjson;
 mod cmsgpack;
@@ -27,7 +26,8 @@ mod sandbox;
 
 use bytes::Bytes;
 
-pub use cache::Scripts;
+use crate::store::scripts as cache;
+pub use crate::store::scripts::Scripts;
 
 use crate::cmd::{NOT_INT, parse_i64};
 use crate::resp::Reply;

@@ -6,7 +6,7 @@
 //! 1 string      the bytes
 //! 2 chunked     version u64, length u64
 //! 3 set         version u64, cardinality u64
-//! 4 Bloom       version u64, then BloomMeta (crate::bloom)
+//! 4 Bloom       version u64, then BloomMeta (store::bloom_meta)
 //! 5 hash        version u64, field count u64
 //! 6 list        version u64, head u64, tail u64 (elements at positions head..tail)
 //! 7 sorted set  version u64, cardinality u64
@@ -16,8 +16,8 @@
 //! All integers little-endian. Format 1's values started with `s`, `c`, `S` or `B` and had
 //! neither expiry nor version; they are read only by the migration.
 
-use crate::bloom::BloomMeta;
 use crate::resp::Reply;
+use crate::store::bloom_meta::BloomMeta;
 
 /// What a metadata key says about its Redis key (the expiry aside).
 #[derive(Clone, Debug, PartialEq)]

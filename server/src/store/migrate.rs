@@ -17,7 +17,7 @@ use bloomkv::{Db, Error, WriteBatch};
 
 use super::keys::{self, FORMAT, FORMAT_KEY, VERSION_KEY, tag};
 use super::meta::{Meta, Record};
-use crate::bloom::BloomMeta;
+use crate::store::bloom_meta::BloomMeta;
 
 /// Format 1's sub-key tags.
 const OLD_MEMBER: u8 = b'S';

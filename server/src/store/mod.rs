@@ -9,6 +9,7 @@
 //! * [`expire`]: the background reclaimer of expired keys.
 //! * [`copy`]: a key's value copied to another key or database (RENAME, COPY, MOVE).
 
+pub mod bloom_meta;
 pub mod copy;
 pub mod expire;
 pub mod gc;
@@ -16,7 +17,9 @@ pub mod keys;
 pub mod members;
 pub mod meta;
 pub mod migrate;
+pub mod scripts;
 pub mod txn;
+pub mod watch;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -32,7 +35,7 @@ pub use meta::{Meta, Record};
 pub use txn::{Committed, Ctx, Entry, R, ScopedKey, Txn};
 
 use crate::resp::Reply;
-use crate::watch::Watches;
+use watch::Watches;
 
 /// Bytes per chunk of a chunked string: one engine value, so one SETBIT writes at most this
 /// much (plus the metadata key).
@@ -121,7 +124,7 @@ pub struct Store {
     watches: Watches,
     /// Lua scripts: the cache and the scripts running now (EVAL's handler reaches them
     /// through its write set's store).
-    scripts: crate::script::Scripts,
+    scripts: scripts::Scripts,
     /// Ranges of big dropped collections waiting for a sweep.
     sweeps: gc::Sweeps,
     /// Databases `SELECT` can address (`--databases`).
@@ -211,7 +214,7 @@ impl Store {
             stops: AtomicU64::new(0),
             resumes: AtomicU64::new(0),
             watches: Watches::default(),
-            scripts: crate::script::Scripts::new(),
+            scripts: scripts::Scripts::new(),
             sweeps: gc::Sweeps::default(),
             databases: std::sync::atomic::AtomicU16::new(16),
         })
@@ -365,7 +368,7 @@ impl Store {
     }
 
     /// The script cache and the scripts running now.
-    pub fn scripts(&self) -> &crate::script::Scripts {
+    pub fn scripts(&self) -> &scripts::Scripts {
         &self.scripts
     }
 

@@ -15,7 +15,7 @@ use super::keys::{self, DbIndex, db_version, expiry_key, meta_key, prefix_end, t
 use super::meta::{Meta, Record};
 use crate::fasthash::FastMap;
 use crate::resp::Reply;
-use crate::watch::Touched;
+use crate::store::watch::Touched;
 
 /// An engine key and its value.
 pub type Entry = (Vec<u8>, Vec<u8>);

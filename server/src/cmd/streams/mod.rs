@@ -411,7 +411,7 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         id_at: i,
     } = parse_add_trim(a, true)?;
     let Some(id_arg) = a.get(i) else {
-        return Err(crate::conn::wrong_arity("xadd"));
+        return Err(crate::cmd::wrong_arity("xadd"));
     };
     // `*`, `ms-*` or an explicit ID.
     let (want_ms, want_seq) = if id_arg.as_ref() == b"*" {
@@ -424,7 +424,7 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     let pairs = &a[i + 1..];
     if pairs.len() < 2 || !pairs.len().is_multiple_of(2) {
-        return Err(crate::conn::wrong_arity("xadd"));
+        return Err(crate::cmd::wrong_arity("xadd"));
     }
     if want_ms == Some(0) && want_seq == Some(0) {
         return Err(Reply::err(

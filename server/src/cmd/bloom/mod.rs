@@ -1,6 +1,6 @@
 //! Persistent scalable Bloom filters with RedisBloom's commands: BF.RESERVE, BF.ADD, BF.MADD,
 //! BF.EXISTS, BF.MEXISTS, BF.INSERT, BF.INFO, BF.CARD, and BF.SCANDUMP / BF.LOADCHUNK
-//! ([`scandump`]).
+//! (`scandump.rs`).
 //!
 //! A filter is a chain of sub-filters (Almeida et al., "Scalable Bloom Filters"): when the
 //! newest is full, a new one is added with `expansion` times its capacity and half its error
@@ -21,6 +21,7 @@ use bloomkv::filter::{BlockedProbe, hash_key, math, stage_hash};
 
 use crate::cmd::{WRONGTYPE, parse_i64};
 use crate::resp::Reply;
+use crate::store::bloom_meta::{BloomMeta, Layer};
 use crate::store::{Meta, R, Txn, bloom_chunk_key};
 
 /// RedisBloom's defaults for a filter BF.ADD creates.
@@ -39,21 +40,6 @@ pub const BLOOM_CHUNK_BYTES: usize = 512;
 
 /// Bytes of one 512-bit block.
 const BLOCK_BYTES: u64 = math::BLOCK_BITS / 8;
-
-/// One sub-filter.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Layer {
-    /// Items it is sized for.
-    pub capacity: u64,
-    /// Items added to it.
-    pub items: u64,
-    /// Its size in bits (a multiple of 512).
-    pub bits: u64,
-    /// Probes per item.
-    pub k: u32,
-    /// Its target false-positive rate.
-    pub error: f64,
-}
 
 impl Layer {
     fn new(capacity: u64, error: f64) -> Option<Layer> {
@@ -93,23 +79,6 @@ impl Layer {
     }
 }
 
-/// A filter's parameters and counts, kept in its metadata key.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BloomMeta {
-    /// Error rate asked for at creation.
-    pub error_rate: f64,
-    /// Capacity asked for at creation.
-    pub capacity: u64,
-    /// Growth factor of each new sub-filter.
-    pub expansion: u32,
-    /// True when the filter may not add sub-filters.
-    pub nonscaling: bool,
-    /// Items added (the count BF.CARD answers).
-    pub items: u64,
-    /// The sub-filters, oldest first.
-    pub layers: Vec<Layer>,
-}
-
 impl BloomMeta {
     fn new(error_rate: f64, capacity: u64, expansion: u32, nonscaling: bool) -> Option<Self> {
         Some(BloomMeta {
@@ -119,60 +88,6 @@ impl BloomMeta {
             nonscaling,
             items: 0,
             layers: vec![Layer::new(capacity, error_rate)?],
-        })
-    }
-
-    /// Appends the encoding (after the type tag) to `o`.
-    pub fn encode(&self, o: &mut Vec<u8>) {
-        o.extend_from_slice(&self.error_rate.to_le_bytes());
-        o.extend_from_slice(&self.capacity.to_le_bytes());
-        o.extend_from_slice(&self.expansion.to_le_bytes());
-        o.push(u8::from(self.nonscaling));
-        o.extend_from_slice(&self.items.to_le_bytes());
-        o.extend_from_slice(&(self.layers.len() as u32).to_le_bytes());
-        for l in &self.layers {
-            o.extend_from_slice(&l.capacity.to_le_bytes());
-            o.extend_from_slice(&l.items.to_le_bytes());
-            o.extend_from_slice(&l.bits.to_le_bytes());
-            o.extend_from_slice(&l.k.to_le_bytes());
-            o.extend_from_slice(&l.error.to_le_bytes());
-        }
-    }
-
-    /// Decodes what [`BloomMeta::encode`] wrote; `None` if damaged.
-    pub fn decode(mut b: &[u8]) -> Option<BloomMeta> {
-        fn take<const N: usize>(b: &mut &[u8]) -> Option<[u8; N]> {
-            let (head, rest) = b.split_at_checked(N)?;
-            *b = rest;
-            head.try_into().ok()
-        }
-        let error_rate = f64::from_le_bytes(take(&mut b)?);
-        let capacity = u64::from_le_bytes(take(&mut b)?);
-        let expansion = u32::from_le_bytes(take(&mut b)?);
-        let nonscaling = take::<1>(&mut b)?[0] != 0;
-        let items = u64::from_le_bytes(take(&mut b)?);
-        let n = u32::from_le_bytes(take(&mut b)?);
-        let mut layers = Vec::with_capacity((n as usize).min(64));
-        for _ in 0..n {
-            let l = Layer {
-                capacity: u64::from_le_bytes(take(&mut b)?),
-                items: u64::from_le_bytes(take(&mut b)?),
-                bits: u64::from_le_bytes(take(&mut b)?),
-                k: u32::from_le_bytes(take(&mut b)?),
-                error: f64::from_le_bytes(take(&mut b)?),
-            };
-            if l.bits == 0 || !l.bits.is_multiple_of(math::BLOCK_BITS) || l.k == 0 {
-                return None;
-            }
-            layers.push(l);
-        }
-        (b.is_empty() && !layers.is_empty()).then_some(BloomMeta {
-            error_rate,
-            capacity,
-            expansion,
-            nonscaling,
-            items,
-            layers,
         })
     }
 }
