@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -28,6 +28,10 @@ pub const SOFT_SECONDS: u64 = 60;
 
 /// A message for one subscriber.
 #[derive(Clone, Debug, PartialEq)]
+#[expect(
+    clippy::enum_variant_names,
+    reason = "named after the frames they become: `message` and `pmessage`"
+)]
 pub enum Message {
     /// Published to a channel the subscriber subscribed to.
     Message {
@@ -36,6 +40,8 @@ pub enum Message {
         /// What was published.
         payload: Bytes,
     },
+    /// A command some client sent, as MONITOR shows it (the line without its `+`).
+    Monitor(String),
     /// Published to a channel matching a pattern the subscriber subscribed to.
     PMessage {
         /// The pattern.
@@ -52,6 +58,7 @@ impl Message {
     pub fn size(&self) -> usize {
         match self {
             Message::Message { channel, payload } => 32 + channel.len() + payload.len(),
+            Message::Monitor(line) => 16 + line.len(),
             Message::PMessage {
                 pattern,
                 channel,
@@ -61,7 +68,7 @@ impl Message {
     }
 
     /// The reply frame: `message channel payload` or `pmessage pattern channel payload`, a
-    /// push in RESP3 and an array in RESP2.
+    /// push in RESP3 and an array in RESP2; a MONITOR line is a status reply in both.
     pub fn reply(&self) -> Reply {
         match self {
             Message::Message { channel, payload } => Reply::Push(vec![
@@ -69,6 +76,7 @@ impl Message {
                 Reply::Bulk(channel.clone()),
                 Reply::Bulk(payload.clone()),
             ]),
+            Message::Monitor(line) => Reply::Status(line.clone()),
             Message::PMessage {
                 pattern,
                 channel,
@@ -189,6 +197,10 @@ struct Registry {
 #[derive(Debug, Default)]
 pub struct PubSub {
     inner: RwLock<Registry>,
+    /// The mailboxes of MONITOR clients.
+    monitors: RwLock<Vec<Arc<Mailbox>>>,
+    /// `monitors.len()`, read without the lock after every command.
+    monitor_count: AtomicUsize,
 }
 
 fn add(map: &mut HashMap<Bytes, Vec<Arc<Mailbox>>>, name: &Bytes, mb: &Arc<Mailbox>) {
@@ -208,6 +220,34 @@ fn remove(map: &mut HashMap<Bytes, Vec<Arc<Mailbox>>>, name: &[u8], mb: &Arc<Mai
 }
 
 impl PubSub {
+    /// Makes `mb` receive every command clients send (MONITOR).
+    pub fn monitor(&self, mb: &Arc<Mailbox>) {
+        let mut m = self.monitors.write();
+        if !m.iter().any(|x| Arc::ptr_eq(x, mb)) {
+            m.push(Arc::clone(mb));
+        }
+        self.monitor_count.store(m.len(), Ordering::Release);
+    }
+
+    /// Stops sending commands to `mb`.
+    pub fn unmonitor(&self, mb: &Arc<Mailbox>) {
+        let mut m = self.monitors.write();
+        m.retain(|x| !Arc::ptr_eq(x, mb));
+        self.monitor_count.store(m.len(), Ordering::Release);
+    }
+
+    /// True while some client monitors: the one check every command pays.
+    pub fn has_monitors(&self) -> bool {
+        self.monitor_count.load(Ordering::Acquire) > 0
+    }
+
+    /// Hands a MONITOR line to every monitoring client.
+    pub fn feed_monitors(&self, line: &str) {
+        for mb in self.monitors.read().iter() {
+            mb.push(Message::Monitor(line.to_string()));
+        }
+    }
+
     /// Subscribes `mb` to `channel`.
     pub fn subscribe(&self, channel: &Bytes, mb: &Arc<Mailbox>) {
         add(&mut self.inner.write().channels, channel, mb);

@@ -23,6 +23,7 @@ use tokio::sync::watch;
 
 mod cluster_cmds;
 mod handshake;
+mod monitor;
 mod replicated;
 mod subscribe;
 mod watching;
@@ -187,7 +188,7 @@ pub async fn serve(
         }
         // Only subscribers get messages (and can be cut off for them): others wait on their
         // socket alone, once the messages that came before they left are out.
-        let listening = conn.subscribed() || mailbox.is_killed() || mailbox.has_messages();
+        let listening = conn.listening() || mailbox.is_killed() || mailbox.has_messages();
         tokio::select! {
             biased;
             _ = shutdown.changed() => break,
@@ -297,7 +298,7 @@ pub async fn serve(
                         &mut sock,
                         &out,
                         &mailbox,
-                        conn.subscribed(),
+                        conn.listening(),
                         &conn.shared.stats,
                     )
                     .await
@@ -779,6 +780,9 @@ impl Conn {
             self.called(pos, args, micros(started), failed);
         } else {
             self.shared.stats.call(pos, micros(started), failed);
+            if self.shared.pubsub.has_monitors() {
+                self.feed_monitors(pos, args);
+            }
         }
         (reply, flow)
     }
@@ -985,6 +989,7 @@ impl Conn {
                 .background(&self.shared.store, false, true),
             "lastsave" => Reply::Int(self.shared.saves.last() as i64),
             "slowlog" => self.slowlog(a),
+            "monitor" => self.monitor(),
             "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
@@ -1102,6 +1107,9 @@ impl Conn {
     /// and HELLO are never logged: their arguments may hold a password.
     fn called(&self, pos: usize, args: &[Bytes], usec: u64, failed: bool) {
         self.shared.stats.call(pos, usec, failed);
+        if self.shared.pubsub.has_monitors() {
+            self.feed_monitors(pos, args);
+        }
         if !matches!(cmd::COMMANDS[pos].name, "auth" | "hello") {
             self.shared.slowlog.record(
                 args,

@@ -20,6 +20,8 @@ pub(super) struct Subscriptions {
     pub(super) mailbox: Arc<Mailbox>,
     channels: BTreeSet<Bytes>,
     patterns: BTreeSet<Bytes>,
+    /// True after MONITOR.
+    pub(super) monitoring: bool,
 }
 
 /// Commands a RESP2 client may send while subscribed.
@@ -156,6 +158,9 @@ impl Conn {
         }
         for p in std::mem::take(&mut self.subs.patterns) {
             ps.punsubscribe(&p, &self.subs.mailbox);
+        }
+        if std::mem::take(&mut self.subs.monitoring) {
+            ps.unmonitor(&self.subs.mailbox);
         }
     }
 

@@ -8,6 +8,7 @@ mod blocking;
 mod cli;
 mod commands;
 mod lua_libs;
+mod monitor;
 mod protocol;
 mod pubsub;
 mod scripting;
