@@ -2,6 +2,11 @@
 //! with the database and the client's address; administrative commands and passwords left
 //! out; RESET (or the monitor leaving) stops the feed.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 use crate::common::{Raw, TestServer, ok};
 
 /// Reads one status line and returns it without `+` and CRLF.
