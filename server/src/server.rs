@@ -92,6 +92,8 @@ pub struct Shared {
     pub saves: Arc<crate::saves::Saves>,
     /// The slow commands (SLOWLOG).
     pub slowlog: crate::slowlog::SlowLog,
+    /// The latency monitor (LATENCY, `latency-monitor-threshold`).
+    pub latency: crate::latency::Latency,
 }
 
 impl Shared {
@@ -227,6 +229,7 @@ impl Server {
             replica,
             saves: Arc::default(),
             slowlog: crate::slowlog::SlowLog::default(),
+            latency: crate::latency::Latency::default(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

@@ -355,6 +355,22 @@ impl Conn {
         Reply::Int(killed)
     }
 
+    /// `LATENCY LATEST | HISTORY event | RESET [event ...] | HELP`.
+    pub(super) fn latency(&self, a: &[Bytes]) -> Reply {
+        let l = &self.shared.latency;
+        let sub = a[1].to_ascii_lowercase();
+        match (sub.as_slice(), a.len()) {
+            (b"latest", 2) => l.latest(),
+            (b"history", 3) => l.history(&a[2]),
+            (b"reset", _) => Reply::Int(l.reset(&a[2..])),
+            (b"help", 2) => help_reply(LATENCY_HELP),
+            (b"latest" | b"history" | b"help", _) => {
+                wrong_arity(&format!("latency|{}", String::from_utf8_lossy(&sub)))
+            }
+            _ => unknown_subcommand(&a[1], "LATENCY"),
+        }
+    }
+
     /// `SLOWLOG GET [count] | LEN | RESET | HELP`.
     pub(super) fn slowlog(&self, a: &[Bytes]) -> Reply {
         let log = &self.shared.slowlog;
@@ -438,6 +454,10 @@ impl Conn {
                         self.shared.slowlog.slower_than().to_string(),
                     ),
                     ("slowlog-max-len", self.shared.slowlog.max_len().to_string()),
+                    (
+                        "latency-monitor-threshold",
+                        self.shared.latency.threshold_ms().to_string(),
+                    ),
                 ];
                 let pairs = items
                     .into_iter()
@@ -456,6 +476,7 @@ impl Conn {
                 let mut level = None;
                 let mut slower_than = None;
                 let mut max_len = None;
+                let mut latency = None;
                 for pair in a[2..].chunks(2) {
                     let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
                     let value = String::from_utf8_lossy(&pair[1]);
@@ -467,6 +488,10 @@ impl Conn {
                     match name.as_str() {
                         "slowlog-log-slower-than" => match value.parse::<i64>() {
                             Ok(n) => slower_than = Some(n),
+                            Err(_) => return bad(),
+                        },
+                        "latency-monitor-threshold" => match value.parse::<u64>() {
+                            Ok(n) => latency = Some(n),
                             Err(_) => return bad(),
                         },
                         "slowlog-max-len" => match value.parse::<u32>() {
@@ -493,6 +518,9 @@ impl Conn {
                 }
                 if let Some(n) = max_len {
                     self.shared.slowlog.set_max_len(n);
+                }
+                if let Some(n) = latency {
+                    self.shared.latency.set_threshold_ms(n);
                 }
                 if let Some(l) = level {
                     crate::log::set_level(l);
@@ -576,6 +604,19 @@ const CLIENT_HELP: &[&str] = &[
     "    Control the replies sent to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "HELP",
+    "    Print this help.",
+];
+
+const LATENCY_HELP: &[&str] = &[
+    "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LATEST",
+    "    Return the latest latency samples for all events.",
+    "HISTORY <event>",
+    "    Return time-latency samples for the <event> class.",
+    "RESET [<event> ...]",
+    "    Reset latency data of one or more <event> classes.",
+    "    (default: reset all data for all event classes)",
     "HELP",
     "    Print this help.",
 ];

@@ -990,6 +990,7 @@ impl Conn {
             "lastsave" => Reply::Int(self.shared.saves.last() as i64),
             "slowlog" => self.slowlog(a),
             "monitor" => self.monitor(),
+            "latency" => self.latency(a),
             "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
@@ -1107,6 +1108,9 @@ impl Conn {
     /// and HELLO are never logged: their arguments may hold a password.
     fn called(&self, pos: usize, args: &[Bytes], usec: u64, failed: bool) {
         self.shared.stats.call(pos, usec, failed);
+        self.shared
+            .latency
+            .command(cmd::COMMANDS[pos].flags.contains(&"fast"), usec);
         if self.shared.pubsub.has_monitors() {
             self.feed_monitors(pos, args);
         }

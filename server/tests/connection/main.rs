@@ -7,6 +7,7 @@ mod common;
 mod blocking;
 mod cli;
 mod commands;
+mod latency;
 mod lua_libs;
 mod monitor;
 mod protocol;
