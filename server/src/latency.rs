@@ -47,16 +47,14 @@ impl Latency {
         self.threshold_ms.store(ms, Ordering::Relaxed);
     }
 
-    /// Notes a command that took `usec` µs, if the monitor is on and it was that slow.
-    pub fn command(&self, fast: bool, usec: u64) {
+    /// Notes a command that took `usec` µs, if the monitor is on and it was that slow;
+    /// `fast` (asked only then) says whether it is flagged fast.
+    pub fn command(&self, usec: u64, fast: impl FnOnce() -> bool) {
         let threshold = self.threshold_ms();
         let ms = usec / 1000;
         if threshold > 0 && ms >= threshold {
-            self.add(
-                if fast { "fast-command" } else { "command" },
-                now_secs(),
-                ms,
-            );
+            let event = if fast() { "fast-command" } else { "command" };
+            self.add(event, now_secs(), ms);
         }
     }
 
@@ -157,12 +155,12 @@ mod tests {
     #[test]
     fn off_by_default_and_below_the_threshold() {
         let l = Latency::default();
-        l.command(false, 50_000);
+        l.command(50_000, || false);
         assert!(l.events.lock().is_empty());
         l.set_threshold_ms(10);
-        l.command(false, 9_999);
+        l.command(9_999, || false);
         assert!(l.events.lock().is_empty());
-        l.command(true, 10_000);
+        l.command(10_000, || true);
         assert_eq!(
             l.events.lock().keys().copied().collect::<Vec<_>>(),
             ["fast-command"]

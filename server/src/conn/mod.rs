@@ -1104,13 +1104,14 @@ fn commit_exclusive(
 
 /// Microseconds since `t` (INFO commandstats' `usec`).
 impl Conn {
-    /// Counts a call in INFO's commandstats and logs it when it was slow (SLOWLOG). AUTH
-    /// and HELLO are never logged: their arguments may hold a password.
+    /// Counts a call in INFO's commandstats, logs it when it was slow (SLOWLOG, LATENCY)
+    /// and shows it to monitors. AUTH and HELLO are never in the slow log: their arguments
+    /// may hold a password.
     fn called(&self, pos: usize, args: &[Bytes], usec: u64, failed: bool) {
         self.shared.stats.call(pos, usec, failed);
         self.shared
             .latency
-            .command(cmd::COMMANDS[pos].flags.contains(&"fast"), usec);
+            .command(usec, || cmd::COMMANDS[pos].flags.contains(&"fast"));
         if self.shared.pubsub.has_monitors() {
             self.feed_monitors(pos, args);
         }
