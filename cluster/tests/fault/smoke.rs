@@ -1,5 +1,5 @@
 //! Three server processes: every command family through every node, blocking pops, WATCH,
-//! pub/sub and expiry across nodes, ROLE/INFO/CLUSTER INFO, READONLY, a kill -9 of the
+//! pub/sub and expiry across nodes, WAIT, ROLE/INFO/CLUSTER INFO, READONLY, a kill -9 of the
 //! leader, and no quorum answered in bounded time.
 
 use std::time::{Duration, Instant};
@@ -39,6 +39,10 @@ fn three_nodes_serve_every_command_from_every_node() {
         assert_eq!(x.call(&["GET", "k"]).unwrap(), bulk("v1"));
         assert_eq!(x.call(&["GET", "n"]).unwrap(), bulk("2"));
     }
+    // WAIT: both replicas apply the writes above (from any node); there is no third.
+    assert_eq!(f.call(&["WAIT", "2", "10000"]).unwrap(), Value::Int(2));
+    assert_eq!(l.call(&["WAIT", "0", "0"]).unwrap(), Value::Int(2));
+    assert_eq!(o.call(&["WAIT", "3", "200"]).unwrap(), Value::Int(2));
     assert_eq!(
         o.call(&["SADD", "s", "a", "b", "c"]).unwrap(),
         Value::Int(3)

@@ -20,7 +20,7 @@ pub mod wait;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -51,6 +51,9 @@ pub struct Waiter {
     block: Block,
     state: Mutex<State>,
     notify: Notify,
+    /// Set by the first [`Registry::remove`]: the count drops once, also for a waiter on no
+    /// key (WAIT).
+    removed: AtomicBool,
 }
 
 /// What [`Waiter::cancel`] found.
@@ -202,6 +205,7 @@ impl Registry {
             block,
             state: Mutex::new(State::Waiting),
             notify: Notify::new(),
+            removed: AtomicBool::new(false),
         });
         let mut seen = std::collections::HashSet::new();
         let mut q = self.queues.lock();
@@ -258,22 +262,20 @@ impl Registry {
                 clients.remove(&client);
             }
         }
+        if w.removed.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let mut q = self.queues.lock();
-        let mut found = false;
         for k in &w.block.keys {
             let scoped = (w.block.db, k.to_vec());
             if let Some(list) = q.get_mut(&scoped) {
-                let before = list.len();
                 list.retain(|x| x.id != w.id);
-                found |= list.len() != before;
                 if list.is_empty() {
                     q.remove(&scoped);
                 }
             }
         }
-        if found {
-            self.count.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.count.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Number of keys with blocked clients (for tests: nothing is left behind).

@@ -72,6 +72,9 @@ pub enum Op {
     XRead(super::streams::XReadWait),
     /// XREADGROUP BLOCK: takes what its group has not delivered yet (writing the PEL).
     XReadGroup(super::streams::group_cmds::XReadGroupWait),
+    /// WAIT on a server without replicas: waits on no key, so only its timeout (or CLIENT
+    /// UNBLOCK) ends it, with 0 replicas.
+    Wait,
 }
 
 /// What serving a waiter on one key came to.
@@ -92,6 +95,7 @@ impl Op {
     pub fn timeout_reply(&self) -> Reply {
         match self {
             Op::ListMove { .. } => Reply::Nil,
+            Op::Wait => Reply::Int(0),
             _ => Reply::NilArray,
         }
     }
@@ -178,7 +182,7 @@ impl Op {
                 Err(e) if !strict => e,
                 Err(e) => return Err(e),
             },
-            Op::XRead(_) | Op::XReadGroup(_) => return Ok(Attempt::Skip),
+            Op::XRead(_) | Op::XReadGroup(_) | Op::Wait => return Ok(Attempt::Skip),
             Op::ZPop { max, count } => {
                 let Some(got) = zsets::pop::pop(txn, key, *max, count.unwrap_or(1))? else {
                     return Ok(Attempt::Empty);

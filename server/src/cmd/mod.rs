@@ -151,6 +151,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bgsave", -1, Conn, 0, 0, 0, "server", &["admin", "noscript", "no_async_loading"], "SAVE on a thread of its own (SCHEDULE: after the running one)."),
     cmd!("bgrewriteaof", 1, Conn, 0, 0, 0, "server", &["admin", "noscript", "no_async_loading"], "Shortens the write-ahead log: a background save."),
     cmd!("lastsave", 1, Conn, 0, 0, 0, "server", &["loading", "stale", "fast"], "Returns the Unix time of the last successful save."),
+    cmd!("wait", 3, Conn, 0, 0, 0, "generic", &["noscript"], "Blocks until the writes before it are on numreplicas replicas or the timeout passes; answers how many."),
     cmd!("latency", -2, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Reads or resets the latency monitor's events (LATEST, HISTORY, RESET, HELP)."),
     cmd!("monitor", 1, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Listens for all requests received by the server in real time."),
     cmd!("slowlog", -2, Conn, 0, 0, 0, "server", &["admin", "loading", "stale"], "Reads or resets the log of slow commands (GET, LEN, RESET, HELP)."),

@@ -26,6 +26,7 @@ mod handshake;
 mod monitor;
 mod replicated;
 mod subscribe;
+mod wait;
 mod watching;
 
 use crate::blocking::{self, Waiter, serve::Served, wait::Woken};
@@ -834,6 +835,7 @@ impl Conn {
                     Err(e) => e,
                 }
             }
+            Kind::Conn if c.name == "wait" => return self.wait_standalone(args),
             Kind::Conn => return self.conn_command(c, args),
         };
         (reply, Flow::Continue)
@@ -991,6 +993,7 @@ impl Conn {
             "slowlog" => self.slowlog(a),
             "monitor" => self.monitor(),
             "latency" => self.latency(a),
+            "wait" => self.wait_now(a),
             "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };

@@ -93,6 +93,8 @@ enum Route {
     /// UNWATCH, DISCARD, RESET: run locally, then forget the replicated watches.
     Unwatch,
     Publish,
+    /// WAIT outside MULTI: polls the members (`wait.rs`).
+    Wait,
     Cluster,
     ReadOnly(bool),
 }
@@ -148,6 +150,7 @@ impl Conn {
                 "unwatch" | "discard" | "reset" => Route::Unwatch,
                 "publish" => Route::Publish,
                 "cluster" => Route::Cluster,
+                "wait" => Route::Wait,
                 "readonly" => Route::ReadOnly(true),
                 "readwrite" => Route::ReadOnly(false),
                 _ => Route::Local,
@@ -249,6 +252,14 @@ impl Conn {
                     self.note_command(&args, out);
                     let started = Instant::now();
                     let r = self.publish_replicated(&cluster, &args).await;
+                    self.account(&args, micros(started), &r);
+                    r.encode(self.proto, out);
+                    Flow::Continue
+                }
+                Route::Wait => {
+                    self.note_command(&args, out);
+                    let started = Instant::now();
+                    let r = super::wait::wait_replicated(&cluster, &args).await;
                     self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue

@@ -14,3 +14,4 @@ mod protocol;
 mod pubsub;
 mod scripting;
 mod server_admin;
+mod wait;
