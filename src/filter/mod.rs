@@ -33,8 +33,8 @@ pub use layout::{BlockedProbe, Layout, MAX_HASHES, hash_key, stage_hash};
 pub use policy::FilterPolicy;
 pub use sizing::{math, monkey};
 pub use standalone::{
-    AnyFilter, BloomFilter, CountingBloomFilter, CuckooFilter, CuckooParams, FilterSize,
-    ScalableBloomFilter,
+    AnyFilter, BloomFilter, CountingBloomFilter, CuckooFilter, CuckooParams, CuckooRead,
+    CuckooSlots, CuckooState, FilterSize, ScalableBloomFilter,
 };
 pub use table::{
     BinaryFusePolicy, BloomPolicy, DelimiterPrefix, FixedPrefix, LeveledPolicy, MAX_BITS_PER_KEY,

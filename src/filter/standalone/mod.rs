@@ -14,6 +14,6 @@ mod size;
 pub use any::AnyFilter;
 pub use bloom::BloomFilter;
 pub use counting::CountingBloomFilter;
-pub use cuckoo::{CuckooFilter, CuckooParams};
+pub use cuckoo::{CuckooFilter, CuckooParams, CuckooRead, CuckooSlots, CuckooState};
 pub use scalable::ScalableBloomFilter;
 pub use size::FilterSize;
