@@ -18,14 +18,15 @@
 # flags), PYTHON (default python3). Results: $CACHE/fakeredis-<server>.xml (junit) and
 # $CACHE/fakeredis-<server>.failures.txt (each failing test and its error's first line).
 # Not run: fakeredis's fake-only tests, test/test_hypothesis (differential, not marked real) and
-# test/test_stack (Redis Stack modules: skipped because their extras are not installed).
+# test/test_stack's modules other than Bloom and cuckoo filters (pyprobables, pinned, lets
+# test_bloomfilter.py and test_cuckoofilter.py run; the others skip without their extras).
 set -euo pipefail
 
 FAKEREDIS_VERSION=2.41.0
 PINS=(
   pytest==9.2.0 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 pytest-mock==3.17.0
   hypothesis==6.170.17 redis==8.1.0 valkey==6.2.0 lupa==2.8 sortedcontainers==2.4.0
-  packaging==26.4 xxhash==4.1.0
+  packaging==26.4 xxhash==4.1.0 pyprobables==0.7.0
 )
 PORT=6390 # fixed by fakeredis's tests
 

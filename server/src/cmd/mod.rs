@@ -6,8 +6,10 @@ pub mod bitops;
 pub mod bitstring;
 pub mod blocking;
 pub mod bloom;
+pub mod cuckoo;
 pub mod dump;
 pub mod expiry;
+pub mod filter_dump;
 pub mod geo;
 pub mod getkeys;
 pub mod hashes;
@@ -375,6 +377,19 @@ pub static COMMANDS: &[Command] = &[
     cmd!("bf.card", 2, Read(bloom::bf_card), 1, 1, 1, "bf", RO, "Returns the number of items added."),
     cmd!("bf.scandump", 3, Read(bloom::bf_scandump), 1, 1, 1, "bf", RO, "Returns the next piece of a filter's incremental save."),
     cmd!("bf.loadchunk", 4, Write(bloom::bf_loadchunk), 1, 1, 1, "bf", W, "Restores a piece of a filter saved with BF.SCANDUMP."),
+    // Cuckoo filters
+    cmd!("cf.reserve", -3, Write(cuckoo::cf_reserve), 1, 1, 1, "cf", W, "Creates a cuckoo filter."),
+    cmd!("cf.add", 3, Write(cuckoo::cf_add), 1, 1, 1, "cf", W, "Adds an item to a cuckoo filter."),
+    cmd!("cf.addnx", 3, Write(cuckoo::cf_addnx), 1, 1, 1, "cf", W, "Adds an item to a cuckoo filter if it may not be there."),
+    cmd!("cf.insert", -4, Write(cuckoo::cf_insert), 1, 1, 1, "cf", W, "Adds items, creating the filter with options."),
+    cmd!("cf.insertnx", -4, Write(cuckoo::cf_insertnx), 1, 1, 1, "cf", W, "Adds items that may not be there, creating the filter with options."),
+    cmd!("cf.exists", 3, Read(cuckoo::cf_exists), 1, 1, 1, "cf", RO, "Tests whether an item may be in a cuckoo filter."),
+    cmd!("cf.mexists", -3, Read(cuckoo::cf_mexists), 1, 1, 1, "cf", RO, "Tests several items."),
+    cmd!("cf.count", 3, Read(cuckoo::cf_count), 1, 1, 1, "cf", RO, "Returns how many times an item may be in a cuckoo filter."),
+    cmd!("cf.del", 3, Write(cuckoo::cf_del), 1, 1, 1, "cf", W, "Deletes one copy of an item from a cuckoo filter."),
+    cmd!("cf.info", 2, Read(cuckoo::cf_info), 1, 1, 1, "cf", RO, "Returns a cuckoo filter's parameters and counts."),
+    cmd!("cf.scandump", 3, Read(cuckoo::cf_scandump), 1, 1, 1, "cf", RO, "Returns the next piece of a cuckoo filter's incremental save."),
+    cmd!("cf.loadchunk", 4, Write(cuckoo::cf_loadchunk), 1, 1, 1, "cf", W, "Restores a piece of a cuckoo filter saved with CF.SCANDUMP."),
 ];
 
 /// Redis's arity error.

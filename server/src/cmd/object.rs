@@ -53,7 +53,7 @@ fn all_entries(
 fn encoding(txn: &Txn<'_>, key: &[u8], meta: &Meta) -> Result<&'static str, Reply> {
     Ok(match meta {
         Meta::Str(v) => string_encoding(v).0,
-        Meta::Chunked { .. } | Meta::Bloom { .. } => "raw",
+        Meta::Chunked { .. } | Meta::Bloom { .. } | Meta::Cuckoo { .. } => "raw",
         Meta::List { .. } => "quicklist",
         Meta::Stream(_) => "stream",
         Meta::Set { version, card } => {

@@ -251,6 +251,7 @@ fn entries(meta: &Meta) -> u64 {
         Meta::Hash { len, .. } => *len,
         Meta::List { head, tail, .. } => tail - head,
         Meta::Bloom { filter, .. } => filter.layers.iter().map(|l| l.bits / 4096).sum(),
+        Meta::Cuckoo { filter, .. } => filter.slot_bytes() / 512,
         Meta::Stream(m) => m.len,
     }
 }
@@ -262,6 +263,7 @@ pub(crate) fn tags_of(meta: &Meta) -> &'static [u8] {
         Meta::Chunked { .. } => &[tag::CHUNK],
         Meta::Set { .. } => &[tag::MEMBER],
         Meta::Bloom { .. } => &[tag::BLOOM],
+        Meta::Cuckoo { .. } => &[tag::CUCKOO],
         Meta::Hash { .. } => &[tag::FIELD],
         Meta::List { .. } => &[tag::ELEMENT],
         Meta::Zset { .. } => &[tag::ZMEMBER, tag::ZSCORE],

@@ -62,19 +62,22 @@ pub mod tag {
     pub const STREAM: u8 = b'x';
     /// A stream's consumer groups: their records, consumers and pending entries.
     pub const GROUP: u8 = b'g';
+    /// Chunks of cuckoo sub-filters (format 5).
+    pub const CUCKOO: u8 = b'k';
     /// Every tag of a versioned sub-key.
     pub const SUBKEYS: &[u8] = &[
-        MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE, STREAM, GROUP,
+        MEMBER, CHUNK, BLOOM, FIELD, ELEMENT, ZMEMBER, ZSCORE, STREAM, GROUP, CUCKOO,
     ];
 }
 
 /// The record naming the data format.
 pub const FORMAT_KEY: &[u8] = b"\x00format";
-/// The data format this server writes: 4 (streams' consumer groups under tag `g`). Format 3
-/// (databases beside 0) is format 4 without groups, and format 2 (versioned collections,
-/// expiry) is format 3 with only database 0, so opening either only rewrites the format
-/// record; format 1 (no format record) is migrated at open (`store::migrate`).
-pub const FORMAT: u32 = 4;
+/// The data format this server writes: 5 (cuckoo filters: metadata type 9, chunks under tag
+/// `k`). Format 4 is format 5 without cuckoo filters, format 3 (databases beside 0) is format 4
+/// without streams' consumer groups (tag `g`), and format 2 (versioned collections, expiry) is
+/// format 3 with only database 0, so opening any of them only rewrites the format record;
+/// format 1 (no format record) is migrated at open (`store::migrate`).
+pub const FORMAT: u32 = 5;
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
 /// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per
@@ -165,7 +168,18 @@ pub fn chunk_key(key: &[u8], version: u64, idx: u64) -> Vec<u8> {
 
 /// The engine key of chunk `idx` of Bloom sub-filter `layer`.
 pub fn bloom_chunk_key(key: &[u8], version: u64, layer: u32, idx: u64) -> Vec<u8> {
-    let mut k = sub_prefix(tag::BLOOM, key, version);
+    filter_chunk_key(tag::BLOOM, key, version, layer, idx)
+}
+
+/// The engine key of chunk `idx` of cuckoo sub-filter `filter`.
+pub fn cuckoo_chunk_key(key: &[u8], version: u64, filter: u32, idx: u64) -> Vec<u8> {
+    filter_chunk_key(tag::CUCKOO, key, version, filter, idx)
+}
+
+/// A filter's chunk key: tag `t`, then sub-filter and chunk index big-endian, so a scan
+/// walks sub-filters in order and each one's chunks in order.
+fn filter_chunk_key(t: u8, key: &[u8], version: u64, layer: u32, idx: u64) -> Vec<u8> {
+    let mut k = sub_prefix(t, key, version);
     k.extend_from_slice(&layer.to_be_bytes());
     k.extend_from_slice(&idx.to_be_bytes());
     k

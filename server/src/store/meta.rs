@@ -12,12 +12,16 @@
 //! 7 sorted set  version u64, cardinality u64
 //! 8 stream      version u64, length u64, last id (ms u64, seq u64), first id (2 x u64),
 //!               max deleted id (2 x u64), entries added u64
+//! 9 cuckoo      version u64, then the filter's state (store::cuckoo_meta)
 //! ```
 //! All integers little-endian. Format 1's values started with `s`, `c`, `S` or `B` and had
 //! neither expiry nor version; they are read only by the migration.
 
 use crate::resp::Reply;
+use bloomkv::filter::CuckooState;
+
 use crate::store::bloom_meta::BloomMeta;
+use crate::store::cuckoo_meta;
 
 /// What a metadata key says about its Redis key (the expiry aside).
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +74,13 @@ pub enum Meta {
     },
     /// A stream (it stays, empty, when its last entry goes, as in Redis).
     Stream(StreamMeta),
+    /// A cuckoo filter.
+    Cuckoo {
+        /// Version its chunks live under.
+        version: u64,
+        /// Parameters, sub-filter sizes and counts.
+        filter: CuckooState,
+    },
 }
 
 /// A stream's metadata: its entries live under `version`, keyed by their IDs.
@@ -117,6 +128,7 @@ const HASH: u8 = 5;
 const LIST: u8 = 6;
 const ZSET: u8 = 7;
 const STREAM: u8 = 8;
+const CUCKOO: u8 = 9;
 
 /// The reply for a metadata value that does not decode.
 pub fn corrupt() -> Reply {
@@ -198,6 +210,10 @@ impl Record {
                     added: at(8)?,
                 })
             }
+            CUCKOO => Meta::Cuckoo {
+                version: u64_at(f, 0)?,
+                filter: cuckoo_meta::decode(&f[8..]).ok_or_else(corrupt)?,
+            },
             _ => return Err(corrupt()),
         };
         Ok(Record { expire_at, meta })
@@ -208,6 +224,7 @@ impl Record {
         let fields = match &self.meta {
             Meta::Str(v) => v.len(),
             Meta::Bloom { .. } => 128,
+            Meta::Cuckoo { filter, .. } => 8 + cuckoo_meta::encoded_len(filter.sub_filters()),
             Meta::Stream(_) => 72,
             _ => 24,
         };
@@ -229,6 +246,10 @@ impl Record {
             Meta::Bloom { version, filter } => {
                 fields(&mut o, BLOOM, &[*version]);
                 filter.encode(&mut o);
+            }
+            Meta::Cuckoo { version, filter } => {
+                fields(&mut o, CUCKOO, &[*version]);
+                cuckoo_meta::encode(filter, &mut o);
             }
             Meta::Hash { version, len } => fields(&mut o, HASH, &[*version, *len]),
             Meta::List {
@@ -261,7 +282,7 @@ impl Record {
     pub fn peek(v: &[u8]) -> Option<(u8, u64)> {
         let t = *v.first()?;
         let at = u64::from_le_bytes(v.get(1..9)?.try_into().ok()?);
-        (STR..=STREAM).contains(&t).then_some((t, at))
+        (STR..=CUCKOO).contains(&t).then_some((t, at))
     }
 
     /// An inline string's bytes straight out of its metadata value `v`, without copying them
@@ -293,6 +314,7 @@ impl Meta {
             Meta::Str(_) | Meta::Chunked { .. } => "string",
             Meta::Set { .. } => "set",
             Meta::Bloom { .. } => "MBbloom--",
+            Meta::Cuckoo { .. } => "MBbloomCF",
             Meta::Hash { .. } => "hash",
             Meta::List { .. } => "list",
             Meta::Zset { .. } => "zset",
@@ -308,6 +330,7 @@ impl Meta {
             Meta::Chunked { version: v, .. }
             | Meta::Set { version: v, .. }
             | Meta::Bloom { version: v, .. }
+            | Meta::Cuckoo { version: v, .. }
             | Meta::Hash { version: v, .. }
             | Meta::List { version: v, .. }
             | Meta::Zset { version: v, .. } => *v = version,
@@ -323,6 +346,7 @@ impl Meta {
             Meta::Chunked { version, .. }
             | Meta::Set { version, .. }
             | Meta::Bloom { version, .. }
+            | Meta::Cuckoo { version, .. }
             | Meta::Hash { version, .. }
             | Meta::List { version, .. }
             | Meta::Zset { version, .. } => Some(*version),
@@ -365,6 +389,16 @@ mod tests {
                 max_deleted: (5, 6),
                 added: 7,
             }),
+            Meta::Cuckoo {
+                version: 9,
+                filter: CuckooState::from_parts(
+                    bloomkv::filter::CuckooParams::default(),
+                    vec![512, 1024],
+                    40,
+                    2,
+                )
+                .unwrap(),
+            },
         ] {
             for expire_at in [0, 1_700_000_000_000] {
                 let r = Record {

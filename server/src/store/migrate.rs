@@ -1,8 +1,8 @@
-//! Older formats to the current one (4), at open.
+//! Older formats to the current one (5), at open.
 //!
-//! Format 3 is format 4 without consumer groups, and format 2 is format 3 with only
-//! database 0 (database 0's layout did not change), so opening either rewrites the format
-//! record and nothing else.
+//! Format 4 is format 5 without cuckoo filters, format 3 is format 4 without consumer
+//! groups, and format 2 is format 3 with only database 0 (database 0's layout did not
+//! change), so opening any of them rewrites the format record and nothing else.
 //!
 //! Format 1 (bloomkv-server before expiry and versioned collections) had no format record;
 //! its metadata values started with `s` (inline string), `c` (chunked string: u64 LE
@@ -264,8 +264,8 @@ mod tests {
     }
 
     #[test]
-    fn format_two_and_three_databases_open_as_format_four_unchanged() {
-        for old in [2u32, 3] {
+    fn format_two_three_and_four_databases_open_as_format_five_unchanged() {
+        for old in [2u32, 3, 4] {
             let dir = tempfile::tempdir().unwrap();
             let db = Db::open(dir.path(), bloomkv::Options::default()).unwrap();
             db.put(FORMAT_KEY, old.to_le_bytes()).unwrap();
@@ -275,10 +275,10 @@ mod tests {
             };
             db.put(b"Mk", rec.encode()).unwrap();
             to_current(&db).unwrap();
-            assert_eq!(FORMAT, 4);
+            assert_eq!(FORMAT, 5);
             assert_eq!(
                 db.get(FORMAT_KEY).unwrap(),
-                Some(4u32.to_le_bytes().to_vec())
+                Some(5u32.to_le_bytes().to_vec())
             );
             assert_eq!(db.get(keys::meta_key(0, b"k")).unwrap(), Some(rec.encode()));
         }

@@ -11,6 +11,7 @@
 
 pub mod bloom_meta;
 pub mod copy;
+pub mod cuckoo_meta;
 pub mod expire;
 pub mod gc;
 pub mod keys;
@@ -29,7 +30,8 @@ use bloomkv::Db;
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use keys::{
-    DbIndex, bloom_chunk_key, chunk_key, meta_key, prefix_end, sub_key, sub_prefix, tag,
+    DbIndex, bloom_chunk_key, chunk_key, cuckoo_chunk_key, meta_key, prefix_end, sub_key,
+    sub_prefix, tag,
 };
 pub use meta::{Meta, Record};
 pub use txn::{Committed, Ctx, Entry, R, ScopedKey, Txn};

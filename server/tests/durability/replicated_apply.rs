@@ -183,6 +183,19 @@ fn log() -> Vec<(u64, Request)> {
             ]),
         ]),
     ));
+    // A cuckoo filter of one-slot buckets made to kick and to grow, with deletes between.
+    let mut cf = vec![cmd(&[
+        "CF.RESERVE",
+        "cf",
+        "8",
+        "BUCKETSIZE",
+        "1",
+        "EXPANSION",
+        "2",
+    ])];
+    cf.extend((0..120).map(|i| cmd(&["CF.ADD", "cf", &format!("item{}", i % 90)])));
+    cf.extend((0..30).map(|i| cmd(&["CF.DEL", "cf", &format!("item{i}")])));
+    entries.push((t0 + 141, Request::Commands(cf)));
     entries
 }
 
@@ -297,6 +310,18 @@ fn the_same_log_leaves_the_same_state_however_it_is_grouped() {
         a[15][1..]
             .iter()
             .all(|x| matches!(x, Answer::Reply(Reply::Int(0 | 1))))
+    );
+    let cf = a.last().unwrap();
+    assert_eq!(cf[0], Answer::Reply(Reply::Ok), "CF.RESERVE");
+    assert!(
+        cf[1..121]
+            .iter()
+            .all(|x| *x == Answer::Reply(Reply::Int(1))),
+        "every CF.ADD fits (the filter grows)"
+    );
+    assert!(
+        cf[121..].iter().all(|x| *x == Answer::Reply(Reply::Int(1))),
+        "every CF.DEL finds its item"
     );
 
     // A restart (a new applier over the same database) rebuilds the watch table: token 9

@@ -29,6 +29,7 @@ fn fill(c: &mut redis::Connection, p: &str) {
     ok(c, &["ZADD", &k("zset"), "1", "one", "2", "two"]);
     ok(c, &["XADD", &k("stream"), "1-1", "f", "v"]);
     ok(c, &["BF.ADD", &k("bloom"), "item"]);
+    ok(c, &["CF.INSERT", &k("cuckoo"), "ITEMS", "item", "item"]);
 }
 
 /// Checks the keys `fill` wrote, under prefix `p`.
@@ -52,10 +53,11 @@ fn check(c: &mut redis::Connection, p: &str) {
     );
     assert_eq!(ok(c, &["XLEN", &k("stream")]), int(1));
     assert_eq!(ok(c, &["BF.EXISTS", &k("bloom"), "item"]), int(1));
+    assert_eq!(ok(c, &["CF.COUNT", &k("cuckoo"), "item"]), int(2));
 }
 
-const NAMES: [&str; 8] = [
-    "str", "bits", "set", "hash", "list", "zset", "stream", "bloom",
+const NAMES: [&str; 9] = [
+    "str", "bits", "set", "hash", "list", "zset", "stream", "bloom", "cuckoo",
 ];
 
 #[test]
@@ -78,21 +80,21 @@ fn rename_moves_every_type_and_leaves_nothing_behind() {
     }
     check(&mut c, "a-much-longer-new-name-");
     assert_eq!(ok(&mut c, &["KEYS", "old-*"]), Value::Array(vec![]));
-    assert_eq!(ok(&mut c, &["DBSIZE"]), int(8));
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(NAMES.len() as i64));
     // Back to a shorter name, over existing keys of other types (replaced whole).
     fill(&mut c, "n");
     for n in NAMES {
         let from = format!("a-much-longer-new-name-{n}");
         let to = format!(
             "n{}",
-            NAMES[(NAMES.iter().position(|x| *x == n).unwrap() + 1) % 8]
+            NAMES[(NAMES.iter().position(|x| *x == n).unwrap() + 1) % NAMES.len()]
         );
         ok(&mut c, &["RENAME", &from, &format!("tmp-{to}")]);
     }
     for n in NAMES {
         let to = format!(
             "n{}",
-            NAMES[(NAMES.iter().position(|x| *x == n).unwrap() + 1) % 8]
+            NAMES[(NAMES.iter().position(|x| *x == n).unwrap() + 1) % NAMES.len()]
         );
         ok(&mut c, &["RENAME", &format!("tmp-{to}"), &format!("n{n}")]);
     }
@@ -100,7 +102,7 @@ fn rename_moves_every_type_and_leaves_nothing_behind() {
     s.restart();
     let mut c = s.client();
     check(&mut c, "n");
-    assert_eq!(ok(&mut c, &["DBSIZE"]), int(8));
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(NAMES.len() as i64));
 }
 
 #[test]
@@ -225,7 +227,7 @@ fn copy_and_move_between_databases() {
     assert_eq!(ok(&mut two, &["ZSCORE", "c-zset", "one"]), bulk("1"));
     let info: String = redis::from_redis_value(ok(&mut zero, &["INFO", "keyspace"])).unwrap();
     assert!(
-        info.contains("db0:keys=15,") && info.contains("db2:keys=10,expires=1,"),
+        info.contains("db0:keys=17,") && info.contains("db2:keys=11,expires=1,"),
         "{info}"
     );
 }

@@ -7,6 +7,7 @@ mod common;
 mod bitstring_model;
 mod bitstrings;
 mod bloom_dump;
+mod cuckoo;
 mod hash_model;
 mod hashes;
 mod hll;

@@ -95,6 +95,11 @@ pub fn dump_value(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
                 "DUMP of a Bloom filter is not supported by bloomkv-server (BF.SCANDUMP is the filters' own form)",
             ));
         }
+        Meta::Cuckoo { .. } => {
+            return Err(Reply::err(
+                "DUMP of a cuckoo filter is not supported by bloomkv-server (CF.SCANDUMP is the filters' own form)",
+            ));
+        }
     }
     Ok(Some(rdb::seal(out)))
 }
