@@ -45,10 +45,12 @@ pub struct ClientEntry {
     last_cmd: AtomicUsize,
     /// Commands queued by MULTI, or -1 outside a transaction (stored + 1).
     multi: AtomicUsize,
-    /// Channels and patterns subscribed to.
+    /// Channels subscribed to.
     pub subscriptions: AtomicUsize,
     /// Pattern subscriptions.
     pub pattern_subscriptions: AtomicUsize,
+    /// Shard channels subscribed to.
+    pub shard_subscriptions: AtomicUsize,
     /// Blocked in a blocking command.
     pub blocked: AtomicBool,
     /// CLIENT NO-EVICT ON (flag `e`; this server never evicts, the flag is shown only).
@@ -111,6 +113,7 @@ impl ClientEntry {
         let multi = self.multi.load(Ordering::Relaxed) as i64 - 1;
         let subs = self.subscriptions.load(Ordering::Relaxed);
         let psubs = self.pattern_subscriptions.load(Ordering::Relaxed);
+        let ssubs = self.shard_subscriptions.load(Ordering::Relaxed);
         let mut flags = String::new();
         if multi >= 0 {
             flags.push('x');
@@ -118,7 +121,7 @@ impl ClientEntry {
         if self.blocked.load(Ordering::Relaxed) {
             flags.push('b');
         }
-        if subs + psubs > 0 {
+        if subs + psubs + ssubs > 0 {
             flags.push('P');
         }
         if self.no_evict.load(Ordering::Relaxed) {
@@ -131,14 +134,14 @@ impl ClientEntry {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db={} sub={} psub={psubs} ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db={} sub={} psub={psubs} ssub={ssubs} multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
             m.name,
             self.age(),
             m.db,
-            subs.saturating_sub(psubs),
+            subs,
             m.proto,
             m.lib_name,
             m.lib_ver,
@@ -147,7 +150,10 @@ impl ClientEntry {
 
     /// True for a client in subscribed mode (CLIENT LIST TYPE pubsub).
     pub fn is_pubsub(&self) -> bool {
-        self.subscriptions.load(Ordering::Relaxed) > 0
+        self.subscriptions.load(Ordering::Relaxed)
+            + self.pattern_subscriptions.load(Ordering::Relaxed)
+            + self.shard_subscriptions.load(Ordering::Relaxed)
+            > 0
     }
 }
 
@@ -188,6 +194,7 @@ impl Clients {
             multi: AtomicUsize::new(0),
             subscriptions: AtomicUsize::new(0),
             pattern_subscriptions: AtomicUsize::new(0),
+            shard_subscriptions: AtomicUsize::new(0),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),

@@ -1,9 +1,10 @@
-//! Pub/sub: who subscribes to which channels and patterns, each subscriber's mailbox of
+//! Pub/sub: who subscribes to which channels, patterns and shard channels, each subscriber's mailbox of
 //! messages not yet written to its socket, and the limits on slow subscribers
 //! (docs/SERVER.md, "Pub/sub").
 //!
 //! PUBLISH hands a message to the mailbox of every subscriber of the channel and of every
-//! matching pattern and wakes its connection, which writes the message out even while the
+//! matching pattern and wakes its connection (SPUBLISH: of the shard channel; shard channels
+//! are a namespace of their own, which patterns do not match), which writes the message out even while the
 //! client sends nothing. A subscriber that does not read its messages has them queue up: past
 //! [`HARD_LIMIT`] queued bytes, or above [`SOFT_LIMIT`] for [`SOFT_SECONDS`], it is cut off,
 //! as Redis's `client-output-buffer-limit pubsub 32mb 8mb 60` does.
@@ -42,6 +43,13 @@ pub enum Message {
     },
     /// A command some client sent, as MONITOR shows it (the line without its `+`).
     Monitor(String),
+    /// Published with SPUBLISH to a shard channel the subscriber subscribed to.
+    SMessage {
+        /// The shard channel.
+        channel: Bytes,
+        /// What was published.
+        payload: Bytes,
+    },
     /// Published to a channel matching a pattern the subscriber subscribed to.
     PMessage {
         /// The pattern.
@@ -57,7 +65,9 @@ impl Message {
     /// Bytes it holds, as counted against the limits (with a little for the framing).
     pub fn size(&self) -> usize {
         match self {
-            Message::Message { channel, payload } => 32 + channel.len() + payload.len(),
+            Message::Message { channel, payload } | Message::SMessage { channel, payload } => {
+                32 + channel.len() + payload.len()
+            }
             Message::Monitor(line) => 16 + line.len(),
             Message::PMessage {
                 pattern,
@@ -67,8 +77,9 @@ impl Message {
         }
     }
 
-    /// The reply frame: `message channel payload` or `pmessage pattern channel payload`, a
-    /// push in RESP3 and an array in RESP2; a MONITOR line is a status reply in both.
+    /// The reply frame: `message channel payload`, `smessage channel payload` or `pmessage
+    /// pattern channel payload`, a push in RESP3 and an array in RESP2; a MONITOR line is a
+    /// status reply in both.
     pub fn reply(&self) -> Reply {
         match self {
             Message::Message { channel, payload } => Reply::Push(vec![
@@ -77,6 +88,11 @@ impl Message {
                 Reply::Bulk(payload.clone()),
             ]),
             Message::Monitor(line) => Reply::Status(line.clone()),
+            Message::SMessage { channel, payload } => Reply::Push(vec![
+                Reply::bulk("smessage"),
+                Reply::Bulk(channel.clone()),
+                Reply::Bulk(payload.clone()),
+            ]),
             Message::PMessage {
                 pattern,
                 channel,
@@ -186,11 +202,41 @@ impl Mailbox {
     }
 }
 
-/// Subscribers by channel and by pattern.
+/// What a subscription names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A channel (SUBSCRIBE).
+    Channel,
+    /// A pattern of channels (PSUBSCRIBE).
+    Pattern,
+    /// A shard channel (SSUBSCRIBE).
+    Shard,
+}
+
+/// Subscribers by channel, by pattern and by shard channel.
 #[derive(Debug, Default)]
 struct Registry {
     channels: HashMap<Bytes, Vec<Arc<Mailbox>>>,
     patterns: HashMap<Bytes, Vec<Arc<Mailbox>>>,
+    shard_channels: HashMap<Bytes, Vec<Arc<Mailbox>>>,
+}
+
+impl Registry {
+    fn of(&mut self, kind: Kind) -> &mut HashMap<Bytes, Vec<Arc<Mailbox>>> {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shard_channels,
+        }
+    }
+
+    fn channels_of(&self, shard: bool) -> &HashMap<Bytes, Vec<Arc<Mailbox>>> {
+        if shard {
+            &self.shard_channels
+        } else {
+            &self.channels
+        }
+    }
 }
 
 /// The server's pub/sub registry.
@@ -248,24 +294,30 @@ impl PubSub {
         }
     }
 
-    /// Subscribes `mb` to `channel`.
-    pub fn subscribe(&self, channel: &Bytes, mb: &Arc<Mailbox>) {
-        add(&mut self.inner.write().channels, channel, mb);
+    /// Subscribes `mb` to the channel, pattern or shard channel `name`.
+    pub fn subscribe(&self, kind: Kind, name: &Bytes, mb: &Arc<Mailbox>) {
+        add(self.inner.write().of(kind), name, mb);
     }
 
-    /// Unsubscribes `mb` from `channel`.
-    pub fn unsubscribe(&self, channel: &[u8], mb: &Arc<Mailbox>) {
-        remove(&mut self.inner.write().channels, channel, mb);
+    /// Unsubscribes `mb` from the channel, pattern or shard channel `name`.
+    pub fn unsubscribe(&self, kind: Kind, name: &[u8], mb: &Arc<Mailbox>) {
+        remove(self.inner.write().of(kind), name, mb);
     }
 
-    /// Subscribes `mb` to the channels matching `pattern`.
-    pub fn psubscribe(&self, pattern: &Bytes, mb: &Arc<Mailbox>) {
-        add(&mut self.inner.write().patterns, pattern, mb);
-    }
-
-    /// Unsubscribes `mb` from `pattern`.
-    pub fn punsubscribe(&self, pattern: &[u8], mb: &Arc<Mailbox>) {
-        remove(&mut self.inner.write().patterns, pattern, mb);
+    /// Hands `payload` to every subscriber of shard channel `channel`; returns how many got
+    /// it (SPUBLISH).
+    pub fn spublish(&self, channel: &Bytes, payload: &Bytes) -> usize {
+        let reg = self.inner.read();
+        let Some(list) = reg.shard_channels.get(channel) else {
+            return 0;
+        };
+        for mb in list {
+            mb.push(Message::SMessage {
+                channel: channel.clone(),
+                payload: payload.clone(),
+            });
+        }
+        list.len()
     }
 
     /// Hands `payload` to every subscriber of `channel` and of every pattern matching it;
@@ -299,11 +351,12 @@ impl PubSub {
         n
     }
 
-    /// The channels with subscribers, those matching `pattern` if given (PUBSUB CHANNELS).
-    pub fn channels(&self, pattern: Option<&[u8]>) -> Vec<Bytes> {
+    /// The channels (`shard`: shard channels) with subscribers, those matching `pattern` if
+    /// given (PUBSUB CHANNELS, SHARDCHANNELS).
+    pub fn channels(&self, shard: bool, pattern: Option<&[u8]>) -> Vec<Bytes> {
         let reg = self.inner.read();
         let mut out: Vec<Bytes> = reg
-            .channels
+            .channels_of(shard)
             .keys()
             .filter(|c| pattern.is_none_or(|p| crate::glob::matches(p, c)))
             .cloned()
@@ -312,9 +365,13 @@ impl PubSub {
         out
     }
 
-    /// Subscribers of `channel` (PUBSUB NUMSUB).
-    pub fn numsub(&self, channel: &[u8]) -> usize {
-        self.inner.read().channels.get(channel).map_or(0, Vec::len)
+    /// Subscribers of `channel` (`shard`: of the shard channel) (PUBSUB NUMSUB, SHARDNUMSUB).
+    pub fn numsub(&self, shard: bool, channel: &[u8]) -> usize {
+        self.inner
+            .read()
+            .channels_of(shard)
+            .get(channel)
+            .map_or(0, Vec::len)
     }
 
     /// Patterns with subscribers (PUBSUB NUMPAT).
@@ -339,10 +396,11 @@ mod tests {
         let ps = PubSub::default();
         let (a, b) = (Mailbox::new(), Mailbox::new());
         let news = Bytes::from_static(b"news.tech");
-        ps.subscribe(&news, &a);
-        ps.subscribe(&news, &a);
-        ps.psubscribe(&Bytes::from_static(b"news.*"), &a);
-        ps.psubscribe(&Bytes::from_static(b"n*"), &b);
+        ps.subscribe(Kind::Channel, &news, &a);
+        ps.subscribe(Kind::Channel, &news, &a);
+        ps.subscribe(Kind::Pattern, &Bytes::from_static(b"news.*"), &a);
+        ps.subscribe(Kind::Pattern, &Bytes::from_static(b"n*"), &b);
+        ps.subscribe(Kind::Shard, &news, &b);
         assert_eq!(ps.publish(&news, &Bytes::from_static(b"hi")), 3);
         assert_eq!(a.take(usize::MAX).len(), 2);
         assert_eq!(
@@ -353,14 +411,29 @@ mod tests {
                 payload: Bytes::from_static(b"hi"),
             }]
         );
-        assert_eq!(ps.channels(None), vec![news.clone()]);
-        assert!(ps.channels(Some(b"x*")).is_empty());
-        assert_eq!((ps.numsub(b"news.tech"), ps.numpat()), (1, 2));
-        ps.unsubscribe(b"news.tech", &a);
-        ps.punsubscribe(b"news.*", &a);
-        ps.punsubscribe(b"n*", &b);
+        assert_eq!(ps.channels(false, None), vec![news.clone()]);
+        assert!(ps.channels(false, Some(b"x*")).is_empty());
+        assert_eq!((ps.numsub(false, b"news.tech"), ps.numpat()), (1, 2));
+        // A shard channel is its own namespace: SPUBLISH reaches only its subscribers.
+        assert_eq!(ps.spublish(&news, &Bytes::from_static(b"s")), 1);
+        assert_eq!(
+            b.take(usize::MAX),
+            vec![Message::SMessage {
+                channel: news.clone(),
+                payload: Bytes::from_static(b"s"),
+            }]
+        );
+        assert!(a.take(usize::MAX).is_empty());
+        assert_eq!(ps.channels(true, None), vec![news.clone()]);
+        assert_eq!(ps.numsub(true, b"news.tech"), 1);
+        ps.unsubscribe(Kind::Channel, b"news.tech", &a);
+        ps.unsubscribe(Kind::Pattern, b"news.*", &a);
+        ps.unsubscribe(Kind::Pattern, b"n*", &b);
+        ps.unsubscribe(Kind::Shard, b"news.tech", &b);
         assert_eq!(ps.publish(&news, &Bytes::new()), 0);
-        assert!(ps.channels(None).is_empty());
+        assert_eq!(ps.spublish(&news, &Bytes::new()), 0);
+        assert!(ps.channels(false, None).is_empty());
+        assert!(ps.channels(true, None).is_empty());
     }
 
     #[test]

@@ -225,6 +225,31 @@ fn three_nodes_serve_every_command_from_every_node() {
         sub.read().unwrap(),
         Value::Array(Some(vec![bulk("message"), bulk("news"), bulk("hello")]))
     );
+    // SPUBLISH too (the nodes are one shard), to shard-channel subscribers only.
+    let mut ssub = conn(&c, other);
+    ssub.call(&["SSUBSCRIBE", "orders"]).unwrap();
+    assert_eq!(
+        l.call(&["SPUBLISH", "orders", "o1"]).unwrap(),
+        Value::Int(0)
+    );
+    assert_eq!(
+        ssub.read().unwrap(),
+        Value::Array(Some(vec![bulk("smessage"), bulk("orders"), bulk("o1")]))
+    );
+    // A cuckoo filter through a follower, read back on every node.
+    assert_eq!(
+        f.call(&["CF.INSERT", "cf", "ITEMS", "a", "b", "a"])
+            .unwrap(),
+        Value::Array(Some(vec![Value::Int(1), Value::Int(1), Value::Int(1)]))
+    );
+    for id in c.ids() {
+        call_until(
+            c.port(id),
+            &["CF.COUNT", "cf", "a"],
+            Duration::from_secs(10),
+            |v| *v == Value::Int(2),
+        );
+    }
 
     // Expiry: the leader reclaims, every node's key count follows.
     ok(f.call(&["SET", "gone", "x", "PX", "200"]).unwrap());

@@ -182,7 +182,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("unsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to channels (all without arguments)."),
     cmd!("punsubscribe", -1, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Stops listening to patterns (all without arguments)."),
     cmd!("publish", 3, Conn, 0, 0, 0, "pubsub", &["pubsub", "fast"], "Posts a message to a channel."),
-    cmd!("pubsub", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "PUBSUB CHANNELS, NUMSUB, NUMPAT."),
+    cmd!("pubsub", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "PUBSUB CHANNELS, NUMSUB, NUMPAT, SHARDCHANNELS, SHARDNUMSUB."),
+    cmd!("ssubscribe", -2, Conn, 1, -1, 1, "pubsub", &["pubsub"], "Listens for messages published to shard channels."),
+    cmd!("sunsubscribe", -1, Conn, 1, -1, 1, "pubsub", &["pubsub"], "Stops listening to shard channels (all without arguments)."),
+    cmd!("spublish", 3, Conn, 1, 1, 1, "pubsub", &["pubsub", "fast"], "Posts a message to a shard channel."),
     // strings and bitmaps
     cmd!("get", 2, Read(strings::get), 1, 1, 1, "string", RO, "Returns the string value of a key."),
     cmd!("set", -3, Write(strings::set), 1, 1, 1, "string", W, "Sets the string value of a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)."),

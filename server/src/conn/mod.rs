@@ -34,6 +34,7 @@ use crate::cmd::blocking::Outcome;
 use crate::cmd::{self, Command, Kind};
 use crate::cmd::{unknown_command, wrong_arity};
 use crate::config::AppendFsync;
+use crate::pubsub::Kind as SubKind;
 use crate::resp::{Args, Limits, Parser, Reply};
 use crate::server::Shared;
 use crate::store::MAX_KEY_LEN;
@@ -960,11 +961,14 @@ impl Conn {
             }
             "exec" => self.exec(),
             "watch" => self.watch(a),
-            "subscribe" => self.subscribe(a, false),
-            "psubscribe" => self.subscribe(a, true),
-            "unsubscribe" => self.unsubscribe(a, false),
-            "punsubscribe" => self.unsubscribe(a, true),
+            "subscribe" => self.subscribe(a, SubKind::Channel),
+            "psubscribe" => self.subscribe(a, SubKind::Pattern),
+            "ssubscribe" => self.subscribe(a, SubKind::Shard),
+            "unsubscribe" => self.unsubscribe(a, SubKind::Channel),
+            "punsubscribe" => self.unsubscribe(a, SubKind::Pattern),
+            "sunsubscribe" => self.unsubscribe(a, SubKind::Shard),
             "publish" => self.publish(a),
+            "spublish" => self.spublish(a),
             "pubsub" => self.pubsub(a),
             "script" => crate::script::script(self.shared.store.scripts(), a),
             "unwatch" => {

@@ -148,7 +148,7 @@ impl Conn {
                 "exec" if self.multi.is_some() => Route::Exec,
                 "watch" if self.multi.is_none() => Route::Watch,
                 "unwatch" | "discard" | "reset" => Route::Unwatch,
-                "publish" => Route::Publish,
+                "publish" | "spublish" => Route::Publish,
                 "cluster" => Route::Cluster,
                 "wait" => Route::Wait,
                 "readonly" => Route::ReadOnly(true),
@@ -570,17 +570,22 @@ impl Conn {
         args
     }
 
-    /// PUBLISH: through the log, so every node's subscribers get it; this node's own
+    /// PUBLISH and SPUBLISH: through the log, so every node's subscribers get it (the
+    /// nodes are one shard, so a shard channel's message reaches them all); this node's own
     /// subscribers get it once the entry is committed, and they are what the reply counts
     /// (as Redis Cluster's PUBLISH counts the receiving node's clients).
     async fn publish_replicated(&mut self, cluster: &Cluster, args: &Args) -> Reply {
+        let shard = args[0].eq_ignore_ascii_case(b"spublish");
         let req = Request::Publish {
             origin: cluster.replicator.node_id(),
+            shard,
             channel: args[1].clone(),
             message: args[2].clone(),
         };
+        let ps = &self.shared.pubsub;
         match propose(cluster, req).await {
-            Ok(_) => Reply::Int(self.shared.pubsub.publish(&args[1], &args[2]) as i64),
+            Ok(_) if shard => Reply::Int(ps.spublish(&args[1], &args[2]) as i64),
+            Ok(_) => Reply::Int(ps.publish(&args[1], &args[2]) as i64),
             Err(e) => e,
         }
     }

@@ -1,5 +1,6 @@
-//! Pub/sub on a connection: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH,
-//! PUBSUB, RESP2's subscribed mode, and writing out the messages of its mailbox.
+//! Pub/sub on a connection: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, the
+//! sharded SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH, PUBSUB, RESP2's subscribed mode, and
+//! writing out the messages of its mailbox.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{Conn, wrong_arity};
-use crate::pubsub::Mailbox;
+use crate::pubsub::{Kind, Mailbox};
 use crate::resp::Reply;
 
 /// Message bytes taken from the mailbox per socket write: what sits outside the limits'
@@ -20,6 +21,7 @@ pub(super) struct Subscriptions {
     pub(super) mailbox: Arc<Mailbox>,
     channels: BTreeSet<Bytes>,
     patterns: BTreeSet<Bytes>,
+    shard_channels: BTreeSet<Bytes>,
     /// True after MONITOR.
     pub(super) monitoring: bool,
 }
@@ -30,15 +32,46 @@ const ALLOWED_SUBSCRIBED: &[&str] = &[
     "psubscribe",
     "unsubscribe",
     "punsubscribe",
+    "ssubscribe",
+    "sunsubscribe",
     "ping",
     "quit",
     "reset",
 ];
 
+impl Subscriptions {
+    fn of(&mut self, kind: Kind) -> &mut BTreeSet<Bytes> {
+        match kind {
+            Kind::Channel => &mut self.channels,
+            Kind::Pattern => &mut self.patterns,
+            Kind::Shard => &mut self.shard_channels,
+        }
+    }
+
+    /// The count a (un)subscription of `kind` reports: channels and patterns together, shard
+    /// channels on their own (as Redis 7 counts them).
+    fn count(&self, kind: Kind) -> i64 {
+        match kind {
+            Kind::Channel | Kind::Pattern => (self.channels.len() + self.patterns.len()) as i64,
+            Kind::Shard => self.shard_channels.len() as i64,
+        }
+    }
+}
+
+/// The frame names of a subscription and an unsubscription of `kind`.
+fn frames(kind: Kind) -> (&'static str, &'static str) {
+    match kind {
+        Kind::Channel => ("subscribe", "unsubscribe"),
+        Kind::Pattern => ("psubscribe", "punsubscribe"),
+        Kind::Shard => ("ssubscribe", "sunsubscribe"),
+    }
+}
+
 impl Conn {
-    /// Channels and patterns this client subscribes to.
+    /// Channels, patterns and shard channels this client subscribes to.
     fn sub_count(&self) -> i64 {
-        (self.subs.channels.len() + self.subs.patterns.len()) as i64
+        (self.subs.channels.len() + self.subs.patterns.len() + self.subs.shard_channels.len())
+            as i64
     }
 
     /// Shows this client's subscription counts in CLIENT LIST.
@@ -46,10 +79,13 @@ impl Conn {
         use std::sync::atomic::Ordering;
         self.entry
             .subscriptions
-            .store(self.sub_count() as usize, Ordering::Relaxed);
+            .store(self.subs.channels.len(), Ordering::Relaxed);
         self.entry
             .pattern_subscriptions
             .store(self.subs.patterns.len(), Ordering::Relaxed);
+        self.entry
+            .shard_subscriptions
+            .store(self.subs.shard_channels.len(), Ordering::Relaxed);
     }
 
     /// True while subscribed to anything.
@@ -86,78 +122,62 @@ impl Conn {
         }
     }
 
-    /// `SUBSCRIBE channel ...` / `PSUBSCRIBE pattern ...`: one confirmation per name, each
-    /// with the client's subscription count.
-    pub(super) fn subscribe(&mut self, a: &[Bytes], pattern: bool) -> Reply {
+    /// `SUBSCRIBE channel ...`, `PSUBSCRIBE pattern ...`, `SSUBSCRIBE shardchannel ...`:
+    /// one confirmation per name, each with the client's count of that kind.
+    pub(super) fn subscribe(&mut self, a: &[Bytes], kind: Kind) -> Reply {
         let ps = &self.shared.pubsub;
+        let (frame, _) = frames(kind);
         let mut out = Vec::with_capacity(a.len() - 1);
         for name in &a[1..] {
-            let (set, kind) = if pattern {
-                ps.psubscribe(name, &self.subs.mailbox);
-                (&mut self.subs.patterns, "psubscribe")
-            } else {
-                ps.subscribe(name, &self.subs.mailbox);
-                (&mut self.subs.channels, "subscribe")
-            };
-            set.insert(name.clone());
+            ps.subscribe(kind, name, &self.subs.mailbox);
+            self.subs.of(kind).insert(name.clone());
             out.push(Reply::Push(vec![
-                Reply::bulk(kind),
+                Reply::bulk(frame),
                 Reply::Bulk(name.clone()),
-                Reply::Int(self.sub_count()),
+                Reply::Int(self.subs.count(kind)),
             ]));
         }
         Reply::Seq(out)
     }
 
-    /// `UNSUBSCRIBE [channel ...]` / `PUNSUBSCRIBE [pattern ...]`: without names, from all;
-    /// one confirmation per name (a nil name when there was none).
-    pub(super) fn unsubscribe(&mut self, a: &[Bytes], pattern: bool) -> Reply {
-        let kind = if pattern {
-            "punsubscribe"
-        } else {
-            "unsubscribe"
-        };
+    /// `UNSUBSCRIBE [channel ...]`, `PUNSUBSCRIBE [pattern ...]`, `SUNSUBSCRIBE
+    /// [shardchannel ...]`: without names, from all of that kind; one confirmation per name
+    /// (a nil name when there was none).
+    pub(super) fn unsubscribe(&mut self, a: &[Bytes], kind: Kind) -> Reply {
+        let (_, frame) = frames(kind);
         let names: Vec<Bytes> = if a.len() > 1 {
             a[1..].to_vec()
-        } else if pattern {
-            self.subs.patterns.iter().cloned().collect()
         } else {
-            self.subs.channels.iter().cloned().collect()
+            self.subs.of(kind).iter().cloned().collect()
         };
         if names.is_empty() {
             return Reply::Push(vec![
-                Reply::bulk(kind),
+                Reply::bulk(frame),
                 Reply::Nil,
-                Reply::Int(self.sub_count()),
+                Reply::Int(self.subs.count(kind)),
             ]);
         }
         let ps = &self.shared.pubsub;
         let mut out = Vec::with_capacity(names.len());
         for name in names {
-            if pattern {
-                ps.punsubscribe(&name, &self.subs.mailbox);
-                self.subs.patterns.remove(&name);
-            } else {
-                ps.unsubscribe(&name, &self.subs.mailbox);
-                self.subs.channels.remove(&name);
-            }
+            ps.unsubscribe(kind, &name, &self.subs.mailbox);
+            self.subs.of(kind).remove(&name);
             out.push(Reply::Push(vec![
-                Reply::bulk(kind),
+                Reply::bulk(frame),
                 Reply::Bulk(name),
-                Reply::Int(self.sub_count()),
+                Reply::Int(self.subs.count(kind)),
             ]));
         }
         Reply::Seq(out)
     }
 
-    /// Leaves every channel and pattern without a reply (RESET, disconnect).
+    /// Leaves every channel, pattern and shard channel without a reply (RESET, disconnect).
     pub(super) fn unsubscribe_all(&mut self) {
         let ps = &self.shared.pubsub;
-        for c in std::mem::take(&mut self.subs.channels) {
-            ps.unsubscribe(&c, &self.subs.mailbox);
-        }
-        for p in std::mem::take(&mut self.subs.patterns) {
-            ps.punsubscribe(&p, &self.subs.mailbox);
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            for name in std::mem::take(self.subs.of(kind)) {
+                ps.unsubscribe(kind, &name, &self.subs.mailbox);
+            }
         }
         if std::mem::take(&mut self.subs.monitoring) {
             ps.unmonitor(&self.subs.mailbox);
@@ -169,25 +189,37 @@ impl Conn {
         Reply::Int(self.shared.pubsub.publish(&a[1], &a[2]) as i64)
     }
 
-    /// `PUBSUB CHANNELS [pattern] | NUMSUB [channel ...] | NUMPAT | HELP`
+    /// `SPUBLISH shardchannel message`: the number of subscribers that got it.
+    pub(super) fn spublish(&self, a: &[Bytes]) -> Reply {
+        Reply::Int(self.shared.pubsub.spublish(&a[1], &a[2]) as i64)
+    }
+
+    /// `PUBSUB CHANNELS [pattern] | NUMSUB [channel ...] | NUMPAT | SHARDCHANNELS [pattern] |
+    /// SHARDNUMSUB [shardchannel ...] | HELP`
     pub(super) fn pubsub(&self, a: &[Bytes]) -> Reply {
         let sub = a[1].to_ascii_lowercase();
         let ps = &self.shared.pubsub;
-        match sub.as_slice() {
-            b"channels" if a.len() <= 3 => Reply::Array(
-                ps.channels(a.get(2).map(|p| &p[..]))
+        let channels = |shard: bool| {
+            Reply::Array(
+                ps.channels(shard, a.get(2).map(|p| &p[..]))
                     .into_iter()
                     .map(Reply::Bulk)
                     .collect(),
-            ),
-            b"numsub" => {
-                let mut out = Vec::with_capacity(2 * (a.len() - 2));
-                for c in &a[2..] {
-                    out.push(Reply::Bulk(c.clone()));
-                    out.push(Reply::Int(ps.numsub(c) as i64));
-                }
-                Reply::Array(out)
+            )
+        };
+        let numsub = |shard: bool| {
+            let mut out = Vec::with_capacity(2 * (a.len() - 2));
+            for c in &a[2..] {
+                out.push(Reply::Bulk(c.clone()));
+                out.push(Reply::Int(ps.numsub(shard, c) as i64));
             }
+            Reply::Array(out)
+        };
+        match sub.as_slice() {
+            b"channels" if a.len() <= 3 => channels(false),
+            b"shardchannels" if a.len() <= 3 => channels(true),
+            b"numsub" => numsub(false),
+            b"shardnumsub" => numsub(true),
             b"numpat" if a.len() == 2 => Reply::Int(ps.numpat() as i64),
             b"help" if a.len() == 2 => Reply::Array(
                 [
@@ -199,6 +231,10 @@ impl Conn {
                     "NUMSUB [<channel> ...]",
                     "    Return the number of subscribers for the specified channels, excluding",
                     "    pattern subscriptions(default: no channels).",
+                    "SHARDCHANNELS [<pattern>]",
+                    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+                    "SHARDNUMSUB [<shardchannel> ...]",
+                    "    Return the number of subscribers for the specified shard level channel(s)",
                     "HELP",
                     "    Print this help.",
                 ]
@@ -211,7 +247,7 @@ impl Conn {
             b"numpat" | b"help" => {
                 wrong_arity(&format!("pubsub|{}", String::from_utf8_lossy(&sub)))
             }
-            b"channels" => {
+            b"channels" | b"shardchannels" => {
                 let name: String = String::from_utf8_lossy(&a[1]).chars().take(128).collect();
                 Reply::err(format!(
                     "unknown subcommand or wrong number of arguments for '{name}'. Try PUBSUB HELP."

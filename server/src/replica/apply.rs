@@ -207,13 +207,25 @@ impl Applier {
         ready.dedup();
         self.waits.wake(&ready);
         let now = crate::store::txn::unix_ms();
-        for (time_ms, channel, message) in delivered {
-            if time_ms.saturating_add(PUBLISH_FRESH_MS) >= now {
-                self.pubsub.publish(&channel, &message);
+        for d in delivered {
+            if d.time_ms.saturating_add(PUBLISH_FRESH_MS) >= now {
+                if d.shard {
+                    self.pubsub.spublish(&d.channel, &d.message);
+                } else {
+                    self.pubsub.publish(&d.channel, &d.message);
+                }
             }
         }
         Ok(out)
     }
+}
+
+/// A PUBLISH or SPUBLISH of another node, for this node's subscribers once its entry commits.
+struct Delivery {
+    time_ms: u64,
+    shard: bool,
+    channel: Bytes,
+    message: Bytes,
 }
 
 fn reply_text(r: Reply) -> String {
@@ -235,12 +247,7 @@ struct Entry<'a, 't> {
 }
 
 impl Entry<'_, '_> {
-    fn apply(
-        &mut self,
-        req: Request,
-        delivered: &mut Vec<(u64, Bytes, Bytes)>,
-        store: &Store,
-    ) -> Vec<Answer> {
+    fn apply(&mut self, req: Request, delivered: &mut Vec<Delivery>, store: &Store) -> Vec<Answer> {
         match req {
             Request::Commands(cmds) => cmds.iter().map(|a| self.command(a, false)).collect(),
             Request::Exec { watch, commands } => vec![Answer::Reply(self.exec(watch, &commands))],
@@ -276,12 +283,18 @@ impl Entry<'_, '_> {
             }
             Request::Publish {
                 origin,
+                shard,
                 channel,
                 message,
             } => {
                 // The origin node delivers to its own subscribers when the entry commits.
                 if origin != self.node_id {
-                    delivered.push((self.txn.now_ms(), channel, message));
+                    delivered.push(Delivery {
+                        time_ms: self.txn.now_ms(),
+                        shard,
+                        channel,
+                        message,
+                    });
                 }
                 vec![Answer::Reply(Reply::Ok)]
             }

@@ -16,6 +16,7 @@
 //!   kind 4 unwatch    token(u64)
 //!   kind 5 expire     (at(u64) key(bytes))*
 //!   kind 6 publish    origin(u64) channel(bytes) message(bytes)
+//!   kind 7 spublish   origin(u64) channel(bytes) message(bytes)   (a shard channel)
 //! args-list = u32 count, bytes per argument;  bytes = u32 length, the bytes
 //! answers  = u32 count, answer per request part
 //! answer   = 0 reply | 1 block: bytes* (keys) timeout(u64, u64::MAX: none) reply (on timeout)
@@ -75,6 +76,8 @@ pub enum Request {
     Publish {
         /// The node the client sent it to.
         origin: u64,
+        /// SPUBLISH: to a shard channel.
+        shard: bool,
         /// The channel.
         channel: Bytes,
         /// The message.
@@ -177,10 +180,11 @@ impl Request {
             }
             Request::Publish {
                 origin,
+                shard,
                 channel,
                 message,
             } => {
-                out.push(6);
+                out.push(if *shard { 7 } else { 6 });
                 put_u64(&mut out, *origin);
                 put_bytes(&mut out, channel);
                 put_bytes(&mut out, message);
@@ -205,7 +209,8 @@ impl Request {
                 "request version {v}, this server reads {VERSION}"
             )));
         }
-        let req = match r.u8()? {
+        let kind = r.u8()?;
+        let req = match kind {
             1 => Request::Commands(r.args_list()?),
             2 => {
                 let watch = r.u64()?;
@@ -228,7 +233,8 @@ impl Request {
                     .collect::<Result<_, DecodeError>>()?;
                 Request::Expire { due }
             }
-            6 => Request::Publish {
+            6 | 7 => Request::Publish {
+                shard: kind == 7,
                 origin: r.u64()?,
                 channel: r.bytes()?,
                 message: r.bytes()?,
@@ -611,7 +617,14 @@ mod tests {
             },
             Request::Publish {
                 origin: 2,
+                shard: false,
                 channel: Bytes::from_static(b"ch"),
+                message: Bytes::from_static(b"hi"),
+            },
+            Request::Publish {
+                origin: 3,
+                shard: true,
+                channel: Bytes::from_static(b"sch"),
                 message: Bytes::from_static(b"hi"),
             },
         ];

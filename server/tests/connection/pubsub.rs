@@ -131,6 +131,116 @@ fn resp2_channels_patterns_and_subscribed_mode() {
     assert_eq!(ok(&mut p, &["PUBLISH", "ch1", "x"]), int(0));
 }
 
+/// `smessage channel payload`, as SPUBLISH delivers.
+fn smessage(push: bool, channel: &str, payload: &str) -> Vec<u8> {
+    let b = |s: &str| format!("${}\r\n{s}\r\n", s.len());
+    let head = if push { '>' } else { '*' };
+    format!("{head}3\r\n{}{}{}", b("smessage"), b(channel), b(payload)).into_bytes()
+}
+
+#[test]
+fn shard_channels_are_a_namespace_of_their_own() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut p = s.client();
+    sub.cmd(&[b"SSUBSCRIBE", b"orders", b"users"]);
+    let mut want = confirm(false, "ssubscribe", Some("orders"), 1);
+    want.extend(confirm(false, "ssubscribe", Some("users"), 2));
+    expect_bytes(&mut sub, &want);
+    // Channel and pattern counts do not include shard channels, and the other way round.
+    sub.expect(
+        &[b"SUBSCRIBE", b"orders"],
+        &confirm(false, "subscribe", Some("orders"), 1),
+    );
+    sub.expect(
+        &[b"PSUBSCRIBE", b"o*"],
+        &confirm(false, "psubscribe", Some("o*"), 2),
+    );
+    // SPUBLISH reaches shard subscribers only; PUBLISH never reaches them.
+    assert_eq!(ok(&mut p, &["SPUBLISH", "orders", "o1"]), int(1));
+    assert_eq!(ok(&mut p, &["PUBLISH", "orders", "o2"]), int(2));
+    assert_eq!(ok(&mut p, &["SPUBLISH", "nobody", "x"]), int(0));
+    let mut want = smessage(false, "orders", "o1");
+    want.extend(message(false, None, "orders", "o2"));
+    want.extend(message(false, Some("o*"), "orders", "o2"));
+    expect_bytes(&mut sub, &want);
+    // Introspection.
+    assert_eq!(
+        ok(&mut p, &["PUBSUB", "SHARDCHANNELS"]),
+        Value::Array(vec![bulk("orders"), bulk("users")])
+    );
+    assert_eq!(
+        ok(&mut p, &["PUBSUB", "SHARDCHANNELS", "u*"]),
+        Value::Array(vec![bulk("users")])
+    );
+    assert_eq!(
+        ok(&mut p, &["PUBSUB", "SHARDNUMSUB", "orders", "none"]),
+        Value::Array(vec![bulk("orders"), int(1), bulk("none"), int(0)])
+    );
+    assert_eq!(
+        ok(&mut p, &["PUBSUB", "CHANNELS"]),
+        Value::Array(vec![bulk("orders")])
+    );
+    let list: String = redis::from_redis_value(ok(&mut p, &["CLIENT", "LIST"])).unwrap();
+    assert!(
+        list.lines()
+            .any(|l| l.contains("flags=P") && l.contains("sub=1 psub=1 ssub=2")),
+        "{list}"
+    );
+    // Subscribed mode holds while any shard channel is left; SUNSUBSCRIBE counts down.
+    sub.expect(
+        &[b"UNSUBSCRIBE"],
+        &confirm(false, "unsubscribe", Some("orders"), 1),
+    );
+    sub.expect(
+        &[b"PUNSUBSCRIBE"],
+        &confirm(false, "punsubscribe", Some("o*"), 0),
+    );
+    sub.expect(
+        &[b"GET", b"k"],
+        b"-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n",
+    );
+    sub.cmd(&[b"SUNSUBSCRIBE"]);
+    let mut want = confirm(false, "sunsubscribe", Some("orders"), 1);
+    want.extend(confirm(false, "sunsubscribe", Some("users"), 0));
+    expect_bytes(&mut sub, &want);
+    sub.expect(&[b"SUNSUBSCRIBE"], &confirm(false, "sunsubscribe", None, 0));
+    sub.expect(&[b"GET", b"k"], b"$-1\r\n");
+    assert_eq!(ok(&mut p, &["SPUBLISH", "orders", "x"]), int(0));
+    assert_eq!(
+        ok(&mut p, &["PUBSUB", "SHARDCHANNELS"]),
+        Value::Array(vec![])
+    );
+
+    // RESP3: smessage is a push frame; a client leaving takes its shard channels.
+    let mut sub3 = s.raw();
+    hello3(&mut sub3);
+    sub3.expect(
+        &[b"SSUBSCRIBE", b"s"],
+        &confirm(true, "ssubscribe", Some("s"), 1),
+    );
+    assert_eq!(ok(&mut p, &["SPUBLISH", "s", "hi"]), int(1));
+    expect_bytes(&mut sub3, &smessage(true, "s", "hi"));
+    sub3.expect(&[b"GET", b"k"], b"_\r\n");
+    drop(sub3);
+    let gone = Instant::now();
+    while ok(&mut p, &["PUBSUB", "SHARDNUMSUB", "s"]) != Value::Array(vec![bulk("s"), int(0)]) {
+        assert!(
+            gone.elapsed() < Duration::from_secs(10),
+            "the subscription outlived its client"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        err(&mut p, &["SPUBLISH", "s"]),
+        "ERR wrong number of arguments for 'spublish' command"
+    );
+    assert_eq!(
+        ok(&mut p, &["COMMAND", "GETKEYS", "SPUBLISH", "ch", "m"]),
+        Value::Array(vec![bulk("ch")])
+    );
+}
+
 #[test]
 fn resp3_push_frames_and_commands_while_subscribed() {
     let s = TestServer::start();
