@@ -31,6 +31,7 @@ mod housekeeping;
 mod info;
 mod latency;
 pub mod log;
+mod pause;
 mod pubsub;
 pub mod replica;
 pub mod resp;

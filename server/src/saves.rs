@@ -6,6 +6,9 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+use parking_lot::Mutex;
 
 use crate::resp::Reply;
 use crate::store::Store;
@@ -21,6 +24,9 @@ pub struct Saves {
     scheduled: AtomicBool,
     /// The last background save failed.
     last_failed: AtomicBool,
+    /// The background save's thread, joined at shutdown: it holds the store, which must be
+    /// closed before the server says it stopped.
+    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 fn unix_secs() -> u64 {
@@ -36,6 +42,7 @@ impl Default for Saves {
             running: AtomicBool::new(false),
             scheduled: AtomicBool::new(false),
             last_failed: AtomicBool::new(false),
+            thread: Mutex::new(None),
         }
     }
 }
@@ -96,9 +103,17 @@ impl Saves {
                 }
                 saves.running.store(false, Ordering::Release);
             });
-        if let Err(e) = spawned {
-            self.running.store(false, Ordering::Release);
-            return Reply::err(format!("could not start a background save: {e}"));
+        match spawned {
+            // The previous thread has ended (`running` was false): joining it is immediate.
+            Ok(t) => {
+                if let Some(old) = self.thread.lock().replace(t) {
+                    let _ = old.join();
+                }
+            }
+            Err(e) => {
+                self.running.store(false, Ordering::Release);
+                return Reply::err(format!("could not start a background save: {e}"));
+            }
         }
         Reply::Status(
             if aof {
@@ -108,6 +123,13 @@ impl Saves {
             }
             .into(),
         )
+    }
+
+    /// Waits for a background save to end (server shutdown).
+    pub fn finish(&self) {
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
     }
 
     /// `LASTSAVE`.

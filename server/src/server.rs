@@ -94,6 +94,8 @@ pub struct Shared {
     pub slowlog: crate::slowlog::SlowLog,
     /// The latency monitor (LATENCY, `latency-monitor-threshold`).
     pub latency: crate::latency::Latency,
+    /// CLIENT PAUSE's state.
+    pub pause: crate::pause::Pause,
 }
 
 impl Shared {
@@ -230,6 +232,7 @@ impl Server {
             saves: Arc::default(),
             slowlog: crate::slowlog::SlowLog::default(),
             latency: crate::latency::Latency::default(),
+            pause: crate::pause::Pause::default(),
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())
@@ -272,6 +275,7 @@ impl Server {
                 if let Some(r) = reclaimer {
                     r.stop();
                 }
+                shared.saves.finish();
                 let store = Arc::clone(&shared.store);
                 drop(shared);
                 store.sync_wal()?;

@@ -219,6 +219,13 @@ impl Conn {
                 let done = u64::try_from(id).is_ok_and(|id| self.shared.blocked.unblock(id, error));
                 Reply::Int(i64::from(done))
             }
+            b"pause" if (3..=4).contains(&a.len()) => self.client_pause(a),
+            b"pause" => wrong(),
+            b"unpause" if arity(2) => {
+                self.shared.pause.unpause();
+                Reply::Ok
+            }
+            b"unpause" => wrong(),
             b"help" => help_reply(CLIENT_HELP),
             _ => unknown_subcommand(&a[1], "CLIENT"),
         }
@@ -600,10 +607,14 @@ const CLIENT_HELP: &[&str] = &[
     "    Accepted for compatibility (this server never evicts).",
     "NO-TOUCH (ON|OFF)",
     "    Accepted for compatibility.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
     "HELP",
     "    Print this help.",
 ];

@@ -24,6 +24,7 @@ use tokio::sync::watch;
 mod cluster_cmds;
 mod handshake;
 mod monitor;
+mod pause;
 mod replicated;
 mod subscribe;
 mod wait;
@@ -52,6 +53,9 @@ enum Flow {
     Close,
     /// The command blocked (BLPOP, ...): the connection waits for `Conn::waiter`.
     Block,
+    /// CLIENT PAUSE holds the command at the front of the batch: the connection waits for
+    /// the pause to end, then runs it.
+    Pause,
 }
 
 /// Per-connection state.
@@ -261,6 +265,23 @@ pub async fn serve(
                     batch.clear();
                     close = true;
                     bad = None;
+                }
+                if flow == Flow::Pause {
+                    // The replies before the held command go out; it runs once the pause ends.
+                    if !out.is_empty() {
+                        conn.shared.stats.wrote(out.len());
+                        if sock.write_all(&out).await.is_err() {
+                            break 'conn;
+                        }
+                        out.clear();
+                    }
+                    let shared = Arc::clone(&conn.shared);
+                    tokio::select! {
+                        _ = shared.pause.ended() => {}
+                        _ = shutdown.changed() => break 'conn,
+                        _ = registration.entry.killed() => break 'conn,
+                    }
+                    continue;
                 }
                 if flow == Flow::Block
                     && let Some(w) = conn.waiter.take()
@@ -528,6 +549,11 @@ impl Conn {
             while let Some(args) = batch.pop_front() {
                 if flow != Flow::Continue || out.len() >= OUT_CHUNK || self.stream.is_some() {
                     batch.push_front(args);
+                    break;
+                }
+                if self.held_by_pause(&args) {
+                    batch.push_front(args);
+                    flow = Flow::Pause;
                     break;
                 }
                 let Some((pos, c, f)) = self.groupable(&args) else {

@@ -197,6 +197,10 @@ impl Conn {
                 batch.push_front(args);
                 break;
             }
+            if self.held_by_pause(&args) {
+                batch.push_front(args);
+                return Flow::Pause;
+            }
             let flow = match self.route(&args) {
                 Route::Local => self.local(args, out),
                 Route::Read => {

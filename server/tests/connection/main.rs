@@ -10,6 +10,7 @@ mod commands;
 mod latency;
 mod lua_libs;
 mod monitor;
+mod pause;
 mod protocol;
 mod pubsub;
 mod scripting;
