@@ -390,6 +390,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("cf.mexists", -3, Read(cuckoo::cf_mexists), 1, 1, 1, "cf", RO, "Tests several items."),
     cmd!("cf.count", 3, Read(cuckoo::cf_count), 1, 1, 1, "cf", RO, "Returns how many times an item may be in a cuckoo filter."),
     cmd!("cf.del", 3, Write(cuckoo::cf_del), 1, 1, 1, "cf", W, "Deletes one copy of an item from a cuckoo filter."),
+    cmd!("cf.compact", 2, Write(cuckoo::cf_compact), 1, 1, 1, "cf", W, "Moves items into older sub-filters and drops empty ones."),
     cmd!("cf.info", 2, Read(cuckoo::cf_info), 1, 1, 1, "cf", RO, "Returns a cuckoo filter's parameters and counts."),
     cmd!("cf.scandump", 3, Read(cuckoo::cf_scandump), 1, 1, 1, "cf", RO, "Returns the next piece of a cuckoo filter's incremental save."),
     cmd!("cf.loadchunk", 4, Write(cuckoo::cf_loadchunk), 1, 1, 1, "cf", W, "Restores a piece of a cuckoo filter saved with CF.SCANDUMP."),

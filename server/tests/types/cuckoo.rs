@@ -269,6 +269,60 @@ fn a_growing_filter_loses_nothing_and_stops_at_32_sub_filters() {
     assert_eq!(info(&mut c, "cap")["Number of filters"], 32);
 }
 
+#[test]
+fn compact_folds_newer_sub_filters_into_older_ones() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(
+        &mut c,
+        &[
+            "CF.RESERVE",
+            "cf",
+            "64",
+            "BUCKETSIZE",
+            "2",
+            "EXPANSION",
+            "2",
+        ],
+    );
+    let items: Vec<String> = (0..600).map(|i| format!("u{i}")).collect();
+    let mut cmd = redis::cmd("CF.INSERT");
+    cmd.arg("cf").arg("ITEMS").arg(&items);
+    let _: Vec<i64> = cmd.query(&mut c).unwrap();
+    let grown = info(&mut c, "cf")["Number of filters"];
+    assert!(grown >= 3, "{grown}");
+    for item in &items[20..] {
+        assert_eq!(ok(&mut c, &["CF.DEL", "cf", item]), int(1));
+    }
+    assert_eq!(ok(&mut c, &["CF.COMPACT", "cf"]), Value::Okay);
+    let i = info(&mut c, "cf");
+    assert!(i["Number of filters"] < grown, "{i:?}");
+    assert_eq!(i["Number of items inserted"], 20);
+    for item in &items[..20] {
+        assert_eq!(
+            ok(&mut c, &["CF.EXISTS", "cf", item]),
+            int(1),
+            "{item} lost"
+        );
+    }
+    // The filter grows again from there and loses nothing.
+    let mut cmd = redis::cmd("CF.INSERT");
+    cmd.arg("cf").arg("ITEMS").arg(&items[20..]);
+    let _: Vec<i64> = cmd.query(&mut c).unwrap();
+    let mut cmd = redis::cmd("CF.MEXISTS");
+    cmd.arg("cf").arg(&items);
+    let r: Vec<i64> = cmd.query(&mut c).unwrap();
+    assert!(
+        r.iter().all(|&x| x == 1),
+        "a false negative after compaction"
+    );
+    assert_eq!(info(&mut c, "cf")["Number of items inserted"], 600);
+    assert_eq!(
+        err(&mut c, &["CF.COMPACT", "none"]),
+        "ERR Cuckoo filter was not found"
+    );
+}
+
 /// A small deterministic generator, so a failure repeats.
 struct Lcg(u64);
 

@@ -1,5 +1,5 @@
 //! Persistent cuckoo filters with RedisBloom's commands: CF.RESERVE, CF.ADD, CF.ADDNX,
-//! CF.INSERT, CF.INSERTNX, CF.EXISTS, CF.MEXISTS, CF.COUNT, CF.DEL, CF.INFO, and
+//! CF.INSERT, CF.INSERTNX, CF.EXISTS, CF.MEXISTS, CF.COUNT, CF.DEL, CF.COMPACT, CF.INFO, and
 //! CF.SCANDUMP / CF.LOADCHUNK (`scandump.rs`).
 //!
 //! A cuckoo filter keeps one 8-bit fingerprint per item, so unlike a Bloom filter it can
@@ -311,6 +311,30 @@ pub fn cf_del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         )?;
     }
     Ok(Reply::Int(i64::from(removed)))
+}
+
+/// `CF.COMPACT key`: moves items of newer sub-filters into room in older ones and drops the
+/// sub-filters left empty.
+pub fn cf_compact(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let found = match load(txn, &a[1]) {
+        Err(Reply::Error(e)) if e == WRONGTYPE => None,
+        other => other?,
+    };
+    let Some((version, mut state)) = found else {
+        return Err(Reply::err("Cuckoo filter was not found"));
+    };
+    let buckets = state.filter_buckets().to_vec();
+    let mut slots = ChunkSlots::new(txn, &a[1], version, state.params().bucket_size, &buckets);
+    state.compact(&mut slots)?;
+    slots.flush();
+    txn.put_meta(
+        &a[1],
+        Meta::Cuckoo {
+            version,
+            filter: state,
+        },
+    )?;
+    Ok(Reply::Ok)
 }
 
 /// `CF.INFO key`

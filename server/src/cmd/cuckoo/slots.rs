@@ -141,6 +141,20 @@ impl CuckooSlots for ChunkSlots<'_, '_> {
             .ok_or_else(|| Reply::err("cuckoo bucket out of range"))
     }
 
+    fn remove_filter(&mut self) -> Result<(), Reply> {
+        let Some(n) = self.filters.len().checked_sub(1) else {
+            return Ok(());
+        };
+        self.filters.pop();
+        let n = u32::try_from(n).map_err(|_| Reply::err("cuckoo sub-filter out of range"))?;
+        self.chunks.retain(|&(f, _), _| f != n);
+        self.txn.delete_range(
+            cuckoo_chunk_key(self.key, self.version, n, 0),
+            cuckoo_chunk_key(self.key, self.version, n + 1, 0),
+        );
+        Ok(())
+    }
+
     fn add_filter(&mut self, buckets: u64) -> Result<bool, Reply> {
         let fits = buckets
             .checked_mul(u64::from(self.bucket_size))

@@ -66,6 +66,8 @@ pub trait CuckooSlots: CuckooRead {
     /// Readies the next sub-filter, of `buckets` buckets, all empty; `Ok(false)` if it cannot
     /// be held (the filter then stays as it is).
     fn add_filter(&mut self, buckets: u64) -> std::result::Result<bool, Self::Error>;
+    /// Drops the newest sub-filter, which holds no fingerprint ([`CuckooState::compact`]).
+    fn remove_filter(&mut self) -> std::result::Result<(), Self::Error>;
 }
 
 /// An item's fingerprint and first bucket hash.
@@ -446,6 +448,60 @@ impl CuckooState {
         Ok(false)
     }
 
+    /// Moves fingerprints of newer sub-filters into free slots of older ones, then drops the
+    /// newest sub-filters left empty: after many deletes, lookups probe fewer sub-filters.
+    /// An item's buckets in an older sub-filter (fewer buckets, a power of two) are its
+    /// buckets in the newer one with the high bits masked off, so a fingerprint found in
+    /// either of its buckets there can move to either of its buckets here.
+    pub fn compact<S: CuckooSlots>(&mut self, slots: &mut S) -> std::result::Result<(), S::Error> {
+        let mut left = vec![0u64; self.filters.len()];
+        for newer in (1..self.filters.len()).rev() {
+            for bucket in 0..self.filters[newer] {
+                let held = slots.bucket(newer, bucket)?.to_vec();
+                for (slot, &fingerprint) in held.iter().enumerate() {
+                    if fingerprint == EMPTY {
+                        continue;
+                    }
+                    if self.move_older(slots, newer, bucket, fingerprint)? {
+                        slots.bucket_mut(newer, bucket)?[slot] = EMPTY;
+                    } else {
+                        left[newer] += 1;
+                    }
+                }
+            }
+        }
+        while self.filters.len() > 1 && left[self.filters.len() - 1] == 0 {
+            slots.remove_filter()?;
+            self.filters.pop();
+        }
+        Ok(())
+    }
+
+    /// Places a fingerprint held in `bucket` of sub-filter `newer` in a free slot of an older
+    /// sub-filter, oldest first.
+    fn move_older<S: CuckooSlots>(
+        &self,
+        slots: &mut S,
+        newer: usize,
+        bucket: u64,
+        fingerprint: u8,
+    ) -> std::result::Result<bool, S::Error> {
+        for (older, &buckets) in self.filters[..newer].iter().enumerate() {
+            let here = bucket & (buckets - 1);
+            if place(slots, older, here, fingerprint)?
+                || place(
+                    slots,
+                    older,
+                    alternate(here, fingerprint, buckets),
+                    fingerprint,
+                )?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Items held: added minus deleted.
     pub fn len(&self) -> u64 {
         self.inserted - self.deleted
@@ -526,6 +582,12 @@ mod tests {
             self.filters += 1;
             Ok(self.filters <= 4)
         }
+        fn remove_filter(&mut self) -> std::result::Result<(), String> {
+            self.filters -= 1;
+            let gone = self.filters;
+            self.buckets.retain(|&(f, _), _| f < gone);
+            Ok(())
+        }
     }
 
     #[test]
@@ -571,6 +633,41 @@ mod tests {
                 "{i}"
             );
         }
+    }
+
+    #[test]
+    fn compaction_moves_items_to_older_sub_filters_and_drops_empty_ones() {
+        let params = CuckooParams {
+            capacity: 16,
+            bucket_size: 2,
+            max_iterations: 20,
+            expansion: 2,
+        };
+        let mut memory = crate::filter::CuckooFilter::new(params).unwrap();
+        let keys: Vec<[u8; 8]> = (0..200u64).map(u64::to_le_bytes).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(memory.insert(k, i as u64));
+        }
+        let grown = memory.sub_filters();
+        assert!(grown >= 3, "{grown}");
+        // Delete most items: what is left fits in the oldest sub-filters.
+        for k in &keys[10..] {
+            assert!(memory.delete(k));
+        }
+        memory.compact();
+        assert!(
+            memory.sub_filters() < grown,
+            "{} of {grown}",
+            memory.sub_filters()
+        );
+        for k in &keys[..10] {
+            assert!(memory.contains(k), "an item was lost by compaction");
+        }
+        assert_eq!(memory.len(), 10);
+        // Nothing to move: compaction changes nothing.
+        let before = memory.clone();
+        memory.compact();
+        assert_eq!(memory, before);
     }
 
     #[test]
