@@ -131,7 +131,7 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             o,
             "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntotal_watched_keys:{}\r\n",
             shared.clients.load(Ordering::Relaxed),
-            cfg.maxclients,
+            shared.maxclients.load(Ordering::Relaxed),
             shared.blocked.len()
                 + shared
                     .replica

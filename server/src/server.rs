@@ -96,6 +96,11 @@ pub struct Shared {
     pub latency: crate::latency::Latency,
     /// CLIENT PAUSE's state.
     pub pause: crate::pause::Pause,
+    /// The password clients must AUTH with (`None`: none); `--requirepass` at start,
+    /// `CONFIG SET requirepass` later.
+    pub requirepass: parking_lot::RwLock<Option<String>>,
+    /// The most clients served at once; `--maxclients` at start, `CONFIG SET maxclients`.
+    pub maxclients: AtomicUsize,
 }
 
 impl Shared {
@@ -216,7 +221,6 @@ impl Server {
         let shared = Arc::new(Shared {
             store: Arc::clone(&store),
             port: addr.port(),
-            config,
             started: Instant::now(),
             clients: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(0),
@@ -233,6 +237,9 @@ impl Server {
             slowlog: crate::slowlog::SlowLog::default(),
             latency: crate::latency::Latency::default(),
             pause: crate::pause::Pause::default(),
+            requirepass: parking_lot::RwLock::new(config.requirepass.clone()),
+            maxclients: AtomicUsize::new(config.maxclients),
+            config,
         });
         let thread = std::thread::Builder::new()
             .name("bloomkv-server".into())

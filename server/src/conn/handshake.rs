@@ -1,6 +1,8 @@
 //! Connection-level commands that read or change the connection's state or describe the
 //! server: AUTH, HELLO, CLIENT, CONFIG GET and COMMAND.
 
+use std::sync::atomic::Ordering;
+
 use bytes::Bytes;
 
 use super::{Conn, WRONGPASS, wrong_arity};
@@ -9,7 +11,8 @@ use crate::resp::Reply;
 
 impl Conn {
     fn password_ok(&self, user: &[u8], pass: &[u8]) -> bool {
-        let Some(want) = self.shared.config.requirepass.as_deref() else {
+        let required = self.shared.requirepass.read();
+        let Some(want) = required.as_deref() else {
             // Without a password the default user takes any (Redis's `nopass`).
             return user == b"default";
         };
@@ -28,7 +31,7 @@ impl Conn {
             3 => (&a[1][..], &a[2][..]),
             _ => return Reply::err("syntax error"),
         };
-        if self.shared.config.requirepass.is_none() && a.len() == 2 {
+        if self.shared.requirepass.read().is_none() && a.len() == 2 {
             return Reply::err(
                 "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
             );
@@ -423,7 +426,10 @@ impl Conn {
                     ),
                     ("save", String::new()),
                     ("databases", self.shared.store.databases().to_string()),
-                    ("maxclients", cfg.maxclients.to_string()),
+                    (
+                        "maxclients",
+                        self.shared.maxclients.load(Ordering::Relaxed).to_string(),
+                    ),
                     ("port", self.shared.port.to_string()),
                     ("bind", cfg.bind.to_string()),
                     ("proto-max-bulk-len", cfg.proto_max_bulk_len.to_string()),
@@ -432,7 +438,10 @@ impl Conn {
                         cfg.client_query_buffer_limit.to_string(),
                     ),
                     ("dir", cfg.dir.display().to_string()),
-                    ("requirepass", cfg.requirepass.clone().unwrap_or_default()),
+                    (
+                        "requirepass",
+                        self.shared.requirepass.read().clone().unwrap_or_default(),
+                    ),
                     // Clients from other hosts are refused without a password.
                     ("protected-mode", "yes".into()),
                     (
@@ -484,6 +493,8 @@ impl Conn {
                 let mut slower_than = None;
                 let mut max_len = None;
                 let mut latency = None;
+                let mut password = None;
+                let mut maxclients = None;
                 for pair in a[2..].chunks(2) {
                     let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
                     let value = String::from_utf8_lossy(&pair[1]);
@@ -501,6 +512,28 @@ impl Conn {
                             Ok(n) => latency = Some(n),
                             Err(_) => return bad(),
                         },
+                        "requirepass" => {
+                            password = Some((!pair[1].is_empty()).then(|| value.to_string()));
+                        }
+                        "maxclients" => match value.parse::<usize>() {
+                            Ok(n) if n >= 1 => maxclients = Some(n),
+                            _ => return bad(),
+                        },
+                        // What this server always is: setting it to that is accepted, any
+                        // other value refused, rather than silently ignored.
+                        "save" | "appendonly" | "maxmemory" | "maxmemory-policy" => {
+                            let fixed = match name.as_str() {
+                                "save" => "",
+                                "appendonly" => "yes",
+                                "maxmemory" => "0",
+                                _ => "noeviction",
+                            };
+                            if !value.eq_ignore_ascii_case(fixed) {
+                                return Reply::err(format!(
+                                    "CONFIG SET failed (possibly related to argument '{name}') - bloomkv-server only runs with {name} '{fixed}'"
+                                ));
+                            }
+                        }
                         "slowlog-max-len" => match value.parse::<u32>() {
                             Ok(n) => max_len = Some(n as usize),
                             Err(_) => return bad(),
@@ -531,6 +564,13 @@ impl Conn {
                 }
                 if let Some(l) = level {
                     crate::log::set_level(l);
+                }
+                if let Some(p) = password {
+                    // Connections already authenticated stay so, as in Redis.
+                    *self.shared.requirepass.write() = p;
+                }
+                if let Some(n) = maxclients {
+                    self.shared.maxclients.store(n, Ordering::Relaxed);
                 }
                 Reply::Ok
             }
@@ -652,7 +692,8 @@ const CONFIG_HELP: &[&str] = &[
     "GET <pattern>",
     "    Return parameters matching the glob-like <pattern> and their values.",
     "SET <directive> <value> [<directive> <value> ...]",
-    "    Set the configuration <directive> to <value> (bloomkv-server: loglevel).",
+    "    Set the configuration <directive> to <value> (bloomkv-server: loglevel, requirepass,",
+    "    maxclients, slowlog-log-slower-than, slowlog-max-len, latency-monitor-threshold).",
     "RESETSTAT",
     "    Reset statistics reported by the INFO command.",
     "HELP",

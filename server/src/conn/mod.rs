@@ -130,19 +130,17 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) {
     shared.total_connections.fetch_add(1, Ordering::Relaxed);
-    if shared.config.requirepass.is_none() && !peer.ip().is_loopback() {
+    if shared.requirepass.read().is_none() && !peer.ip().is_loopback() {
         let _ = sock.write_all(format!("-{DENIED}\r\n").as_bytes()).await;
         return;
     }
     let _slot = ClientSlot::take(&shared);
-    if shared.clients.load(Ordering::Relaxed) > shared.config.maxclients {
+    let maxclients = shared.maxclients.load(Ordering::Relaxed);
+    if shared.clients.load(Ordering::Relaxed) > maxclients {
         shared.rejected_connections.fetch_add(1, Ordering::Relaxed);
         shared.refusals_log.warn(
             1000,
-            &format!(
-                "refused a client from {peer}: maxclients ({}) reached",
-                shared.config.maxclients
-            ),
+            &format!("refused a client from {peer}: maxclients ({maxclients}) reached"),
         );
         let _ = sock
             .write_all(b"-ERR max number of clients reached\r\n")
@@ -161,10 +159,11 @@ pub async fn serve(
         .local_addr()
         .unwrap_or_else(|_| SocketAddr::new(shared.config.bind, shared.port));
     let registration = shared.client_list.register(id, peer, laddr);
+    let authed = shared.requirepass.read().is_none();
     let mut conn = Conn {
         entry: Arc::clone(&registration.entry),
         id,
-        authed: shared.config.requirepass.is_none(),
+        authed,
         cluster: shared.replica.clone().map(replicated::ClusterConn::new),
         shared,
         proto: 2,
@@ -950,7 +949,7 @@ impl Conn {
                 self.proto = 2;
                 self.db = 0;
                 self.name = None;
-                self.authed = self.shared.config.requirepass.is_none();
+                self.authed = self.shared.requirepass.read().is_none();
                 self.replies_off = false;
                 self.replies_skipped = 0;
                 self.entry

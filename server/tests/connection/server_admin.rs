@@ -585,3 +585,69 @@ fn no_evict_and_no_touch_show_as_flags_until_reset() {
     ok(&mut c, &["RESET"]);
     assert_eq!(flags(&mut c), "N");
 }
+
+/// CONFIG SET of the settings that change at run time: a password asked of new connections
+/// (those already in stay in), maxclients, and the settings this server has one value of
+/// (accepted at that value, refused at another); several pairs apply all or none.
+#[test]
+fn config_set_password_maxclients_and_fixed_settings() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    ok(&mut admin, &["CONFIG", "SET", "requirepass", "s3cret"]);
+    assert_eq!(
+        ok(&mut admin, &["CONFIG", "GET", "requirepass"]),
+        Value::Array(vec![bulk("requirepass"), bulk("s3cret")])
+    );
+    assert_eq!(
+        ok(&mut admin, &["PING"]),
+        Value::SimpleString("PONG".into())
+    );
+    let mut newcomer = s.raw();
+    newcomer.expect(&[b"GET", b"k"], b"-NOAUTH Authentication required.\r\n");
+    newcomer.expect(&[b"AUTH", b"s3cret"], b"+OK\r\n");
+    newcomer.expect(&[b"GET", b"k"], b"$-1\r\n");
+    ok(&mut admin, &["CONFIG", "SET", "requirepass", ""]);
+    let mut free = s.raw();
+    free.expect(&[b"GET", b"k"], b"$-1\r\n");
+
+    ok(&mut admin, &["CONFIG", "SET", "maxclients", "3"]);
+    let info = text(ok(&mut admin, &["INFO", "clients"]));
+    assert_eq!(field(&info, "maxclients"), Some("3"));
+    // admin, newcomer and free are 3: a fourth is refused.
+    let mut fourth = s.raw();
+    fourth.expect(&[b"PING"], b"-ERR max number of clients reached\r\n");
+    drop((newcomer, free));
+    ok(&mut admin, &["CONFIG", "SET", "maxclients", "10000"]);
+
+    for (name, value) in [
+        ("save", ""),
+        ("appendonly", "yes"),
+        ("maxmemory", "0"),
+        ("maxmemory-policy", "noeviction"),
+    ] {
+        assert_eq!(ok(&mut admin, &["CONFIG", "SET", name, value]), Value::Okay);
+    }
+    assert!(
+        err(&mut admin, &["CONFIG", "SET", "save", "900 1"]).contains("only runs with save ''")
+    );
+    assert!(
+        err(
+            &mut admin,
+            &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]
+        )
+        .contains("only runs with maxmemory-policy 'noeviction'")
+    );
+    // A bad pair refuses the whole command: the good one before it is not applied.
+    assert!(
+        err(
+            &mut admin,
+            &["CONFIG", "SET", "maxclients", "7", "appendonly", "no"]
+        )
+        .contains("appendonly")
+    );
+    assert_eq!(
+        ok(&mut admin, &["CONFIG", "GET", "maxclients"]),
+        Value::Array(vec![bulk("maxclients"), bulk("10000")])
+    );
+    assert!(err(&mut admin, &["CONFIG", "SET", "maxclients", "0"]).contains("maxclients"));
+}
