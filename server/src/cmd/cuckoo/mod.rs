@@ -159,13 +159,7 @@ fn insert(txn: &mut Txn<'_>, key: &[u8], items: &[Bytes], how: &Insert) -> R {
     }
     slots.flush();
     if !existed || added {
-        txn.put_meta(
-            key,
-            Meta::Cuckoo {
-                version,
-                filter: state,
-            },
-        )?;
+        save(txn, key, version, state)?;
     }
     Ok(if how.multi {
         Reply::Array(out)
@@ -287,28 +281,30 @@ pub fn cf_count(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(r.pop().unwrap_or(Reply::Int(0)))
 }
 
+/// The filter at `key` for CF.DEL and CF.COMPACT, which answer `missing` for a missing key
+/// and for another type alike, as RedisBloom does; damage still says what it is.
+fn load_or(txn: &Txn<'_>, key: &[u8], missing: &str) -> Result<(u64, CuckooState), Reply> {
+    match load(txn, key) {
+        Ok(Some(found)) => Ok(found),
+        Ok(None) => Err(Reply::err(missing)),
+        Err(Reply::Error(e)) if e == WRONGTYPE => Err(Reply::err(missing)),
+        Err(e) => Err(e),
+    }
+}
+
+fn save(txn: &mut Txn<'_>, key: &[u8], version: u64, filter: CuckooState) -> Result<(), Reply> {
+    txn.put_meta(key, Meta::Cuckoo { version, filter })
+}
+
 /// `CF.DEL key item`: 1 if a copy was removed, 0 if none was held.
 pub fn cf_del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    // RedisBloom answers "Not found" for another type too; damage still says what it is.
-    let found = match load(txn, &a[1]) {
-        Err(Reply::Error(e)) if e == WRONGTYPE => None,
-        other => other?,
-    };
-    let Some((version, mut state)) = found else {
-        return Err(Reply::err("Not found"));
-    };
+    let (version, mut state) = load_or(txn, &a[1], "Not found")?;
     let buckets = state.filter_buckets().to_vec();
     let mut slots = ChunkSlots::new(txn, &a[1], version, state.params().bucket_size, &buckets);
     let removed = state.delete(&mut slots, &a[2])?;
     slots.flush();
     if removed {
-        txn.put_meta(
-            &a[1],
-            Meta::Cuckoo {
-                version,
-                filter: state,
-            },
-        )?;
+        save(txn, &a[1], version, state)?;
     }
     Ok(Reply::Int(i64::from(removed)))
 }
@@ -316,24 +312,12 @@ pub fn cf_del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `CF.COMPACT key`: moves items of newer sub-filters into room in older ones and drops the
 /// sub-filters left empty.
 pub fn cf_compact(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let found = match load(txn, &a[1]) {
-        Err(Reply::Error(e)) if e == WRONGTYPE => None,
-        other => other?,
-    };
-    let Some((version, mut state)) = found else {
-        return Err(Reply::err("Cuckoo filter was not found"));
-    };
+    let (version, mut state) = load_or(txn, &a[1], "Cuckoo filter was not found")?;
     let buckets = state.filter_buckets().to_vec();
     let mut slots = ChunkSlots::new(txn, &a[1], version, state.params().bucket_size, &buckets);
     state.compact(&mut slots)?;
     slots.flush();
-    txn.put_meta(
-        &a[1],
-        Meta::Cuckoo {
-            version,
-            filter: state,
-        },
-    )?;
+    save(txn, &a[1], version, state)?;
     Ok(Reply::Ok)
 }
 

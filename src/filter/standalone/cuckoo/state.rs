@@ -111,21 +111,32 @@ fn next_random(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Replaces the first slot of a bucket that holds `from` with `to`; `Ok(false)` if none does.
+fn replace<S: CuckooSlots>(
+    slots: &mut S,
+    filter: usize,
+    bucket: u64,
+    from: u8,
+    to: u8,
+) -> std::result::Result<bool, S::Error> {
+    let Some(at) = slots
+        .bucket(filter, bucket)?
+        .iter()
+        .position(|&f| f == from)
+    else {
+        return Ok(false);
+    };
+    slots.bucket_mut(filter, bucket)?[at] = to;
+    Ok(true)
+}
+
 fn place<S: CuckooSlots>(
     slots: &mut S,
     filter: usize,
     bucket: u64,
     fingerprint: u8,
 ) -> std::result::Result<bool, S::Error> {
-    let Some(free) = slots
-        .bucket(filter, bucket)?
-        .iter()
-        .position(|&f| f == EMPTY)
-    else {
-        return Ok(false);
-    };
-    slots.bucket_mut(filter, bucket)?[free] = fingerprint;
-    Ok(true)
+    replace(slots, filter, bucket, EMPTY, fingerprint)
 }
 
 fn remove<S: CuckooSlots>(
@@ -134,15 +145,7 @@ fn remove<S: CuckooSlots>(
     bucket: u64,
     fingerprint: u8,
 ) -> std::result::Result<bool, S::Error> {
-    let Some(held) = slots
-        .bucket(filter, bucket)?
-        .iter()
-        .position(|&f| f == fingerprint)
-    else {
-        return Ok(false);
-    };
-    slots.bucket_mut(filter, bucket)?[held] = EMPTY;
-    Ok(true)
+    replace(slots, filter, bucket, fingerprint, EMPTY)
 }
 
 fn count_in<S: CuckooRead>(
