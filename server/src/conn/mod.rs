@@ -90,6 +90,8 @@ struct Conn {
     cluster: Option<replicated::ClusterConn>,
     /// Argument vectors of requests that have run, emptied, for the parser to fill again.
     spare: Vec<Args>,
+    /// The commands the last script ran, for MONITOR (noted only while someone monitors).
+    script_calls: Vec<(crate::store::DbIndex, Vec<Bytes>)>,
     /// CLIENT REPLY OFF: no replies until CLIENT REPLY ON.
     replies_off: bool,
     /// CLIENT REPLY SKIP: how many more replies to leave out (its own and the next one's).
@@ -182,6 +184,7 @@ pub async fn serve(
         waiter: None,
         stream: None,
         spare: Vec::new(),
+        script_calls: Vec::new(),
     };
     let mailbox = Arc::clone(&conn.subs.mailbox);
     let mut buf = BytesMut::with_capacity(16 * 1024);
@@ -805,6 +808,9 @@ impl Conn {
         };
         if c.name != "exec" {
             self.called(pos, args, micros(started), failed);
+            if !self.script_calls.is_empty() {
+                self.feed_script_calls();
+            }
         } else {
             self.shared.stats.call(pos, micros(started), failed);
             if self.shared.pubsub.has_monitors() {
@@ -820,7 +826,15 @@ impl Conn {
             Kind::Read(f) => {
                 let mut txn = store.reader();
                 txn.select(self.db);
-                f(&mut txn, args).unwrap_or_else(|e| e)
+                let tracing = self.shared.pubsub.has_monitors();
+                if tracing {
+                    txn.trace_script_calls();
+                }
+                let r = f(&mut txn, args).unwrap_or_else(|e| e);
+                if tracing {
+                    self.script_calls = txn.take_script_calls();
+                }
+                r
             }
             Kind::Write(f) => {
                 let g = store.lock_keys(c.key_positions(args.len()).map(|i| &args[i][..]));
@@ -856,7 +870,15 @@ impl Conn {
             Kind::Exclusive(f) => {
                 let g = store.lock_all();
                 let mut txn = store.txn_in(self.db);
-                match f(&mut txn, args) {
+                let tracing = self.shared.pubsub.has_monitors();
+                if tracing {
+                    txn.trace_script_calls();
+                }
+                let r = f(&mut txn, args);
+                if tracing {
+                    self.script_calls = txn.take_script_calls();
+                }
+                match r {
                     Ok(r) => commit_exclusive(&self.shared.blocked, txn, g, r),
                     Err(e) => e,
                 }

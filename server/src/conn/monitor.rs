@@ -50,6 +50,25 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// Hands the commands the last script ran to the monitors, as Redis shows them: after
+    /// the script's own line, each as `[db lua]`.
+    pub(super) fn feed_script_calls(&mut self) {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_micros();
+        for (db, args) in std::mem::take(&mut self.script_calls) {
+            let admin = cmd::lookup(&args[0]).is_some_and(|c| c.flags.contains(&"admin"));
+            if !admin {
+                self.shared
+                    .pubsub
+                    .feed_monitors(&monitor_line(now, db, "lua", &args));
+            }
+        }
+    }
+}
+
 /// `args` with any password replaced by `(redacted)`: every argument of AUTH, the two after
 /// HELLO's AUTH.
 fn redacted<'a>(name: &str, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {

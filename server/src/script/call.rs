@@ -85,6 +85,8 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
         }),
         Kind::Conn => Ok(conn_command(c.name, args)),
     };
+    // Noted once run, so in the database it left selected, as Redis's MONITOR shows it.
+    txn.note_script_call(args);
     match r {
         Ok(r) => {
             txn.end_nested();

@@ -126,6 +126,9 @@ pub struct Txn<'a> {
     /// [`Txn::take_touched`]), while tracking: a replicated state machine marks the WATCHes
     /// of each log entry's keys.
     touched_log: Option<BTreeSet<ScopedKey>>,
+    /// The commands a script ran in this write set, with their database, noted only while
+    /// a MONITOR asks for them (boxed: most write sets never have it).
+    script_calls: Option<Box<Vec<(DbIndex, Vec<bytes::Bytes>)>>>,
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
@@ -272,6 +275,7 @@ impl<'a> Txn<'a> {
             ready: Vec::new(),
             undo: Vec::new(),
             touched_log: None,
+            script_calls: None,
             dropped: Vec::new(),
         }
     }
@@ -288,6 +292,23 @@ impl<'a> Txn<'a> {
             self.db = db;
             self.records.get_mut().clear();
         }
+    }
+
+    /// Starts noting the commands scripts run in this write set (MONITOR shows them).
+    pub fn trace_script_calls(&mut self) {
+        self.script_calls.get_or_insert_default();
+    }
+
+    /// Notes a command a script runs, if [`Txn::trace_script_calls`] asked for them.
+    pub fn note_script_call(&mut self, args: &[bytes::Bytes]) {
+        if let Some(calls) = self.script_calls.as_mut() {
+            calls.push((self.db, args.to_vec()));
+        }
+    }
+
+    /// The commands scripts ran since tracing started, with their database.
+    pub fn take_script_calls(&mut self) -> Vec<(DbIndex, Vec<bytes::Bytes>)> {
+        self.script_calls.take().map(|b| *b).unwrap_or_default()
     }
 
     /// Starts noting the Redis keys this write set writes (see [`Txn::take_touched`]).

@@ -92,3 +92,39 @@ fn a_monitor_that_leaves_is_forgotten() {
     ok(&mut c, &["GET", "k"]);
     assert_eq!(shown(&line(&mut m2)).1, r#""GET" "k""#);
 }
+
+#[test]
+fn a_script_s_commands_follow_its_own_line_as_lua() {
+    let s = TestServer::start();
+    let mut m = Raw::connect(s.port);
+    m.expect(&[b"MONITOR"], b"+OK\r\n");
+    let mut c = s.client_db(3);
+    let script = "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SELECT', 5) \
+                  return redis.call('GET', KEYS[1])";
+    ok(&mut c, &["EVAL", script, "1", "k", "v"]);
+    ok(
+        &mut c,
+        &["EVAL_RO", "return redis.call('EXISTS', KEYS[1])", "1", "k"],
+    );
+    let mut l = line(&mut m);
+    while !shown(&l).1.starts_with("\"EVAL\"") {
+        l = line(&mut m);
+    }
+    let lua = |l: &str| {
+        let (head, _) = l.split_once("] ").unwrap();
+        head.ends_with(" lua")
+    };
+    assert!(!lua(&l), "{l}");
+    let next = line(&mut m);
+    assert!(lua(&next), "{next}");
+    assert_eq!(shown(&next), ("3".into(), r#""SET" "k" "v""#.into()));
+    // Shown once run: SELECT in the database it selected (redis-server 7.0.15 prints
+    // `[3 lua] "SET" "k" "v"`, `[5 lua] "SELECT" "5"`, `[5 lua] "GET" "k"` for this script).
+    assert_eq!(shown(&line(&mut m)), ("5".into(), r#""SELECT" "5""#.into()));
+    let get = line(&mut m);
+    assert_eq!(shown(&get), ("5".into(), r#""GET" "k""#.into()));
+    assert!(lua(&get));
+    let ro = line(&mut m);
+    assert!(shown(&ro).1.starts_with("\"EVAL_RO\""), "{ro}");
+    assert_eq!(shown(&line(&mut m)), ("3".into(), r#""EXISTS" "k""#.into()));
+}
