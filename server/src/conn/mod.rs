@@ -91,7 +91,7 @@ struct Conn {
     /// Argument vectors of requests that have run, emptied, for the parser to fill again.
     spare: Vec<Args>,
     /// The commands the last script ran, for MONITOR (noted only while someone monitors).
-    script_calls: Vec<(crate::store::DbIndex, Vec<Bytes>)>,
+    script_calls: Vec<crate::store::txn::ScriptCall>,
     /// CLIENT REPLY OFF: no replies until CLIENT REPLY ON.
     replies_off: bool,
     /// CLIENT REPLY SKIP: how many more replies to leave out (its own and the next one's).
