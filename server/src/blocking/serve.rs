@@ -107,9 +107,9 @@ fn serve_key(
     out: &mut Served,
 ) -> Result<(), Reply> {
     let db = txn.db();
-    txn.select(key.0);
+    txn.select_stored(key.0);
     let r = serve_key_in_db(reg, txn, guard, key, out);
-    txn.select(db);
+    txn.select_stored(db);
     r
 }
 
@@ -167,7 +167,7 @@ fn serve_deferred(reg: &Registry, store: &Store, key: &ScopedKey, round: usize) 
     let own = key.1.as_slice();
     let mut guard = store.lock_keys(std::iter::once(own).chain(dsts.iter().copied()));
     let mut txn = store.txn();
-    txn.select(key.0);
+    txn.select_stored(key.0);
     txn.signal_ready(own);
     let mut served = Served::default();
     let ok =

@@ -41,12 +41,12 @@ pub fn type_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     ))
 }
 
-/// Whether `key` exists in database `db`.
+/// Whether `key` exists in stored database `db`.
 fn exists_in(txn: &mut Txn<'_>, db: DbIndex, key: &[u8]) -> Result<bool, Reply> {
     let here = txn.db();
-    txn.select(db);
+    txn.select_stored(db);
     let found = txn.meta(key);
-    txn.select(here);
+    txn.select_stored(here);
     Ok(found?.is_some())
 }
 
@@ -90,7 +90,9 @@ pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         match a[i].to_ascii_uppercase().as_slice() {
             b"REPLACE" => replace = true,
             b"DB" if i + 1 < a.len() => {
-                db = super::db_index(txn.store(), &a[i + 1])?;
+                db = txn
+                    .store()
+                    .physical(super::db_index(txn.store(), &a[i + 1])?);
                 i += 1;
             }
             _ => return Err(Reply::err("syntax error")),
@@ -113,7 +115,7 @@ pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// `MOVE key db`: 1 when moved, 0 when the key does not exist here or exists there.
 pub fn move_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let db = super::db_index(txn.store(), &a[2])?;
+    let db = txn.store().physical(super::db_index(txn.store(), &a[2])?);
     let here = txn.db();
     if db == here {
         return Err(Reply::err("source and destination objects are the same"));

@@ -163,6 +163,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),
     cmd!("randomkey", 1, Read(keyspace::randomkey), 0, 0, 0, "generic", &["readonly"], "Returns a random key of the selected database."),
     cmd!("flushdb", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys from the current database."),
+    cmd!("swapdb", 3, Conn, 0, 0, 0, "keyspace", W, "Swaps two databases."),
     cmd!("flushall", -1, Exclusive(keyspace::flushall), 0, 0, 0, "server", W, "Removes all keys from all databases."),
     cmd!("multi", 1, Conn, 0, 0, 0, "transactions", C, "Starts a transaction."),
     cmd!("exec", 1, Conn, 0, 0, 0, "transactions", C, "Executes the queued commands as one atomic write batch."),

@@ -1,6 +1,7 @@
 //! Connection-level commands that read or change the connection's state or describe the
 //! server: AUTH, HELLO, CLIENT, CONFIG GET and COMMAND.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
@@ -235,6 +236,46 @@ impl Conn {
     }
 
     /// Copies what the client told about itself to its registry entry.
+    /// `SWAPDB index1 index2`: the two database indexes exchange their data, for every
+    /// client (one SELECTed to either sees the other's keys from now on). The data does not
+    /// move: the map from index to stored database changes (`Store::swap_dbs`). Keys WATCHed
+    /// in either database are touched, so their EXEC fails. `locked`: the caller (EXEC)
+    /// already holds every writer lock.
+    pub(super) fn swapdb(&mut self, a: &[Bytes], locked: bool) -> Reply {
+        if self.cluster.is_some() {
+            return Reply::err("SWAPDB is not allowed in cluster mode");
+        }
+        let store = Arc::clone(&self.shared.store);
+        let index = |b: &[u8], which: &str| -> Result<crate::store::DbIndex, Reply> {
+            let n = parse_i64(b).ok_or_else(|| Reply::err(format!("invalid {which} DB index")))?;
+            if n < 0 || n >= i64::from(store.databases()) {
+                return Err(Reply::err("DB index is out of range"));
+            }
+            Ok(n as crate::store::DbIndex)
+        };
+        let (x, y) = match (index(&a[1], "first"), index(&a[2], "second")) {
+            (Ok(x), Ok(y)) => (x, y),
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        if x == y {
+            return Reply::Ok;
+        }
+        let _g = (!locked).then(|| store.lock_all());
+        let stored = [store.physical(x), store.physical(y)];
+        if let Err(e) = store.swap_dbs(x, y) {
+            return e;
+        }
+        let touched: Vec<crate::store::watch::Touched> = store
+            .watches()
+            .keys()
+            .into_iter()
+            .filter(|(db, _)| stored.contains(db))
+            .map(|(db, key)| (db, key, false))
+            .collect();
+        store.watches().touch(&touched);
+        Reply::Ok
+    }
+
     /// `SELECT index`: later commands (and queued ones after it in MULTI) address that
     /// database. A cluster serves database 0 only, and says so as Redis Cluster does.
     pub(super) fn select(&mut self, index: &[u8]) -> Reply {

@@ -945,6 +945,7 @@ impl Conn {
             "hello" => self.hello(a),
             "auth" => self.auth(a),
             "select" => self.select(&a[1]),
+            "swapdb" => self.swapdb(a, false),
             "quit" => return (Reply::Ok, Flow::Close),
             "shutdown" => {
                 // NOSAVE / SAVE / NOW / FORCE change nothing here: every acknowledged write is
@@ -1105,6 +1106,7 @@ impl Conn {
                         e
                     }
                 },
+                Kind::Conn if c.name == "swapdb" => self.swapdb(args, true),
                 Kind::Conn => self.conn_command(c, args).0,
             };
             self.called(pos, args, micros(started), r.is_error());

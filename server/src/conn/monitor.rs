@@ -8,6 +8,7 @@
 //! script runs (Redis shows them as `[db lua]`).
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -58,7 +59,9 @@ impl Conn {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_micros();
+        let store = Arc::clone(&self.shared.store);
         for (db, args) in std::mem::take(&mut self.script_calls) {
+            let db = store.index_of(db);
             let admin = cmd::lookup(&args[0]).is_some_and(|c| c.flags.contains(&"admin"));
             if !admin {
                 self.shared

@@ -54,7 +54,7 @@ impl Conn {
             Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_) => true,
             Kind::Read(_) => false,
             Kind::Conn => match c.name {
-                "publish" | "spublish" => true,
+                "publish" | "spublish" | "swapdb" => true,
                 "exec" => self
                     .multi
                     .as_ref()

@@ -21,7 +21,7 @@ impl Conn {
         txn.select(self.db);
         let now = txn.now_ms();
         for key in &a[1..] {
-            let scoped = (self.db, key.clone());
+            let scoped = (txn.db(), key.clone());
             if self.watched.contains_key(&scoped) {
                 continue;
             }
@@ -29,7 +29,7 @@ impl Conn {
                 Ok(r) => r.is_some_and(|r| r.expired(now)),
                 Err(e) => return e,
             };
-            store.watches().watch(self.db, key, &self.watcher, stale);
+            store.watches().watch(txn.db(), key, &self.watcher, stale);
             self.watched.insert(scoped, stale);
         }
         Reply::Ok

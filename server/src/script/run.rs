@@ -176,7 +176,7 @@ pub fn run(
         kill,
     );
     let txn = cell.into_inner();
-    txn.select(db);
+    txn.select_stored(db);
     match outcome {
         Ok(r) if kill.load(Ordering::Relaxed) && r.is_error() => {
             txn.rollback();

@@ -26,7 +26,7 @@ pub fn copy_value(
 ) -> Result<bool, Reply> {
     let db = txn.db();
     let r = copy_in(txn, (src_db, src), (dst_db, dst), expire_at);
-    txn.select(db);
+    txn.select_stored(db);
     r
 }
 
@@ -36,7 +36,7 @@ fn copy_in(
     (dst_db, dst): (DbIndex, &[u8]),
     expire_at: u64,
 ) -> Result<bool, Reply> {
-    txn.select(src_db);
+    txn.select_stored(src_db);
     let Some(rec) = txn.live(src)? else {
         return Ok(false);
     };
@@ -52,7 +52,7 @@ fn copy_in(
             })?;
         }
     }
-    txn.select(dst_db);
+    txn.select_stored(dst_db);
     let meta = match rec.meta.version() {
         None => rec.meta,
         Some(_) => {

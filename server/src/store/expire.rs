@@ -93,7 +93,7 @@ pub fn reclaim(store: &Store) -> Result<u64, Reply> {
         let _g = store.lock_keys(batch.iter().map(|(_, _, k)| k.as_slice()));
         let mut txn = store.txn();
         for (db, at, key) in &batch {
-            txn.select(*db);
+            txn.select_stored(*db);
             removed += u64::from(remove_if_due(&mut txn, *at, key)?);
         }
         txn.commit()?;

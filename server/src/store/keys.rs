@@ -73,11 +73,14 @@ pub mod tag {
 /// The record naming the data format.
 pub const FORMAT_KEY: &[u8] = b"\x00format";
 /// The data format this server writes: 5 (cuckoo filters: metadata type 9, chunks under tag
-/// `k`). Format 4 is format 5 without cuckoo filters, format 3 (databases beside 0) is format 4
+/// `k`; the database map record of SWAPDB). Format 4 is format 5 without cuckoo filters, format 3 (databases beside 0) is format 4
 /// without streams' consumer groups (tag `g`), and format 2 (versioned collections, expiry) is
 /// format 3 with only database 0, so opening any of them only rewrites the format record;
 /// format 1 (no format record) is migrated at open (`store::migrate`).
 pub const FORMAT: u32 = 5;
+/// The record naming which stored database each database index addresses (SWAPDB): 256
+/// bytes, byte `i` the stored database of index `i`; absent, each index names its own.
+pub const DBMAP_KEY: &[u8] = b"\x00dbmap";
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
 /// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per

@@ -131,6 +131,10 @@ pub struct Store {
     sweeps: gc::Sweeps,
     /// Databases `SELECT` can address (`--databases`).
     databases: std::sync::atomic::AtomicU16,
+    /// Per database index: the stored database it names (its metadata prefix, the top byte
+    /// of its versions). The identity until SWAPDB exchanges two; kept in the `DBMAP_KEY`
+    /// record.
+    db_map: Vec<std::sync::atomic::AtomicU8>,
     /// Why the engine stopped writes, until `Db::resume` succeeds (`None`: writes go on).
     stopped: Mutex<Option<String>>,
     /// Fast check of `stopped`.
@@ -198,7 +202,12 @@ impl Store {
     /// Engine errors; a database of a newer format than this server's.
     pub fn new(db: Db) -> Result<Store, bloomkv::Error> {
         let (counts, hw) = open_counts(&db)?;
+        let map = load_db_map(&db)?;
         Ok(Store {
+            db_map: map
+                .into_iter()
+                .map(std::sync::atomic::AtomicU8::new)
+                .collect(),
             db: ArcSwap::from_pointee(db),
             wal_syncs: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
@@ -233,6 +242,10 @@ impl Store {
     /// Engine errors; a database of a newer format. The old database stays in use then.
     pub fn replace_db(&self, db: Db) -> Result<(), bloomkv::Error> {
         let (counts, hw) = open_counts(&db)?;
+        let map = load_db_map(&db)?;
+        for (slot, p) in self.db_map.iter().zip(map) {
+            slot.store(p, Ordering::Release);
+        }
         {
             let mut v = self.versions.lock();
             v.next = v.next.max(hw);
@@ -428,13 +441,50 @@ impl Store {
         self.keys.iter().map(|k| k.load(Ordering::Relaxed)).sum()
     }
 
-    /// The databases holding keys, with their numbers of keys and of keys with a time to
-    /// live (INFO keyspace), lowest first.
+    /// The database indexes holding keys, with their numbers of keys and of keys with a time
+    /// to live (INFO keyspace), lowest first.
     pub fn keyspace(&self) -> Vec<(DbIndex, i64, i64)> {
         (0..=255u8)
-            .map(|db| (db, self.dbsize(db), self.volatile_keys(db)))
+            .map(|index| {
+                let db = self.physical(index);
+                (index, self.dbsize(db), self.volatile_keys(db))
+            })
             .filter(|&(_, keys, _)| keys > 0)
             .collect()
+    }
+
+    /// The stored database that database index `index` names (the identity until SWAPDB).
+    pub fn physical(&self, index: DbIndex) -> DbIndex {
+        self.db_map[usize::from(index)].load(Ordering::Acquire)
+    }
+
+    /// The database index naming stored database `db` (what MONITOR shows).
+    pub fn index_of(&self, db: DbIndex) -> DbIndex {
+        (0..=255u8).find(|&i| self.physical(i) == db).unwrap_or(db)
+    }
+
+    /// SWAPDB: database indexes `a` and `b` exchange the data they name. Writes the map
+    /// record, then switches; the caller holds [`Store::lock_all`], so no writer runs
+    /// across the switch.
+    ///
+    /// # Errors
+    /// The engine's, when the record cannot be written (nothing switches then).
+    pub fn swap_dbs(&self, a: DbIndex, b: DbIndex) -> Result<(), Reply> {
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let mut map: Vec<u8> = (0..=255u8).map(|i| self.physical(i)).collect();
+        map.swap(usize::from(a), usize::from(b));
+        if let Some(cause) = self.writes_stopped() {
+            return Err(misconf(&cause));
+        }
+        // Synced at once whatever `appendfsync` says: a swap is rare, and one lost in a crash
+        // would show each client the other database's data.
+        let written = self.db.load().put(keys::DBMAP_KEY, &map);
+        if let Err(e) = written.and_then(|()| self.db.load().sync_wal()) {
+            return Err(self.note_write_error(&e));
+        }
+        self.db_map[usize::from(a)].store(pb, Ordering::Release);
+        self.db_map[usize::from(b)].store(pa, Ordering::Release);
+        Ok(())
     }
 
     /// Takes the writer locks of `keys` (their stripes, in ascending order so two commands
@@ -510,9 +560,9 @@ impl Store {
         Txn::new(self, false, Ctx::local(), 0)
     }
 
-    /// A new, empty write set over database `db` of this store ([`Store::txn`]).
-    pub fn txn_in(&self, db: DbIndex) -> Txn<'_> {
-        Txn::new(self, false, Ctx::local(), db)
+    /// A new, empty write set over database index `index` of this store ([`Store::txn`]).
+    pub fn txn_in(&self, index: DbIndex) -> Txn<'_> {
+        Txn::new(self, false, Ctx::local(), self.physical(index))
     }
 
     /// A write set whose time, randomness and versions come from `ctx` (a replicated log
@@ -527,6 +577,28 @@ impl Store {
     pub fn reader(&self) -> Txn<'_> {
         Txn::new(self, true, Ctx::local(), 0)
     }
+}
+
+/// The database map record (`DBMAP_KEY`): the identity when absent; a damaged one (not 256
+/// bytes, or not each stored database once) refuses the open rather than mixing databases.
+fn load_db_map(db: &Db) -> Result<Vec<u8>, bloomkv::Error> {
+    let Some(v) = db.get(keys::DBMAP_KEY)? else {
+        return Ok((0..=255u8).collect());
+    };
+    let mut seen = [false; 256];
+    let permutation = v.len() == 256
+        && v.iter()
+            .all(|&p| !std::mem::replace(&mut seen[usize::from(p)], true));
+    if !permutation {
+        return Err(bloomkv::Error::corrupt_bytes(
+            0,
+            format!(
+                "server database map record: {} bytes that do not name each database once",
+                v.len()
+            ),
+        ));
+    }
+    Ok(v)
 }
 
 /// Migrates `db` to the current format, then counts each database's keys and keys with a
@@ -583,6 +655,32 @@ pub(crate) fn temp_store() -> (tempfile::TempDir, Store) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_map_survives_reopening_and_a_damaged_one_refuses_the_open() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = store_at(dir.path());
+            assert_eq!((store.physical(0), store.physical(7)), (0, 7));
+            store.swap_dbs(0, 7).unwrap();
+            assert_eq!((store.physical(0), store.physical(7)), (7, 0));
+            assert_eq!((store.index_of(7), store.index_of(3)), (0, 3));
+        }
+        let opts = crate::Config::default().engine_options();
+        {
+            let store = store_at(dir.path());
+            assert_eq!((store.physical(0), store.physical(7)), (7, 0));
+            let db = store.db();
+            db.put(keys::DBMAP_KEY, [0u8; 256]).unwrap();
+        }
+        let e = Store::new(Db::open(dir.path(), opts.clone()).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("database map"), "{e}");
+        {
+            let db = Db::open(dir.path(), opts.clone()).unwrap();
+            db.put(keys::DBMAP_KEY, [1u8, 0]).unwrap();
+        }
+        assert!(Store::new(Db::open(dir.path(), opts).unwrap()).is_err());
+    }
 
     #[test]
     fn cursor_memory_is_bounded() {

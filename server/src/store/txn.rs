@@ -287,14 +287,22 @@ impl<'a> Txn<'a> {
         }
     }
 
-    /// The database commands address.
+    /// The stored database commands address (after SWAPDB not the SELECT index: see
+    /// [`Store::physical`]).
     pub fn db(&self) -> DbIndex {
         self.db
     }
 
-    /// Makes later commands address database `db` (`SELECT`; the caller checks the index
-    /// against the configured number of databases).
-    pub fn select(&mut self, db: DbIndex) {
+    /// Makes later commands address database index `index` (`SELECT`; the caller checks the
+    /// index against the configured number of databases).
+    pub fn select(&mut self, index: DbIndex) {
+        let db = self.store.physical(index);
+        self.select_stored(db);
+    }
+
+    /// Makes later commands address stored database `db` (as [`Txn::db`] names it, not a
+    /// SELECT index: the two differ after SWAPDB).
+    pub fn select_stored(&mut self, db: DbIndex) {
         if db != self.db {
             self.db = db;
             self.records.get_mut().clear();

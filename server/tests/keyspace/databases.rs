@@ -287,3 +287,103 @@ fn a_select_inside_a_script_lasts_until_it_ends() {
     let e = err(&mut c, &["EVAL", "return redis.call('SELECT', 99)", "0"]);
     assert!(e.contains("DB index is out of range"), "{e}");
 }
+
+/// SWAPDB: two database indexes exchange their data for every client, every type, TTLs
+/// included; it survives restarts; writes after it land where the index now points;
+/// WATCHed keys of either database fail their EXEC; inside MULTI the commands after it see
+/// the swap; errors as Redis words them.
+#[test]
+fn swapdb_exchanges_two_databases_for_every_client() {
+    let mut s = TestServer::start();
+    let (mut zero, mut one) = (s.client(), s.client_db(1));
+    fill(&mut zero, "zero");
+    fill(&mut one, "one");
+    ok(&mut one, &["EXPIRE", "hash", "1000"]);
+    let mut watcher = s.client();
+    ok(&mut watcher, &["WATCH", "str"]);
+    assert_eq!(ok(&mut zero, &["SWAPDB", "0", "1"]), Value::Okay);
+    check(&mut zero, "one", "zero");
+    check(&mut one, "zero", "one");
+    let ttl: i64 = redis::from_redis_value(ok(&mut zero, &["TTL", "hash"])).unwrap();
+    assert!((990..=1000).contains(&ttl), "{ttl}");
+    let info: String = redis::from_redis_value(ok(&mut zero, &["INFO", "keyspace"])).unwrap();
+    assert!(
+        info.contains("db0:keys=9,expires=1,") && info.contains("db1:keys=9,expires=0,"),
+        "{info}"
+    );
+    // A WATCH on a key of either database fails its EXEC.
+    let mut p = redis::pipe();
+    p.atomic().cmd("SET").arg("str").arg("w");
+    let r: Value = p.query(&mut watcher).unwrap();
+    assert_eq!(
+        r,
+        Value::Nil,
+        "EXEC after SWAPDB of the watched key's database"
+    );
+    // Writes, MOVE and COPY after the swap address what the indexes name now.
+    ok(&mut zero, &["SET", "after", "0"]);
+    assert_eq!(ok(&mut zero, &["MOVE", "after", "1"]), int(1));
+    assert_eq!(ok(&mut one, &["GET", "after"]), bulk("0"));
+    assert_eq!(
+        ok(&mut one, &["COPY", "after", "copied", "DB", "0"]),
+        int(1)
+    );
+    assert_eq!(ok(&mut zero, &["GET", "copied"]), bulk("0"));
+    assert_eq!(ok(&mut zero, &["RPUSH", "list", "more"]), int(2));
+
+    // Restarted, the swap holds.
+    drop((zero, one, watcher));
+    s.restart();
+    let (mut zero, mut one) = (s.client(), s.client_db(1));
+    assert_eq!(ok(&mut zero, &["GET", "str"]), bulk("one"));
+    assert_eq!(ok(&mut one, &["GET", "after"]), bulk("0"));
+    assert_eq!(
+        ok(&mut zero, &["LRANGE", "list", "0", "-1"]),
+        Value::Array(vec![bulk("one"), bulk("more")])
+    );
+    // Inside MULTI: the commands after SWAPDB see the swap.
+    let mut p = redis::pipe();
+    p.atomic()
+        .cmd("SWAPDB")
+        .arg(0)
+        .arg(1)
+        .cmd("GET")
+        .arg("str")
+        .cmd("SWAPDB")
+        .arg(1)
+        .arg(0);
+    let r: Value = p.query(&mut zero).unwrap();
+    assert_eq!(
+        r,
+        Value::Array(vec![Value::Okay, bulk("zero"), Value::Okay])
+    );
+    assert_eq!(ok(&mut zero, &["GET", "str"]), bulk("one"));
+    // A key with a time to live expires where it now is.
+    ok(&mut one, &["SET", "brief", "x", "PX", "50"]);
+    ok(&mut zero, &["SWAPDB", "1", "0"]);
+    assert_eq!(ok(&mut zero, &["GET", "str"]), bulk("zero"));
+    let t = Instant::now();
+    while ok(&mut zero, &["DBSIZE"]) != int(10) {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the expired key stays counted"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(ok(&mut zero, &["EXISTS", "brief"]), int(0));
+    // Errors as Redis 7 words them; the same index twice changes nothing.
+    assert_eq!(
+        err(&mut zero, &["SWAPDB", "x", "1"]),
+        "ERR invalid first DB index"
+    );
+    assert_eq!(
+        err(&mut zero, &["SWAPDB", "0", "y"]),
+        "ERR invalid second DB index"
+    );
+    assert_eq!(
+        err(&mut zero, &["SWAPDB", "0", "16"]),
+        "ERR DB index is out of range"
+    );
+    assert!(err(&mut zero, &["SWAPDB", "0"]).contains("wrong number of arguments"));
+    assert_eq!(ok(&mut zero, &["SWAPDB", "3", "3"]), Value::Okay);
+}
