@@ -224,7 +224,12 @@ impl Conn {
                 Reply::Int(i64::from(done))
             }
             b"pause" if (3..=4).contains(&a.len()) => self.client_pause(a),
-            b"pause" => wrong(),
+            b"pause" if a.len() < 3 => wrong(),
+            // Redis 7.0's words for a CLIENT PAUSE of too many arguments.
+            b"pause" => Reply::err(format!(
+                "unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(&a[1])
+            )),
             b"unpause" if arity(2) => {
                 self.shared.pause.unpause();
                 Reply::Ok

@@ -21,7 +21,7 @@ impl Conn {
             None => Hold::All,
             Some(m) if a.len() == 4 && m == b"ALL" => Hold::All,
             Some(m) if a.len() == 4 && m == b"WRITE" => Hold::Writes,
-            Some(_) => return Reply::err("syntax error"),
+            Some(_) => return Reply::err("CLIENT PAUSE mode must be WRITE or ALL"),
         };
         self.shared.pause.pause(ms as u64, hold);
         Reply::Ok

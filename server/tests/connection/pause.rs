@@ -81,9 +81,14 @@ fn errors_are_redis_s() {
         err(&mut c, &["CLIENT", "PAUSE", "-1"]),
         "ERR timeout is negative"
     );
+    // As redis-server 7.0.15 words them.
     assert_eq!(
         err(&mut c, &["CLIENT", "PAUSE", "10", "READS"]),
-        "ERR syntax error"
+        "ERR CLIENT PAUSE mode must be WRITE or ALL"
+    );
+    assert_eq!(
+        err(&mut c, &["CLIENT", "PAUSE", "0", "write", "extra"]),
+        "ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP."
     );
     assert!(err(&mut c, &["CLIENT", "PAUSE"]).contains("wrong number of arguments"));
     assert!(err(&mut c, &["CLIENT", "UNPAUSE", "x"]).contains("wrong number of arguments"));
