@@ -379,7 +379,9 @@ impl Conn {
                 },
                 b"ADDR" => filters.push(Box::new(move |c| c.addr.to_string() == v)),
                 b"LADDR" => filters.push(Box::new(move |c| c.laddr.to_string() == v)),
-                b"USER" => filters.push(Box::new(move |_| v == "default")),
+                // `default` is the only user: every client is it.
+                b"USER" if v == "default" => filters.push(Box::new(|_| true)),
+                b"USER" => return Reply::err(format!("No such user '{v}'")),
                 b"TYPE" => match v.to_ascii_lowercase().as_str() {
                     "normal" => filters.push(Box::new(|c| !c.is_pubsub())),
                     "pubsub" => filters.push(Box::new(|c| c.is_pubsub())),

@@ -69,6 +69,24 @@ fn client_list_info_and_kill() {
     );
     assert_eq!(ok(&mut a, &["CLIENT", "KILL", "ID", "999999"]), int(0));
     assert_eq!(ok(&mut a, &["CLIENT", "KILL", "TYPE", "normal"]), int(0));
+    // redis-server 7.0.15's answers for the filters' bad values.
+    assert_eq!(
+        err(&mut a, &["CLIENT", "KILL", "USER", "nosuchuser"]),
+        "ERR No such user 'nosuchuser'"
+    );
+    assert_eq!(
+        err(&mut a, &["CLIENT", "KILL", "TYPE", "bogus"]),
+        "ERR Unknown client type 'bogus'"
+    );
+    assert_eq!(
+        err(&mut a, &["CLIENT", "KILL", "SKIPME", "bogus"]),
+        "ERR syntax error"
+    );
+    assert_eq!(
+        ok(&mut a, &["CLIENT", "KILL", "USER", "default"]),
+        int(0),
+        "skips itself"
+    );
     assert_eq!(
         err(&mut a, &["CLIENT", "KILL", "127.0.0.1:1"]),
         "ERR No such client"
