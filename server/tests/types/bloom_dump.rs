@@ -199,3 +199,34 @@ fn errors_are_redisbloom_s_and_bad_pieces_change_nothing() {
     ok_load(&mut c, "copy", piece.0, &piece.1);
     assert_eq!(ok(&mut c, &["BF.EXISTS", "copy", "a"]), int(1));
 }
+
+/// A sealed Bloom header for one sub-filter of `bits` bits, as BF.SCANDUMP writes one.
+fn bloom_header(bits: u64) -> Vec<u8> {
+    let mut o = b"bkvBF\x01".to_vec();
+    o.extend_from_slice(&0.01f64.to_le_bytes());
+    o.extend_from_slice(&100u64.to_le_bytes());
+    o.extend_from_slice(&2u32.to_le_bytes());
+    o.push(0);
+    o.extend_from_slice(&0u64.to_le_bytes());
+    o.extend_from_slice(&1u32.to_le_bytes());
+    o.extend_from_slice(&100u64.to_le_bytes());
+    o.extend_from_slice(&0u64.to_le_bytes());
+    o.extend_from_slice(&bits.to_le_bytes());
+    o.extend_from_slice(&7u32.to_le_bytes());
+    o.extend_from_slice(&0.01f64.to_le_bytes());
+    let crc = crc32fast::hash(&o);
+    o.extend_from_slice(&crc.to_le_bytes());
+    o
+}
+
+#[test]
+fn a_header_of_a_sub_filter_larger_than_reserve_makes_is_refused() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok_load(&mut c, "fits", 1, &bloom_header(1024));
+    assert_eq!(ok(&mut c, &["BF.EXISTS", "fits", "x"]), int(0));
+    // 2^50 bits: the checksum is right, the size is past BF.RESERVE's largest (2^42).
+    let e = load(&mut c, "huge", 1, &bloom_header(1 << 50)).unwrap_err();
+    assert!(e.to_string().contains("received bad data"), "{e}");
+    assert_eq!(ok(&mut c, &["EXISTS", "huge"]), int(0));
+}

@@ -522,3 +522,43 @@ fn a_dump_loads_back_to_the_same_filter_and_survives_a_restart() {
     assert_eq!(ok(&mut c, &["CF.ADD", "dst", "new"]), int(1));
     assert_eq!(info(&mut c, "dst")["Number of items inserted"], 20_000);
 }
+
+/// A sealed header (magic, format 1, the metadata's bytes, CRC32), as CF.SCANDUMP writes one.
+fn header(buckets: &[u64], bucket_size: u16) -> Vec<u8> {
+    let mut o = b"bkvCF\x01".to_vec();
+    o.extend_from_slice(&1024u64.to_le_bytes());
+    o.extend_from_slice(&bucket_size.to_le_bytes());
+    o.extend_from_slice(&20u16.to_le_bytes());
+    o.extend_from_slice(&1u16.to_le_bytes());
+    o.extend_from_slice(&0u64.to_le_bytes());
+    o.extend_from_slice(&0u64.to_le_bytes());
+    o.extend_from_slice(&(buckets.len() as u32).to_le_bytes());
+    for b in buckets {
+        o.extend_from_slice(&b.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&o);
+    o.extend_from_slice(&crc.to_le_bytes());
+    o
+}
+
+#[test]
+fn a_header_of_a_filter_no_reserve_could_make_is_refused() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    // Well formed and within the limits: accepted.
+    assert_eq!(
+        load(&mut c, "ok", 1, &header(&[512], 2)).unwrap(),
+        Value::Okay
+    );
+    assert_eq!(info(&mut c, "ok")["Number of buckets"], 512);
+    // A sub-filter of 2^40 buckets of 255 slots (over 256 GiB), or 33 sub-filters: the
+    // checksum is right, the filter is not one this server makes.
+    for (key, bad) in [
+        ("huge", header(&[1 << 40], 255)),
+        ("many", header(&[512; 33], 2)),
+    ] {
+        let e = load(&mut c, key, 1, &bad).unwrap_err();
+        assert_eq!(e.detail(), Some("Invalid header"), "{key}");
+        assert_eq!(ok(&mut c, &["EXISTS", key]), int(0), "{key}");
+    }
+}

@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 
-use super::{BLOOM_CHUNK_BYTES, BloomMeta, load};
+use super::{BLOOM_CHUNK_BYTES, BloomMeta, MAX_LAYER_BITS, load};
 use crate::cmd::filter_dump::{DumpKind, parse_iter};
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn, bloom_chunk_key, tag};
@@ -46,6 +46,9 @@ pub fn bf_loadchunk(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         let filter = KIND
             .read_header(&a[3])
             .and_then(BloomMeta::decode)
+            // A sub-filter larger than BF.RESERVE makes would have chunk indexes past what a
+            // dump's iterator holds.
+            .filter(|m| m.layers.iter().all(|l| l.bits <= MAX_LAYER_BITS))
             .ok_or_else(bad)?;
         let version = txn.new_version()?;
         txn.put_meta(&a[1], Meta::Bloom { version, filter })?;

@@ -6,8 +6,10 @@
 
 use bytes::Bytes;
 
-use super::load;
-use super::slots::{chunk_len, chunks};
+use bloomkv::filter::CuckooState;
+
+use super::slots::{MAX_FILTER_BYTES, chunk_len, chunks};
+use super::{MAX_FILTERS, load};
 use crate::cmd::filter_dump::DumpKind;
 use crate::cmd::parse_i64;
 use crate::resp::Reply;
@@ -18,6 +20,17 @@ const KIND: DumpKind = DumpKind {
     piece_magic: b"bkvCC",
     tag: tag::CUCKOO,
 };
+
+/// Whether a header's filter is one this server could have made: at most 32 sub-filters, none
+/// over the largest size. A bigger one would have chunk indexes past what a dump's iterator
+/// holds (`cmd::filter_dump`), so its dump could not resume where it stopped.
+fn within_limits(s: &CuckooState) -> bool {
+    let size = u64::from(s.params().bucket_size);
+    s.sub_filters() <= MAX_FILTERS
+        && s.filter_buckets()
+            .iter()
+            .all(|b| b.checked_mul(size).is_some_and(|n| n <= MAX_FILTER_BYTES))
+}
 
 fn position(b: &[u8]) -> Result<i64, Reply> {
     parse_i64(b).ok_or_else(|| Reply::err("Invalid position"))
@@ -62,6 +75,7 @@ pub fn cf_loadchunk(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         let filter = KIND
             .read_header(&a[3])
             .and_then(cuckoo_meta::decode)
+            .filter(within_limits)
             .ok_or_else(|| Reply::err("Invalid header"))?;
         let version = txn.new_version()?;
         txn.put_meta(&a[1], Meta::Cuckoo { version, filter })?;
