@@ -102,17 +102,26 @@ impl WriteBatch {
         }
     }
 
-    /// An empty batch with room for `bytes` of operations without growing (`Db::put`
-    /// knows its one operation's size: growing the buffer op by op cost more than the
-    /// memtable insert's allocations).
-    pub(crate) fn with_capacity(bytes: usize) -> WriteBatch {
+    /// An empty batch with room for `bytes` of operations without growing: a writer that
+    /// knows its operations' sizes ([`WriteBatch::op_bytes`]) saves the buffer's regrowth,
+    /// which costs more than the memtable insert's allocations for small batches.
+    ///
+    /// # Examples
+    /// ```
+    /// use bloomkv::WriteBatch;
+    ///
+    /// let mut batch = WriteBatch::with_capacity(WriteBatch::op_bytes(b"k", Some(b"v")));
+    /// batch.put(b"k", b"v");
+    /// assert_eq!(batch.len(), 1);
+    /// ```
+    pub fn with_capacity(bytes: usize) -> WriteBatch {
         let mut rep = Vec::with_capacity(HEADER_LEN + bytes);
         rep.resize(HEADER_LEN, 0);
         WriteBatch { rep, count: 0 }
     }
 
     /// The encoded size of one put of `key` and `value` (or, with no value, one delete).
-    pub(crate) fn op_bytes(key: &[u8], value: Option<&[u8]>) -> usize {
+    pub fn op_bytes(key: &[u8], value: Option<&[u8]>) -> usize {
         let prefixed = |len: usize| crate::util::coding::varint_len(len as u64) + len;
         1 + prefixed(key.len()) + value.map_or(0, |v| prefixed(v.len()))
     }

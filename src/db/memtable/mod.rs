@@ -27,67 +27,113 @@ use crate::range_del::{Fragments, RangeTombstone};
 
 /// Bytes counted per entry by [`MemTable::approximate_bytes`] on top of the user key and value.
 ///
-/// Where it comes from (64-bit target): the 8-byte trailer of the internal key; the skip-list
-/// node (32-byte entry handle, 8-byte reference count/height word, a tower of on average 2
-/// pointers: 56 bytes, 64 after allocator rounding); the shared allocation's two 8-byte
-/// counters plus allocator header and rounding (about 32). Measured with glibc on x86-64
-/// (8-byte keys, 16-byte values, 400k entries): 109 resident bytes per entry beyond key and
-/// value (see the ignored test `entry_overhead_estimate_matches_resident_memory`).
+/// Where it comes from (64-bit target): the 8-byte trailer of the internal key and the 4-byte
+/// length in front of it; the skip-list node (32-byte entry handle, 8-byte reference
+/// count/height word, a tower of on average 2 pointers: 56 bytes, 64 after allocator
+/// rounding); the shared allocation's two 8-byte counters plus allocator header and rounding
+/// (about 32). Measured with glibc on x86-64 (8-byte keys, 16-byte values, 400k entries): 109
+/// resident bytes per entry beyond key and value (see the ignored test
+/// `entry_overhead_estimate_matches_resident_memory`).
 pub const ENTRY_OVERHEAD_BYTES: usize = 112;
 
-/// One memtable entry: `internal key ++ value` in a single shared allocation.
+/// Bytes in front of the internal key in an entry's allocation: its length, little-endian.
+const LEN_BYTES: usize = 4;
+
+/// One memtable entry: `internal key length (u32 LE) ++ internal key ++ value` in a single
+/// shared allocation.
 ///
 /// Ordered by the internal-key part only ([`key::compare`]), which is what the skip list sorts.
 #[derive(Clone)]
 struct MemEntry {
-    /// The first 8 bytes of the user key, big-endian, zero-padded. Kept inline in the skip-list
-    /// node so that most comparisons during a search do not touch (and cache-miss on) the
-    /// shared allocation.
-    prefix: u64,
-    key_len: usize,
+    /// The first 16 bytes of the user key, big-endian, zero-padded. Kept inline in the
+    /// skip-list node so that most comparisons during a search do not touch (and cache-miss
+    /// on) the shared allocation. Sixteen rather than eight because keys commonly share their
+    /// first eight bytes (a table or type tag followed by a name such as `user:1234`), and
+    /// then every comparison of a search would go to the allocation.
+    prefix: [u64; 2],
     bytes: Arc<[u8]>,
 }
 
 /// See [`MemEntry::prefix`]. If two prefixes differ, the user keys compare the same way:
-/// they first differ inside the first 8 bytes, either at real bytes or where the shorter key
-/// is padded with 0 against a real byte of the longer one (which is then > 0, and the
+/// they first differ inside the first 16 bytes, either at real bytes or where the shorter
+/// key is padded with 0 against a real byte of the longer one (which is then > 0, and the
 /// shorter key is the smaller).
-fn user_key_prefix(user_key: &[u8]) -> u64 {
-    let mut p = [0u8; 8];
-    let n = user_key.len().min(8);
+fn user_key_prefix(user_key: &[u8]) -> [u64; 2] {
+    let mut p = [0u8; 16];
+    let n = user_key.len().min(16);
     p[..n].copy_from_slice(&user_key[..n]);
-    u64::from_be_bytes(p)
+    let (hi, lo) = p.split_at(8);
+    [
+        u64::from_be_bytes(hi.try_into().unwrap_or_default()),
+        u64::from_be_bytes(lo.try_into().unwrap_or_default()),
+    ]
+}
+
+/// One allocation of `LEN_BYTES ++ user_key ++ trailer ++ value`, filled in place (no
+/// intermediate buffer to copy from).
+fn entry_bytes(user_key: &[u8], trailer: [u8; TRAILER_LEN], value: &[u8]) -> Arc<[u8]> {
+    let ikey_len = user_key.len() + TRAILER_LEN;
+    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0u8, LEN_BYTES + ikey_len + value.len())
+        .collect();
+    // A fresh Arc has no other reference, so this always succeeds.
+    if let Some(b) = Arc::get_mut(&mut bytes) {
+        // Keys are at most `MAX_KEY_BYTES` (64 KiB): the length fits in 4 bytes.
+        let len = u32::try_from(ikey_len).unwrap_or(u32::MAX);
+        b[..LEN_BYTES].copy_from_slice(&len.to_le_bytes());
+        let (k, rest) = b[LEN_BYTES..].split_at_mut(user_key.len());
+        k.copy_from_slice(user_key);
+        let (t, v) = rest.split_at_mut(TRAILER_LEN);
+        t.copy_from_slice(&trailer);
+        v.copy_from_slice(value);
+    }
+    bytes
 }
 
 impl MemEntry {
     fn new(user_key: &[u8], seq: SeqNo, kind: Kind, value: &[u8]) -> MemEntry {
         let trailer = key::pack_trailer(seq, kind).to_le_bytes();
-        let mut buf = Vec::with_capacity(user_key.len() + TRAILER_LEN + value.len());
-        buf.extend_from_slice(user_key);
-        buf.extend_from_slice(&trailer);
-        buf.extend_from_slice(value);
         MemEntry {
             prefix: user_key_prefix(user_key),
-            key_len: user_key.len() + TRAILER_LEN,
-            bytes: Arc::from(buf),
+            bytes: entry_bytes(user_key, trailer, value),
         }
     }
 
-    /// A key-only entry used as a search target.
-    fn target(ikey: &[u8]) -> MemEntry {
+    /// A key-only entry used as a search target: `user_key` at `seq` with `kind`.
+    fn target_parts(user_key: &[u8], seq: SeqNo, kind: Kind) -> MemEntry {
+        let trailer = key::pack_trailer(seq, kind).to_le_bytes();
         MemEntry {
-            prefix: user_key_prefix(key::user_key(ikey)),
-            key_len: ikey.len(),
-            bytes: Arc::from(ikey),
+            prefix: user_key_prefix(user_key),
+            bytes: entry_bytes(user_key, trailer, &[]),
         }
+    }
+
+    /// A key-only entry used as a search target, from an encoded internal key.
+    fn target(ikey: &[u8]) -> MemEntry {
+        let user_key = key::user_key(ikey);
+        let mut trailer = [0u8; TRAILER_LEN];
+        // An internal key shorter than a trailer (never made by the `Db`) compares as an
+        // empty user key with a zero trailer, as `key::compare` reads it.
+        if let Some(t) = ikey.get(user_key.len()..).filter(|t| t.len() == TRAILER_LEN) {
+            trailer.copy_from_slice(t);
+        }
+        MemEntry {
+            prefix: user_key_prefix(user_key),
+            bytes: entry_bytes(user_key, trailer, &[]),
+        }
+    }
+
+    fn ikey_len(&self) -> usize {
+        let mut len = [0u8; LEN_BYTES];
+        len.copy_from_slice(&self.bytes[..LEN_BYTES]);
+        u32::from_le_bytes(len) as usize
     }
 
     fn ikey(&self) -> &[u8] {
-        &self.bytes[..self.key_len]
+        &self.bytes[LEN_BYTES..LEN_BYTES + self.ikey_len()]
     }
 
     fn value(&self) -> &[u8] {
-        &self.bytes[self.key_len..]
+        &self.bytes[LEN_BYTES + self.ikey_len()..]
     }
 }
 
@@ -107,9 +153,13 @@ impl PartialOrd for MemEntry {
 
 impl Ord for MemEntry {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.prefix
-            .cmp(&other.prefix)
-            .then_with(|| key::compare(self.ikey(), other.ikey()))
+        match self.prefix[0].cmp(&other.prefix[0]) {
+            Ordering::Equal => match self.prefix[1].cmp(&other.prefix[1]) {
+                Ordering::Equal => key::compare(self.ikey(), other.ikey()),
+                o => o,
+            },
+            o => o,
+        }
     }
 }
 
@@ -262,11 +312,7 @@ impl MemTable {
         if self.entries.load(AtomicOrdering::Relaxed) == 0 {
             return None;
         }
-        let target = MemEntry::target(&key::encode(
-            user_key,
-            snapshot.min(key::MAX_SEQ),
-            KIND_SEEK,
-        ));
+        let target = MemEntry::target_parts(user_key, snapshot.min(key::MAX_SEQ), KIND_SEEK);
         let found = self.map.lower_bound(Bound::Included(&target))?;
         let entry = found.key();
         let parsed = key::parse(entry.ikey()).ok()?;

@@ -1,5 +1,6 @@
 //! MemTable against a model: arbitrary byte keys (shared prefixes, zero bytes, lengths around
-//! the 8-byte inline prefix), iteration order, seeks and snapshot gets.
+//! the 16-byte inline prefix and its two 8-byte halves), iteration order, seeks and snapshot
+//! gets.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -10,10 +11,15 @@ use crate::db::memtable::MemTable;
 use proptest::prelude::*;
 
 fn key_strategy() -> impl Strategy<Value = Vec<u8>> {
-    proptest::collection::vec(
+    let short = proptest::collection::vec(
         prop_oneof![Just(0u8), Just(1u8), Just(b'a'), Just(0xffu8)],
         0..12,
-    )
+    );
+    // Keys that share their first 6 bytes (a tag and a name, as the server writes), so that
+    // they differ around byte 8, inside the second half of the prefix, at byte 16 and beyond.
+    let shared = proptest::collection::vec(prop_oneof![Just(0u8), Just(b'a'), Just(0xffu8)], 0..16)
+        .prop_map(|tail| [b"\x01key:0".as_slice(), &tail].concat());
+    prop_oneof![short, shared]
 }
 
 proptest! {
