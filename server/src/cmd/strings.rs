@@ -74,13 +74,13 @@ pub fn set_string(
     value: Vec<u8>,
     expire_at: u64,
 ) -> Result<(), Reply> {
-    txn.put_record(
-        key,
-        Record {
-            expire_at,
-            meta: Meta::Str(value),
-        },
-    )
+    let old = txn.record_to_replace(key)?;
+    let record = Record {
+        expire_at,
+        meta: Meta::Str(value),
+    };
+    txn.replace_record(key, record, old.as_ref());
+    Ok(())
 }
 
 /// GET key: one engine read for an inline string, whose bytes go into the reply as read.
@@ -124,19 +124,25 @@ pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if a[2].len() > MAX_STRING {
         return Err(too_big());
     }
-    let old = txn.live(key)?;
-    let old_value = match (&old, get) {
+    // One read of the record, expired or not: the write below replaces it as stored.
+    let stored = txn.record_to_replace(key)?;
+    let old = stored.as_ref().filter(|r| !r.expired(txn.now_ms()));
+    let old_value = match (old, get) {
         (Some(r), true) => Some(read_string(txn, key, &r.meta)?),
         _ => None,
     };
     let skip = (nx && old.is_some()) || (xx && old.is_none());
     if !skip {
-        let expire_at = match (expiry, &old) {
+        let expire_at = match (expiry, old) {
             (Some(e), _) => e.at(txn.now_ms())?,
             (None, Some(r)) if keepttl => r.expire_at,
             (None, _) => 0,
         };
-        set_string(txn, key, a[2].to_vec(), expire_at)?;
+        let record = Record {
+            expire_at,
+            meta: Meta::Str(a[2].to_vec()),
+        };
+        txn.replace_record(key, record, stored.as_ref());
     }
     Ok(match (get, skip) {
         (true, _) => Reply::opt_bulk(old_value),

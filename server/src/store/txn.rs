@@ -587,6 +587,20 @@ impl<'a> Txn<'a> {
         }
     }
 
+    /// The metadata record of `key`, expired or not, for a caller that replaces it at once
+    /// ([`Txn::replace_record`]): read like [`Txn::record`] but not kept in the record cache
+    /// (a string's record holds its value, and the write that follows drops it from the
+    /// cache anyway).
+    ///
+    /// # Errors
+    /// Engine errors or a corrupt value.
+    pub fn record_to_replace(&self, key: &[u8]) -> Result<Option<Record>, Reply> {
+        if let Some(r) = self.records.borrow().get(key) {
+            return Ok(r.clone());
+        }
+        self.read_record(self.db, key)
+    }
+
     /// The record of `key` if it exists and has not expired.
     ///
     /// # Errors
@@ -662,23 +676,31 @@ impl<'a> Txn<'a> {
     /// Engine errors reading the current record.
     pub fn put_record(&mut self, key: &[u8], record: Record) -> Result<(), Reply> {
         let old = self.record(key)?;
-        let was_volatile = old.as_ref().is_some_and(|o| o.expire_at != 0);
+        self.replace_record(key, record, old.as_ref());
+        Ok(())
+    }
+
+    /// [`Txn::put_record`] for a caller that has just read the record it replaces, `old`,
+    /// through [`Txn::record`] or [`Txn::record_to_replace`] (expired or not, as stored),
+    /// with no write to `key` in between.
+    pub fn replace_record(&mut self, key: &[u8], record: Record, old: Option<&Record>) {
+        let was_volatile = old.is_some_and(|o| o.expire_at != 0);
         let db = self.db;
         let volatile = i64::from(record.expire_at != 0) - i64::from(was_volatile);
         self.deltas.add(db, i64::from(old.is_none()), volatile);
-        if let Some(o) = &old
+        if let Some(o) = old
             && o.expire_at != 0
             && o.expire_at != record.expire_at
         {
             self.delete(expiry_key(db, o.expire_at, key));
         }
-        if let Some(o) = &old
+        if let Some(o) = old
             && o.meta.version().is_some()
             && o.meta.version() != record.meta.version()
         {
             self.note_dropped(key, &o.meta);
         }
-        if record.expire_at != 0 && old.as_ref().is_none_or(|o| o.expire_at != record.expire_at) {
+        if record.expire_at != 0 && old.is_none_or(|o| o.expire_at != record.expire_at) {
             self.put(expiry_key(db, record.expire_at, key), Vec::new());
         }
         self.put(meta_key(db, key), record.encode());
@@ -692,7 +714,6 @@ impl<'a> Txn<'a> {
         } else {
             self.cache_record(key, Some(record));
         }
-        Ok(())
     }
 
     /// Removes Redis key `key` (live or expired): one write of its metadata key, whatever it
@@ -964,7 +985,17 @@ impl<'a> Txn<'a> {
         } else {
             Vec::new()
         };
-        let mut batch = WriteBatch::new();
+        let ops: usize = self
+            .writes
+            .iter()
+            .map(|(k, v)| WriteBatch::op_bytes(k, v.as_deref()))
+            .chain(
+                self.ranges
+                    .iter()
+                    .map(|(s, e)| WriteBatch::op_bytes(s, Some(e))),
+            )
+            .sum();
+        let mut batch = WriteBatch::with_capacity(ops);
         let cleared = self.cleared_dbs();
         if self.cleared_every() {
             batch.delete_range([tag::SYSTEM + 1], [0xff]);
