@@ -69,24 +69,47 @@ fn user_key_prefix(user_key: &[u8]) -> [u64; 2] {
     ]
 }
 
-/// One allocation of `LEN_BYTES ++ user_key ++ trailer ++ value`, filled in place (no
-/// intermediate buffer to copy from).
+/// Entries up to this size are assembled in a per-thread buffer and copied into their
+/// allocation in one piece; bigger ones through a `Vec` of their own (two allocations, but
+/// no big buffer kept per thread).
+const SCRATCH_MAX: usize = 64 << 10;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// One allocation of `LEN_BYTES ++ user_key ++ trailer ++ value`. The parts are laid out in a
+/// reused buffer first and the allocation copies them in one `memcpy`: filling a fresh
+/// `Arc<[u8]>` any other way without `unsafe` goes byte by byte.
 fn entry_bytes(user_key: &[u8], trailer: [u8; TRAILER_LEN], value: &[u8]) -> Arc<[u8]> {
     let ikey_len = user_key.len() + TRAILER_LEN;
-    let mut bytes: Arc<[u8]> = std::iter::repeat_n(0u8, LEN_BYTES + ikey_len + value.len())
-        .collect();
-    // A fresh Arc has no other reference, so this always succeeds.
-    if let Some(b) = Arc::get_mut(&mut bytes) {
-        // Keys are at most `MAX_KEY_BYTES` (64 KiB): the length fits in 4 bytes.
-        let len = u32::try_from(ikey_len).unwrap_or(u32::MAX);
-        b[..LEN_BYTES].copy_from_slice(&len.to_le_bytes());
-        let (k, rest) = b[LEN_BYTES..].split_at_mut(user_key.len());
-        k.copy_from_slice(user_key);
-        let (t, v) = rest.split_at_mut(TRAILER_LEN);
-        t.copy_from_slice(&trailer);
-        v.copy_from_slice(value);
+    // Keys are at most `MAX_KEY_BYTES` (64 KiB): the length fits in 4 bytes.
+    let len = u32::try_from(ikey_len).unwrap_or(u32::MAX).to_le_bytes();
+    let fill = |buf: &mut Vec<u8>| {
+        buf.clear();
+        buf.extend_from_slice(&len);
+        buf.extend_from_slice(user_key);
+        buf.extend_from_slice(&trailer);
+        buf.extend_from_slice(value);
+    };
+    let total = LEN_BYTES + ikey_len + value.len();
+    if total > SCRATCH_MAX {
+        let mut buf = Vec::with_capacity(total);
+        fill(&mut buf);
+        return Arc::from(buf);
     }
-    bytes
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut buf) => {
+            fill(&mut buf);
+            Arc::from(&buf[..])
+        }
+        // Not reentrant in practice; a second borrow on this thread builds its own.
+        Err(_) => {
+            let mut buf = Vec::with_capacity(total);
+            fill(&mut buf);
+            Arc::from(buf)
+        }
+    })
 }
 
 impl MemEntry {
