@@ -254,3 +254,76 @@ fn times_to_live_survive_a_restart() {
     }
     assert!(info.contains("keys=1,expires=1"), "{info}");
 }
+
+/// INFO keyspace's line for db0 (`keys=N,expires=M,...`), empty when it has no keys.
+fn db0(c: &mut redis::Connection) -> String {
+    let info = match ok(c, &["INFO", "keyspace"]) {
+        Value::BulkString(b) => String::from_utf8(b).unwrap(),
+        v => panic!("{v:?}"),
+    };
+    info.lines()
+        .find_map(|l| l.strip_prefix("db0:"))
+        .map(|l| l.split(",avg_ttl").next().unwrap_or(l).to_string())
+        .unwrap_or_default()
+}
+
+/// Polls `cond` until it holds (the server reports it), at most 5 s.
+fn until(c: &mut redis::Connection, mut cond: impl FnMut(&mut redis::Connection) -> bool) {
+    for _ in 0..500 {
+        if cond(c) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the condition never held");
+}
+
+/// SET replaces a record it reads once: the key counts, the time to live and the old value
+/// it answers with GET must all come from that one read.
+#[test]
+fn set_keeps_key_counts_and_times_to_live_exact() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["SET", "a", "1", "EX", "100"]);
+    assert_eq!(db0(&mut c), "keys=1,expires=1");
+    ok(&mut c, &["SET", "a", "2"]);
+    assert_eq!(db0(&mut c), "keys=1,expires=0");
+    assert_eq!(ttl(&mut c, "TTL", "a"), -1);
+    ok(&mut c, &["SET", "a", "3", "PX", "100000"]);
+    ok(&mut c, &["SET", "a", "4", "KEEPTTL"]);
+    assert_eq!(db0(&mut c), "keys=1,expires=1");
+    assert!(ttl(&mut c, "TTL", "a") > 0);
+    assert_eq!(ok(&mut c, &["SET", "a", "5", "GET"]), bulk("4"));
+    assert_eq!(db0(&mut c), "keys=1,expires=0");
+    assert_eq!(ok(&mut c, &["SET", "b", "1", "NX"]), Value::Okay);
+    assert_eq!(ok(&mut c, &["SET", "b", "2", "NX"]), Value::Nil);
+    assert_eq!(ok(&mut c, &["SET", "c", "1", "XX"]), Value::Nil);
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(2));
+    // Over another type: the hash goes, the key is counted once.
+    ok(&mut c, &["HSET", "h", "f", "v"]);
+    ok(&mut c, &["SET", "h", "s"]);
+    assert_eq!(
+        ok(&mut c, &["TYPE", "h"]),
+        Value::SimpleString("string".into())
+    );
+    assert_eq!(ok(&mut c, &["DBSIZE"]), int(3));
+    ok(&mut c, &["MSET", "a", "x", "d", "y"]);
+    ok(&mut c, &["SETEX", "e", "100", "v"]);
+    assert_eq!(db0(&mut c), "keys=5,expires=1");
+
+    // A key made persistent keeps its new value after its old deadline passes ("gone", set
+    // alongside, shows that deadline was reached and reclaimed).
+    ok(&mut c, &["SET", "old", "v", "PX", "50"]);
+    ok(&mut c, &["SET", "old", "v2"]);
+    ok(&mut c, &["SET", "gone", "v", "PX", "50"]);
+    until(&mut c, |c| db0(c) == "keys=6,expires=1");
+    assert_eq!(ok(&mut c, &["GET", "old"]), bulk("v2"));
+    assert_eq!(ttl(&mut c, "TTL", "old"), -1);
+
+    // Over a key that has expired, reclaimed or not yet: counted once either way.
+    ok(&mut c, &["SET", "x", "v", "PX", "30"]);
+    until(&mut c, |c| ok(c, &["EXISTS", "x"]) == int(0));
+    assert_eq!(ok(&mut c, &["SET", "x", "w", "NX"]), Value::Okay);
+    assert_eq!(db0(&mut c), "keys=7,expires=1");
+    assert_eq!(ok(&mut c, &["GET", "x"]), bulk("w"));
+}

@@ -330,3 +330,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn op_bytes_is_what_each_operation_adds() {
+    // Lengths on both sides of each varint width (1, 2 and 3 bytes).
+    for len in [0usize, 1, 126, 127, 128, 16_383, 16_384, 70_000] {
+        let key = vec![b'k'; len.min(MAX_KEY_BYTES)];
+        let value = vec![b'v'; len];
+        // A range delete encodes like a put of its two bounds (the server sizes it so).
+        let end = [key.as_slice(), b"\xff"].concat();
+        let mut b = WriteBatch::with_capacity(
+            WriteBatch::op_bytes(&key, Some(&value))
+                + WriteBatch::op_bytes(&key, None)
+                + WriteBatch::op_bytes(&key, Some(&end)),
+        );
+        let capacity = b.rep.capacity();
+        let before = b.approximate_size();
+        b.put(&key, &value);
+        assert_eq!(b.approximate_size() - before, WriteBatch::op_bytes(&key, Some(&value)));
+        let before = b.approximate_size();
+        b.delete(&key);
+        assert_eq!(b.approximate_size() - before, WriteBatch::op_bytes(&key, None));
+        let before = b.approximate_size();
+        b.delete_range(&key, &end);
+        assert_eq!(b.approximate_size() - before, WriteBatch::op_bytes(&key, Some(&end)));
+        // Sized from op_bytes, the buffer never regrew.
+        assert_eq!(b.rep.capacity(), capacity, "len {len}");
+    }
+}

@@ -161,3 +161,25 @@ fn entry_overhead_estimate_matches_resident_memory() {
     );
     assert_eq!(mem.len(), N);
 }
+
+#[test]
+fn entries_on_both_sides_of_the_scratch_limit_keep_their_bytes() {
+    // Up to 64 KiB an entry is assembled in a per-thread buffer; beyond, in one of its own.
+    let mem = MemTable::new();
+    let sizes = [0usize, 1, 100, (64 << 10) - 20, (64 << 10) + 20, 1 << 20];
+    for (i, &n) in sizes.iter().enumerate() {
+        let value: Vec<u8> = (0..n).map(|j| (j * 7 + i) as u8).collect();
+        mem.add(i as u64 + 1, Kind::Put, format!("key{i}").as_bytes(), &value);
+    }
+    // A short entry after a long one must not carry the long one's bytes.
+    mem.add(10, Kind::Put, b"short", b"s");
+    for (i, &n) in sizes.iter().enumerate() {
+        let value: Vec<u8> = (0..n).map(|j| (j * 7 + i) as u8).collect();
+        assert_eq!(
+            mem.get(format!("key{i}").as_bytes(), 100),
+            Some((Kind::Put, value)),
+            "size {n}"
+        );
+    }
+    assert_eq!(mem.get(b"short", 100), Some((Kind::Put, b"s".to_vec())));
+}
