@@ -61,6 +61,17 @@ pub struct Config {
     /// miss cheaper and the index larger).
     #[arg(long, default_value_t = 4096)]
     pub block_bytes: usize,
+    /// Block compression of the engine's tables per level, as a comma-separated list (none,
+    /// lz4, zstd or zstd:LEVEL): entry i for level i, the last entry for every level below.
+    /// The default keeps levels 0 and 1 (the first 256 MiB, the newest data) raw, so reads
+    /// of them decompress nothing, and compresses the levels that hold the bulk.
+    #[arg(long, default_value = "none,none,lz4", value_parser = parse_compression, value_name = "C,...")]
+    pub compression: CompressionPerLevel,
+    /// Read the engine's tables through memory maps (yes) or with pread (no). Uncompressed
+    /// blocks are then read in place, with no system call, no copy and no room in the block
+    /// cache; the pages they touch count in the process's RSS as the page cache's.
+    #[arg(long, default_value = "yes", value_parser = parse_yes_no, value_name = "yes|no", action = clap::ArgAction::Set)]
+    pub mmap_reads: bool,
     /// Memtable size in MiB (the engine's default: large values and write bursts need room;
     /// a small memtable makes every big write wait for a flush).
     #[arg(long, default_value_t = 64)]
@@ -94,6 +105,8 @@ impl Default for Config {
             block_cache_mb: 8,
             bits_per_key: 10.0,
             block_bytes: 4096,
+            compression: CompressionPerLevel::default(),
+            mmap_reads: true,
             memtable_mb: 64,
             threads: 0,
             databases: 16,
@@ -101,6 +114,52 @@ impl Default for Config {
             logfile: None,
         }
     }
+}
+
+/// Block compression per level of the engine (`--compression`): never empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressionPerLevel(pub Vec<bloomkv::Compression>);
+
+impl Default for CompressionPerLevel {
+    fn default() -> Self {
+        use bloomkv::Compression::{Lz4, None};
+        CompressionPerLevel(vec![None, None, Lz4])
+    }
+}
+
+impl std::fmt::Display for CompressionPerLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, c) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+fn parse_yes_no(s: &str) -> Result<bool, String> {
+    match s {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("{s:?}: expected yes or no")),
+    }
+}
+
+fn parse_compression(s: &str) -> Result<CompressionPerLevel, String> {
+    let levels = s
+        .split(',')
+        .map(|c| c.trim().parse::<bloomkv::Compression>())
+        .collect::<Result<Vec<_>, _>>()?;
+    if levels.len() > bloomkv::NUM_LEVELS {
+        return Err(format!(
+            "{} levels given; the engine has {}",
+            levels.len(),
+            bloomkv::NUM_LEVELS
+        ));
+    }
+    Ok(CompressionPerLevel(levels))
 }
 
 impl Config {
@@ -112,6 +171,13 @@ impl Config {
             block_bytes: self.block_bytes.clamp(256, 1 << 20),
             memtable_bytes: (self.memtable_mb << 20).max(64 << 10),
             sync_writes: self.appendfsync == AppendFsync::Always,
+            compression: *self
+                .compression
+                .0
+                .last()
+                .unwrap_or(&bloomkv::Compression::Lz4),
+            compression_per_level: Some(self.compression.0.clone()),
+            mmap_reads: self.mmap_reads,
             // Members of deleted, re-created or expired collections, and expired strings'
             // bytes, are dropped by compaction without a read (store::gc).
             compaction_filter: Some(crate::store::gc::filter()),

@@ -31,17 +31,19 @@ const SECTIONS: &[&str] = &[
 /// Sections only `all`, `everything` or their own name shows (as in Redis).
 const NOT_DEFAULT: &[&str] = &["commandstats"];
 
-/// Resident and virtual memory of this process in bytes, from `/proc/self/statm` (zeros
-/// where there is no /proc).
+/// This process's resident memory in bytes, and the part of it that maps files (tables
+/// read through memory maps: the page cache's pages, which the OS can take back at any
+/// time), from `/proc/self/statm` (zeros where there is no /proc).
 fn process_memory() -> (u64, u64) {
     const PAGE: u64 = 4096;
     let Ok(s) = std::fs::read_to_string("/proc/self/statm") else {
         return (0, 0);
     };
     let mut f = s.split_whitespace().map(|x| x.parse::<u64>().unwrap_or(0));
-    let size = f.next().unwrap_or(0);
+    let _size = f.next();
     let resident = f.next().unwrap_or(0);
-    (resident * PAGE, size * PAGE)
+    let file_backed = f.next().unwrap_or(0);
+    (resident * PAGE, file_backed.min(resident) * PAGE)
 }
 
 /// Peak resident memory in bytes (`VmHWM` of `/proc/self/status`).
@@ -140,14 +142,17 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             shared.store.watches().watched_keys(),
         ),
         "memory" => {
-            let (rss, _) = process_memory();
+            // used_memory is what the server allocated (Redis: its allocator's count); the
+            // mapped tables' pages count only in used_memory_rss.
+            let (rss, mapped) = process_memory();
+            let used = rss - mapped;
             let peak = peak_memory().max(rss);
             let stats = shared.store.db().stats();
             let tables: u64 = stats.levels.iter().map(|l| l.bytes).sum();
             write!(
                 o,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nbloomkv_block_cache_bytes:{}\r\nbloomkv_memtable_bytes:{}\r\nbloomkv_disk_table_bytes:{tables}\r\n",
-                human(rss),
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nbloomkv_block_cache_bytes:{}\r\nbloomkv_memtable_bytes:{}\r\nbloomkv_disk_table_bytes:{tables}\r\n",
+                human(used),
                 human(rss),
                 human(peak),
                 cfg.block_cache_mb << 20,

@@ -80,8 +80,9 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         .get(out_level + 1)
         .map_or(&[], |l| l.as_slice());
     let limit = ctx.opts.grandparent_overlap_limit();
-    // A single table with nothing below it, a filter already sized for the target level and
-    // not too much overlap with the level below that moves down unchanged.
+    // A single table with nothing below it, a filter already sized for the target level, the
+    // target level's compression and not too much overlap with the level below moves down
+    // unchanged.
     if !plan.no_trivial_move && plan.inputs[1].is_empty() && plan.inputs[0].len() == 1 {
         let f = &plan.inputs[0][0];
         let overlap: u64 = grandparents
@@ -93,7 +94,11 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
             .map(|g| g.meta.size)
             .sum();
         let fits = filter_fits(ctx.opts, out_level, f.meta.filter_bits_per_key, filter_bits);
-        if overlap <= limit && fits {
+        // A level that compresses differently gets its tables rewritten, or tables moved
+        // from an uncompressed level would stay uncompressed for good (RocksDB's rule too).
+        let same_codec =
+            ctx.opts.compression_for_level(plan.level) == ctx.opts.compression_for_level(out_level);
+        if overlap <= limit && fits && same_codec {
             edit.new_files.push((out_level, f.meta.clone()));
             return Ok(Outcome {
                 edit,
