@@ -90,21 +90,31 @@ impl DbInner {
             t.snapshot = seq;
             t.checked_immutable = view.imm.is_some();
         }
-        if let Some((kind, value)) = view.mem.get(user_key, seq) {
+        // One hash per lookup: the memtables' key filters and every table filter that hashes
+        // with `filter::hash_key` (every built-in kind) share it.
+        let key_hash = crate::filter::hash_key(user_key);
+        if let Some((kind, value)) = view.mem.get_hashed(user_key, key_hash, seq) {
             if let Some(t) = trace.as_deref_mut() {
                 t.source = "memtable";
             }
             return Ok(visible(kind, value));
         }
-        if let Some((kind, value)) = view.imm.as_ref().and_then(|imm| imm.get(user_key, seq)) {
+        if let Some((kind, value)) = view
+            .imm
+            .as_ref()
+            .and_then(|imm| imm.get_hashed(user_key, key_hash, seq))
+        {
             if let Some(t) = trace.as_deref_mut() {
                 t.source = "immutable memtable";
             }
             return Ok(visible(kind, value));
         }
-        // One hash per lookup, reused by every table built by the database's own policy.
         let policy = &self.opts.filter_policy;
-        let hash = policy.hash_key(user_key);
+        let hash = if policy.uses_default_hash() {
+            key_hash
+        } else {
+            policy.hash_key(user_key)
+        };
         // Most keys are short: build the lookup key on the stack, not the heap.
         let mut stack = [0u8; 64];
         let heap;
@@ -119,15 +129,13 @@ impl DbInner {
             &heap
         };
         // A table built by another policy (a per-level kind) is probed with that policy's
-        // hash: the same one when both hash with `filter::hash_key` (every built-in does),
-        // computed at most once per lookup otherwise.
-        let mut default_hash = policy.uses_default_hash().then_some(hash);
+        // hash: the same one when both hash with `filter::hash_key` (every built-in does).
         for (level, file) in view.version.tables_for_get(user_key) {
             let table = file.reader()?;
             let hash = match table.filter_policy() {
                 Some(p) if !Arc::ptr_eq(p, policy) => {
                     if p.uses_default_hash() {
-                        *default_hash.get_or_insert_with(|| crate::filter::hash_key(user_key))
+                        key_hash
                     } else {
                         p.hash_key(user_key)
                     }

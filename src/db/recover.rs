@@ -539,7 +539,7 @@ fn replay_logs(
 ) -> Result<Replayed> {
     let mut out = Replayed {
         edit: VersionEdit::default(),
-        mem: Arc::new(MemTable::new()),
+        mem: Arc::new(MemTable::with_budget(opts.memtable_bytes)),
         carried: Vec::new(),
         report: RecoveryReport::default(),
     };
@@ -635,7 +635,7 @@ fn replay_into(
                 for meta in table.finish()? {
                     out.edit.new_files.push((0, meta));
                 }
-                out.mem = Arc::new(MemTable::new());
+                out.mem = Arc::new(MemTable::with_budget(opts.memtable_bytes));
                 out.carried.clear();
             }
         }

@@ -25,6 +25,9 @@ use crate::iter::InternalIterator;
 use crate::util::key::{self, KIND_SEEK, Kind, SeqNo, TRAILER_LEN};
 use crate::range_del::{Fragments, RangeTombstone};
 
+mod key_filter;
+use key_filter::KeyFilter;
+
 /// Bytes counted per entry by [`MemTable::approximate_bytes`] on top of the user key and value.
 ///
 /// Where it comes from (64-bit target): the 8-byte trailer of the internal key and the 4-byte
@@ -191,6 +194,9 @@ impl Ord for MemEntry {
 /// `Send + Sync`: any number of threads may read (`get`, `iter`) while one thread adds.
 pub struct MemTable {
     map: SkipMap<MemEntry, ()>,
+    /// The user keys added (point entries and tombstones), so that a lookup of a key this
+    /// memtable lacks skips the search; `None` for a memtable made without a byte budget.
+    keys: Option<KeyFilter>,
     bytes: AtomicUsize,
     entries: AtomicUsize,
     /// Range tombstones, beside the skip list (they cover keys, not one key), as added.
@@ -219,10 +225,19 @@ impl std::fmt::Debug for MemTable {
 }
 
 impl MemTable {
-    /// An empty memtable.
+    /// An empty memtable, without a key filter (every lookup searches the skip list).
     pub fn new() -> MemTable {
+        MemTable::with_budget(0)
+    }
+
+    /// An empty memtable that expects to hold about `memtable_bytes` (as
+    /// [`MemTable::approximate_bytes`] counts them: the `Db` switches at
+    /// `Options::memtable_bytes`), with a key filter of about 1% of that, so lookups of keys
+    /// it lacks skip the skip list. It may hold more; lookups then skip less often.
+    pub fn with_budget(memtable_bytes: usize) -> MemTable {
         MemTable {
             map: SkipMap::new(),
+            keys: KeyFilter::for_budget(memtable_bytes),
             bytes: AtomicUsize::new(0),
             entries: AtomicUsize::new(0),
             range_dels: Mutex::new(Vec::new()),
@@ -284,6 +299,16 @@ impl MemTable {
     /// guarantee it); adding the same internal key again replaces its value and does not
     /// change [`MemTable::len`]. `seq` must be at most [`key::MAX_SEQ`].
     pub fn add(&self, seq: SeqNo, kind: Kind, user_key: &[u8], value: &[u8]) {
+        self.add_hashed(seq, kind, user_key, crate::filter::hash_key(user_key), value);
+    }
+
+    /// [`MemTable::add`] for a caller that has hashed `user_key` already (`hash` is
+    /// [`crate::filter::hash_key`] of it).
+    pub fn add_hashed(&self, seq: SeqNo, kind: Kind, user_key: &[u8], hash: u64, value: &[u8]) {
+        // Before the entry goes in: a reader that can see the entry sees its bits.
+        if let Some(f) = &self.keys {
+            f.add(hash);
+        }
         let entry = MemEntry::new(user_key, seq, kind, value);
         let replaced = Cell::new(false);
         self.map.compare_insert(entry, (), |_| {
@@ -306,8 +331,26 @@ impl MemTable {
     /// `snapshot`: older tables must not be consulted), or `None` when this memtable holds no
     /// version visible at `snapshot`.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(Kind, Vec<u8>)> {
+        self.get_hashed(user_key, crate::filter::hash_key(user_key), snapshot)
+    }
+
+    /// [`MemTable::get`] for a caller that has hashed `user_key` already (`hash` is
+    /// [`crate::filter::hash_key`] of it).
+    pub fn get_hashed(
+        &self,
+        user_key: &[u8],
+        hash: u64,
+        snapshot: SeqNo,
+    ) -> Option<(Kind, Vec<u8>)> {
         let covered = self.covering_range_delete(user_key, snapshot);
-        match (self.get_point(user_key, snapshot), covered) {
+        // An empty memtable (common right after a switch or a reopen) answers from its count,
+        // without touching the filter's words.
+        let point = match &self.keys {
+            _ if self.entries.load(AtomicOrdering::Relaxed) == 0 => None,
+            Some(f) if !f.may_contain(hash) => None,
+            _ => self.get_point(user_key, snapshot),
+        };
+        match (point, covered) {
             (Some((seq, kind, value)), t) if t.is_none_or(|t| t < seq) => Some((kind, value)),
             (_, Some(_)) => Some((Kind::Delete, Vec::new())),
             (_, None) => None,
@@ -331,10 +374,6 @@ impl MemTable {
 
     /// The newest point entry of `user_key` visible at `snapshot`, ignoring range tombstones.
     fn get_point(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(SeqNo, Kind, Vec<u8>)> {
-        // Common right after a switch or a reopen: skip building the search target.
-        if self.entries.load(AtomicOrdering::Relaxed) == 0 {
-            return None;
-        }
         let target = MemEntry::target_parts(user_key, snapshot.min(key::MAX_SEQ), KIND_SEEK);
         let found = self.map.lower_bound(Bound::Included(&target))?;
         let entry = found.key();
