@@ -63,9 +63,10 @@ pub struct Config {
     pub block_bytes: usize,
     /// Block compression of the engine's tables per level, as a comma-separated list (none,
     /// lz4, zstd or zstd:LEVEL): entry i for level i, the last entry for every level below.
-    /// The default keeps levels 0 and 1 (the first 256 MiB, the newest data) raw, so reads
-    /// of them decompress nothing, and compresses the levels that hold the bulk.
-    #[arg(long, default_value = "none,none,lz4", value_parser = parse_compression, value_name = "C,...")]
+    /// `none,none,lz4` keeps levels 0 and 1 (the newest ~256 MiB) raw: reads there
+    /// decompress nothing and, with --mmap-reads, copy nothing, but compressible values are
+    /// flushed and compacted at full size.
+    #[arg(long, default_value = "lz4", value_parser = parse_compression, value_name = "C,...")]
     pub compression: CompressionPerLevel,
     /// Read the engine's tables through memory maps (yes) or with pread (no). Uncompressed
     /// blocks are then read in place, with no system call, no copy and no room in the block
@@ -122,8 +123,7 @@ pub struct CompressionPerLevel(pub Vec<bloomkv::Compression>);
 
 impl Default for CompressionPerLevel {
     fn default() -> Self {
-        use bloomkv::Compression::{Lz4, None};
-        CompressionPerLevel(vec![None, None, Lz4])
+        CompressionPerLevel(vec![bloomkv::Compression::Lz4])
     }
 }
 

@@ -52,8 +52,8 @@ fn flags_parse_with_redis_names_and_defaults() {
 fn compression_is_per_level_and_tables_are_mapped_by_default() {
     use bloomkv::Compression::{Lz4, None, Zstd};
     let o = Config::try_parse_from(["s"]).unwrap().engine_options();
-    assert_eq!(o.compression_per_level, Some(vec![None, None, Lz4]));
-    assert_eq!(o.compression_for_level(1), None);
+    assert_eq!(o.compression_per_level, Some(vec![Lz4]));
+    assert_eq!(o.compression_for_level(0), Lz4);
     assert_eq!(o.compression_for_level(6), Lz4);
     assert!(o.mmap_reads);
     assert_eq!(
@@ -68,12 +68,11 @@ fn compression_is_per_level_and_tables_are_mapped_by_default() {
     assert_eq!(o.compression_for_level(6), Zstd { level: 5 });
     assert!(!o.mmap_reads);
     assert_eq!(c.compression.to_string(), "zstd:5");
-    let c = Config::try_parse_from(["s", "--compression", "none, lz4,zstd"]).unwrap();
-    assert_eq!(c.compression.to_string(), "none,lz4,zstd:3");
-    assert_eq!(
-        c.engine_options().compression_for_level(3),
-        Zstd { level: 3 }
-    );
+    let c = Config::try_parse_from(["s", "--compression", "none, none,zstd"]).unwrap();
+    assert_eq!(c.compression.to_string(), "none,none,zstd:3");
+    let o = c.engine_options();
+    assert_eq!(o.compression_for_level(1), None);
+    assert_eq!(o.compression_for_level(3), Zstd { level: 3 });
 
     for bad in [
         "",
