@@ -19,17 +19,10 @@ fn options(level1_bytes: u64) -> Options {
     }
 }
 
-#[test]
-fn ribbon_table_moves_down_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(
-        options(0).filter_policy_for_level(1).name(),
-        Options::default().filter_policy_for_level(1).name(),
-        "precondition: the default filter kinds"
-    );
-    let db = Db::open(dir.path(), options(64 << 20)).unwrap();
-    // Twice over the same keys: the second compaction into level 1 merges, so level 1 holds
-    // one table written there, with the level's (Ribbon) filter.
+/// Writes the same 2,000 keys twice, flushing each time: the second compaction into level 1
+/// merges, so level 1 holds one table written there, with the level's filter and
+/// compression. Returns the tables (one).
+fn one_table_written_on_level_1(db: &Db) -> Vec<bloomkv::TableStats> {
     for value in [1u8, 2] {
         for i in 0..2_000u32 {
             db.put(format!("a{i:05}"), [value; 100]).unwrap();
@@ -39,6 +32,19 @@ fn ribbon_table_moves_down_unchanged() {
     }
     let tables = db.stats().tables;
     assert_eq!(tables.len(), 1, "precondition: one table ({tables:?})");
+    tables
+}
+
+#[test]
+fn ribbon_table_moves_down_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        options(0).filter_policy_for_level(1).name(),
+        Options::default().filter_policy_for_level(1).name(),
+        "precondition: the default filter kinds"
+    );
+    let db = Db::open(dir.path(), options(64 << 20)).unwrap();
+    let tables = one_table_written_on_level_1(&db);
     let (level, number, bits) = (
         tables[0].level,
         tables[0].file_number,
@@ -84,15 +90,7 @@ fn table_is_rewritten_into_a_level_that_compresses() {
         ..options(level1_bytes)
     };
     let db = Db::open(dir.path(), per_level(64 << 20)).unwrap();
-    for value in [1u8, 2] {
-        for i in 0..2_000u32 {
-            db.put(format!("a{i:05}"), [value; 100]).unwrap();
-        }
-        db.flush().unwrap();
-        db.wait_for_compactions().unwrap();
-    }
-    let tables = db.stats().tables;
-    assert_eq!(tables.len(), 1, "precondition: one table ({tables:?})");
+    let tables = one_table_written_on_level_1(&db);
     assert_eq!(tables[0].level, 1, "precondition: the table is on level 1");
     let (raw_number, raw_bytes) = (tables[0].file_number, tables[0].bytes);
     drop(db);
