@@ -429,9 +429,19 @@ impl<'a> Txn<'a> {
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
-    fn note_write(&mut self, k: &[u8]) {
+    /// Sets overlay entry `k` to `w`, keeping what it replaces in the innermost savepoint's
+    /// undo log: moved there, not cloned (a group of writes to one key, such as a
+    /// collection's metadata, would copy the previous value at every write).
+    fn overlay_set(&mut self, k: Vec<u8>, w: Pending) {
+        self.note_touched(&k);
+        if self.undo.is_empty() {
+            self.writes.insert(k, w);
+            return;
+        }
+        let key = k.clone();
+        let prev = self.writes.insert(k, w);
         if let Some(u) = self.undo.last_mut() {
-            u.writes.push((k.to_vec(), self.writes.get(k).cloned()));
+            u.writes.push((key, prev));
         }
     }
 
@@ -620,16 +630,12 @@ impl<'a> Txn<'a> {
 
     /// Sets engine key `k`.
     pub fn put(&mut self, k: Vec<u8>, v: Vec<u8>) {
-        self.note_write(&k);
-        self.note_touched(&k);
-        self.writes.insert(k, Some(v));
+        self.overlay_set(k, Some(v));
     }
 
     /// Deletes engine key `k`.
     pub fn delete(&mut self, k: Vec<u8>) {
-        self.note_write(&k);
-        self.note_touched(&k);
-        self.writes.insert(k, None);
+        self.overlay_set(k, None);
     }
 
     /// Deletes every engine key `k` with `start <= k < end`: one range tombstone in the
@@ -645,8 +651,10 @@ impl<'a> Txn<'a> {
             .map(|(k, _)| k.clone())
             .collect();
         for k in inside {
-            self.note_write(&k);
-            self.writes.remove(&k);
+            let prev = self.writes.remove(&k);
+            if let Some(u) = self.undo.last_mut() {
+                u.writes.push((k, prev));
+            }
         }
         self.note_touched(&start);
         self.ranges.push((start, end));
