@@ -362,7 +362,8 @@ impl DbInner {
             w.log_number = number;
             w.wal_sync.new_log();
             self.new_wal_tip(w, self.opts.sync_writes);
-            let frozen = std::mem::replace(&mut w.mem, Arc::new(MemTable::with_budget(self.opts.memtable_bytes)));
+            let fresh = Arc::new(MemTable::with_budget(self.opts.memtable_bytes));
+            let frozen = std::mem::replace(&mut w.mem, fresh);
             st.imm = Some((Arc::clone(&frozen), number));
             let mem = Arc::clone(&w.mem);
             self.update_view(&mut st, |v| {

@@ -37,7 +37,8 @@ impl KeyFilter {
         }
         let bits = (memtable_bytes as f64 * BITS_PER_BUDGET_BYTE).ceil() as usize;
         // The word is picked from 32 hash bits: at most 2^32 words (32 GiB of filter).
-        let n = bits.div_ceil(64).clamp(1, 1 << 32);
+        let most = usize::try_from(1u64 << 32).unwrap_or(usize::MAX);
+        let n = bits.div_ceil(64).clamp(1, most);
         Some(KeyFilter {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),
         })
