@@ -5,9 +5,12 @@
 #
 #   cargo build --release -p bloomkv-server -p bloomkv-cluster --bins
 #   RUNS=3 N=20000 cluster/bench/throughput.sh
+#   BASELINE=/path/to/older/bloomkv-cluster RUNS=3 cluster/bench/throughput.sh
 #
 # Prints one CSV line per run: setup,pipeline,run,requests_per_second, then the median of
-# each setup and pipeline depth and the cluster/single ratio. The cluster is driven through
+# each setup and pipeline depth and the cluster/single ratio. With BASELINE, a cluster of
+# that binary runs in the same loop (setup cluster3-base) and the ratio of this build's
+# cluster to it is printed too. The cluster is driven through
 # its leader (a follower would forward every write: one more hop). Figures and the machine
 # they were taken on: docs/CLUSTER.md.
 set -euo pipefail
@@ -32,11 +35,12 @@ start_single() {
   wait_port 16400
 }
 
-start_cluster() {
+start_cluster() { # [binary]
+  local bin=${1:-$BIN/bloomkv-cluster}
   local ic=1=127.0.0.1:17401,2=127.0.0.1:17402,3=127.0.0.1:17403
   for i in 1 2 3; do
     rm -rf "$WORK/n$i"
-    "$BIN/bloomkv-cluster" --node-id $i --port 1640$i --dir "$WORK/n$i" \
+    "$bin" --node-id $i --port 1640$i --dir "$WORK/n$i" \
       --cluster-addr 127.0.0.1:1740$i --initial-cluster $ic 2>"$WORK/n$i.log" &
     NODES[$i]=$!
   done
@@ -61,6 +65,11 @@ for run in $(seq 1 "$RUNS"); do
     start_cluster
     row "cluster3,$p,$run,$(bench 1640"$LEADER" "$p")"
     stop_all "${NODES[@]}"
+    if [[ -n "${BASELINE:-}" ]]; then
+      start_cluster "$BASELINE"
+      row "cluster3-base,$p,$run,$(bench 1640"$LEADER" "$p")"
+      stop_all "${NODES[@]}"
+    fi
   done
 done
 
@@ -71,4 +80,8 @@ median() { # setup pipeline
 for p in 1 16; do
   s=$(median single-always "$p"); c=$(median cluster3 "$p")
   echo "median -P $p: single-always $s, cluster3 $c, ratio $(awk -v c="$c" -v s="$s" 'BEGIN {printf "%.2f", c/s}')"
+  if [[ -n "${BASELINE:-}" ]]; then
+    b=$(median cluster3-base "$p")
+    echo "median -P $p: cluster3-base $b, this build / baseline $(awk -v c="$c" -v b="$b" 'BEGIN {printf "%.2f", c/b}')"
+  fi
 done

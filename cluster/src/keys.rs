@@ -14,8 +14,12 @@
 /// ASCII tag, and slot-prefixed keys with a byte below `0x40`.)
 pub const RESERVED_PREFIX: u8 = 0xFF;
 
-/// Version of both layouts, stored under the `format` keys.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// Version of the log database's layout, stored under [`log::FORMAT`]. 2: an entry's
+/// payload carries a list of requests (a proposal); 1: one request (upgraded on open).
+pub(crate) const LOG_FORMAT_VERSION: u32 = 2;
+
+/// Version of the state-machine database's layout, stored under [`sm::FORMAT`].
+pub(crate) const SM_FORMAT_VERSION: u32 = 1;
 
 pub(crate) mod log {
     pub(crate) const ENTRY: u8 = b'l';

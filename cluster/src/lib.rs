@@ -29,7 +29,9 @@
 //! Each node has a data directory with two databases, so that installing a snapshot (a
 //! checkpoint of the whole state-machine database) never touches the node's own log:
 //!
-//! * `log/`: the Raft log (`l` + big-endian index -> entry) and the vote. Every `append`
+//! * `log/`: the Raft log (`l` + big-endian index -> entry) and the vote. An entry carries
+//!   the client requests the leader proposed together: while its earlier entries are in
+//!   flight, requests wait and share the next one (group commit). Every `append`
 //!   call is one `WriteBatch` (one WAL record); a syncer thread fsyncs the WAL and only then
 //!   calls openraft's callback (appends queued behind one fsync share it). The vote is
 //!   written and fsynced before `save_vote` returns. Truncation and purging are one batch
@@ -50,8 +52,8 @@
 //!
 //! **Determinism.** The leader stamps each request with its clock; the state machine makes
 //! the time non-decreasing along the log and hands it to the machine with a seed derived
-//! from the log index ([`Command`]), so expiry times and random choices are the same on
-//! every node.
+//! from the log index and the request's place in its entry ([`Command`]), so expiry times
+//! and random choices are the same on every node.
 //!
 //! ## Design: snapshots
 //!
@@ -124,7 +126,7 @@ mod tests;
 
 pub use error::{Error, Result};
 pub use keys::RESERVED_PREFIX;
-pub use machine::{Command, Machine, MachineError, seed_for};
+pub use machine::{Command, Machine, MachineError, request_seed, seed_for};
 pub use node::Node;
 pub use node::config::{NodeConfig, parse_initial_cluster};
 pub use node::status::{Events, Member, PeerStatus, Role, Status};

@@ -16,14 +16,15 @@ pub type MachineError = Box<dyn std::error::Error + Send + Sync>;
 /// SRANDMEMBER, a filter's hash seed), never the local clock or a local random source.
 #[derive(Debug, Clone, Copy)]
 pub struct Command<'a> {
-    /// The log index of the entry carrying the request (strictly increasing).
+    /// The log index of the entry carrying the request: non-decreasing along the log, and
+    /// shared by the requests the leader proposed together in one entry (in their order).
     pub index: u64,
     /// Milliseconds since the Unix epoch: the leader's clock when it proposed the entry,
     /// made non-decreasing along the log (a new leader with a slower clock cannot move
     /// time backwards). Identical on every node.
     pub time_ms: u64,
-    /// A pseudo-random 64-bit value derived from `index` alone: identical on every node,
-    /// different for every entry.
+    /// A pseudo-random 64-bit value derived from `index` and the request's position in
+    /// its entry ([`request_seed`]): identical on every node, different for every request.
     pub seed: u64,
     /// The request's bytes, as given to [`crate::Node::write`].
     pub request: &'a [u8],
@@ -78,7 +79,7 @@ pub trait Machine: Send + Sync + 'static {
     fn reset(&self, db: &Db) -> Result<(), MachineError>;
 }
 
-/// The seed [`Command::seed`] carries for log index `index` (SplitMix64 of the index).
+/// A pseudo-random value for log index `index` (SplitMix64 of the index).
 ///
 /// # Examples
 /// ```
@@ -90,4 +91,21 @@ pub fn seed_for(index: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The seed [`Command::seed`] carries for the request at `position` in the entry at log
+/// index `index`: the first request's is [`seed_for`]`(index)`, each later one's is mixed
+/// again with its position, so no two requests' random streams overlap.
+///
+/// # Examples
+/// ```
+/// use bloomkv_cluster::{request_seed, seed_for};
+/// assert_eq!(request_seed(7, 0), seed_for(7));
+/// assert_ne!(request_seed(7, 1), request_seed(7, 2));
+/// ```
+pub fn request_seed(index: u64, position: u64) -> u64 {
+    match position {
+        0 => seed_for(index),
+        p => seed_for(seed_for(index) ^ p),
+    }
 }

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::keys::{self, FORMAT_VERSION, sm as k};
+use crate::keys::{self, SM_FORMAT_VERSION, sm as k};
 use crate::types::{LogId, StoredMembership};
 
 /// What the state-machine database says it holds.
@@ -52,9 +52,9 @@ pub(crate) fn read(db: &Db) -> Result<AppliedState> {
 
 fn check_format(db: &Db) -> Result<()> {
     match get::<u32>(db, k::FORMAT, "format version")? {
-        None | Some(FORMAT_VERSION) => Ok(()),
+        None | Some(SM_FORMAT_VERSION) => Ok(()),
         Some(v) => Err(Error::Storage(format!(
-            "state-machine database {} has format version {v}; this build reads {FORMAT_VERSION}",
+            "state-machine database {} has format version {v}; this build reads {SM_FORMAT_VERSION}",
             db.path().display()
         ))),
     }
@@ -64,7 +64,7 @@ fn check_format(db: &Db) -> Result<()> {
 pub(crate) fn stamp_format(db: &Db) -> Result<()> {
     check_format(db)?;
     if get::<u32>(db, k::FORMAT, "format version")?.is_none() {
-        let v = codec::encode(&FORMAT_VERSION).map_err(Error::Storage)?;
+        let v = codec::encode(&SM_FORMAT_VERSION).map_err(Error::Storage)?;
         db.put(k::FORMAT, v)
             .map_err(|e| Error::db("writing the state-machine format version", e))?;
     }

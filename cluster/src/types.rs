@@ -9,8 +9,8 @@ use crate::snapshot::SnapshotData;
 openraft::declare_raft_types!(
     /// The Raft types of a bloomkv cluster.
     pub(crate) TypeConfig:
-        D = Request,
-        R = Reply,
+        D = Proposal,
+        R = Applied,
         NodeId = u64,
         Node = openraft::BasicNode,
         Entry = openraft::Entry<TypeConfig>,
@@ -29,6 +29,16 @@ pub(crate) type SnapshotMeta = openraft::SnapshotMeta<NodeId, Node>;
 pub(crate) type StorageError = openraft::StorageError<NodeId>;
 pub(crate) type Raft = openraft::Raft<TypeConfig>;
 
+/// What one log entry carries: the client requests the leader proposed together.
+///
+/// Requests that reach the leader while earlier proposals are still in flight wait and go
+/// into one entry (group commit), so they share one append, one fsync and one slot of
+/// every AppendEntries. They are applied in their order here, each on its own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Proposal {
+    pub requests: Vec<Request>,
+}
+
 /// One client request as it travels in the log.
 ///
 /// `(client, id)` names it for deduplication: a retry after a leader change carries the
@@ -45,13 +55,20 @@ pub(crate) struct Request {
     pub body: Vec<u8>,
 }
 
-/// What applying one log entry produced.
+/// What applying one log entry produced (never stored: it goes back to the proposer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Applied {
+    /// One reply per request of the entry's [`Proposal`], in its order.
+    Requests(Vec<Reply>),
+    /// A blank or membership entry: no client waits for it.
+    Internal,
+}
+
+/// What applying one client request produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Reply {
-    /// The machine's answer to a client request (or the saved answer of a duplicate).
+    /// The machine's answer (or the saved answer of a duplicate).
     Response(Vec<u8>),
     /// The request's id is below its client's acknowledged mark: not applied.
     Stale,
-    /// A blank or membership entry: no client waits for it.
-    Internal,
 }

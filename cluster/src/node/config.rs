@@ -57,6 +57,11 @@ pub struct NodeConfig {
     pub keep_logs_after_snapshot: u64,
     /// The bound on sending one whole snapshot.
     pub snapshot_timeout: Duration,
+    /// The leader proposes at most this many log entries at once; client requests that
+    /// arrive meanwhile wait and go into the next entry together (group commit).
+    pub proposals_in_flight: usize,
+    /// The most client requests one log entry carries.
+    pub max_requests_per_entry: usize,
     /// Options of both databases (the log's and the state machine's); their `env` is also
     /// used for the node's own files. `sync_writes` is managed by the node.
     pub options: bloomkv::Options,
@@ -80,6 +85,8 @@ impl NodeConfig {
             snapshot_every: 10_000,
             keep_logs_after_snapshot: 1_000,
             snapshot_timeout: Duration::from_secs(300),
+            proposals_in_flight: 2,
+            max_requests_per_entry: 256,
             options: bloomkv::Options::default(),
             routes: BTreeMap::new(),
         }

@@ -4,20 +4,21 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bloomkv::env::Env;
 use openraft::error::{CheckIsLeaderError, ClientWriteError, ForwardToLeader, RaftError};
 use openraft::{BasicNode, ChangeMembers};
 
 use super::config::NodeConfig;
+use super::proposer::Proposer;
 use super::status::{Events, Member, Role, Status};
 use crate::clock::Stamp;
 use crate::log_store::LogStore;
 use crate::net::client::Transport;
 use crate::net::wire::{Admin, Answer, Done, Op};
 use crate::state_machine::Shared;
-use crate::types::{Node, NodeId, Raft, Reply, Request};
+use crate::types::{Applied, Node, NodeId, Raft, Reply, Request};
 
 pub(crate) struct Core {
     pub(crate) id: NodeId,
@@ -40,6 +41,8 @@ pub(crate) struct Core {
     pub(crate) removed: AtomicBool,
     /// Elections and leader changes, for INFO.
     pub(crate) counters: Counters,
+    /// Client writes go into the log through it, several to an entry.
+    pub(crate) proposer: Proposer,
 }
 
 /// The event counters behind [`Events`].
@@ -61,12 +64,6 @@ impl Counters {
             leader_changes: get(&self.leader_changes),
         }
     }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Core {
@@ -120,34 +117,41 @@ impl Core {
         }
     }
 
-    async fn propose(&self, mut req: Request, wait: Duration) -> Answer {
+    async fn propose(&self, req: Request, wait: Duration) -> Answer {
         if !self.is_leader() {
             return Answer::NotLeader {
                 leader: self.leader(),
                 proposed: false,
             };
         }
-        // The leader's clock, taken once: every node applies the request with this time.
-        req.time_ms = now_ms();
-        match tokio::time::timeout(wait, self.raft.client_write(req)).await {
-            Err(_) => Answer::Unknown,
-            Ok(Ok(resp)) => match resp.data {
-                Reply::Response(b) => Answer::Ok(Done::Reply(b)),
-                Reply::Stale => Answer::Stale,
-                Reply::Internal => {
+        let (outcome, position) = match tokio::time::timeout(wait, self.proposer.propose(req)).await
+        {
+            Ok(Ok(share)) => share,
+            // No answer in time, or the entry was given up: it may still be applied.
+            Err(_) | Ok(Err(_)) => return Answer::Unknown,
+        };
+        match &*outcome {
+            Ok(resp) => match &resp.data {
+                Applied::Requests(replies) => match replies.get(position) {
+                    Some(Reply::Response(b)) => Answer::Ok(Done::Reply(b.clone())),
+                    Some(Reply::Stale) => Answer::Stale,
+                    None => Answer::Refused(format!(
+                        "the entry answered {} requests, not request {position}",
+                        replies.len()
+                    )),
+                },
+                Applied::Internal => {
                     Answer::Refused("a client write applied as an internal entry".into())
                 }
             },
-            Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => {
-                Answer::NotLeader {
-                    leader: self.hint(f),
-                    proposed: true,
-                }
-            }
-            Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => Answer::NotLeader {
+                leader: self.hint(f.clone()),
+                proposed: true,
+            },
+            Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e))) => {
                 Answer::Refused(e.to_string())
             }
-            Ok(Err(RaftError::Fatal(_))) => Answer::NotLeader {
+            Err(RaftError::Fatal(_)) => Answer::NotLeader {
                 leader: None,
                 proposed: true,
             },

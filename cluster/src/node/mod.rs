@@ -4,6 +4,7 @@ pub(crate) mod config;
 pub(crate) mod core;
 pub(crate) mod election;
 pub(crate) mod events;
+mod proposer;
 mod session;
 pub(crate) mod status;
 
@@ -206,6 +207,7 @@ impl Node {
             granted_prevote: crate::clock::Stamp::new(),
             removed: std::sync::atomic::AtomicBool::new(false),
             counters: self::core::Counters::default(),
+            proposer: proposer::Proposer::start(raft.clone(), &config),
         });
         // The node's own tasks: its election timer and the log of what happens to it.
         let (stop_tasks, tasks_stopped) = tokio::sync::watch::channel(false);

@@ -18,11 +18,13 @@ use openraft::{AnyError, EntryPayload, RaftSnapshotBuilder, StorageIOError};
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::machine::{Command, Machine, seed_for};
+use crate::machine::{Command, Machine, request_seed};
 use crate::sm_meta::{self, AppliedState};
 use crate::snapshot::{SnapshotData, SnapshotStore, Stored};
 use crate::state_db::{Generation, Generations, StateDb};
-use crate::types::{Entry, LogId, Reply, SnapshotMeta, StorageError, StoredMembership, TypeConfig};
+use crate::types::{
+    Applied, Entry, LogId, Reply, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
+};
 use dedup::{Check, Dedup};
 
 /// Everything the state machine's handles share.
@@ -55,12 +57,17 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
         .map_err(|e| Error::Storage(format!("state-machine task failed: {e}")))?
 }
 
-/// Where a batch's reply comes from.
+/// Where a request's reply comes from.
 enum Slot {
-    Internal,
     Fresh(usize),
     Answer(Vec<u8>),
     Stale,
+}
+
+/// Where an entry's replies come from.
+enum EntrySlots {
+    Internal,
+    Requests(Vec<Slot>),
 }
 
 impl StateMachine {
@@ -155,7 +162,7 @@ impl Shared {
             .map_err(|e| Error::Storage(format!("the machine could not load a snapshot: {e}")))
     }
 
-    fn apply_blocking(&self, entries: Vec<Entry>) -> Result<Vec<Reply>> {
+    fn apply_blocking(&self, entries: Vec<Entry>) -> Result<Vec<Applied>> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -169,28 +176,32 @@ impl Shared {
         for e in &entries {
             st.applied = Some(e.log_id);
             match &e.payload {
-                EntryPayload::Blank => slots.push(Slot::Internal),
+                EntryPayload::Blank => slots.push(EntrySlots::Internal),
                 EntryPayload::Membership(m) => {
                     st.membership = StoredMembership::new(Some(e.log_id), m.clone());
                     membership_changed = true;
-                    slots.push(Slot::Internal);
+                    slots.push(EntrySlots::Internal);
                 }
-                EntryPayload::Normal(req) => {
-                    st.clock = st.clock.max(req.time_ms);
-                    slots.push(match dedup.check(req, commands.len())? {
-                        Check::New => {
-                            commands.push(Command {
-                                index: e.log_id.index,
-                                time_ms: st.clock,
-                                seed: seed_for(e.log_id.index),
-                                request: &req.body,
-                            });
-                            Slot::Fresh(commands.len() - 1)
-                        }
-                        Check::Answered(a) => Slot::Answer(a),
-                        Check::Pending(pos) => Slot::Fresh(pos),
-                        Check::Stale => Slot::Stale,
-                    });
+                EntryPayload::Normal(proposal) => {
+                    let mut own = Vec::with_capacity(proposal.requests.len());
+                    for (position, req) in proposal.requests.iter().enumerate() {
+                        st.clock = st.clock.max(req.time_ms);
+                        own.push(match dedup.check(req, commands.len())? {
+                            Check::New => {
+                                commands.push(Command {
+                                    index: e.log_id.index,
+                                    time_ms: st.clock,
+                                    seed: request_seed(e.log_id.index, position as u64),
+                                    request: &req.body,
+                                });
+                                Slot::Fresh(commands.len() - 1)
+                            }
+                            Check::Answered(a) => Slot::Answer(a),
+                            Check::Pending(pos) => Slot::Fresh(pos),
+                            Check::Stale => Slot::Stale,
+                        });
+                    }
+                    slots.push(EntrySlots::Requests(own));
                 }
             }
         }
@@ -216,13 +227,18 @@ impl Shared {
         db.write(batch)
             .map_err(|e| Error::db("writing applied entries to the state machine", e))?;
         *self.applied.lock() = st;
+        let reply = |s: Slot| match s {
+            Slot::Fresh(i) => Reply::Response(answers[i].clone()),
+            Slot::Answer(a) => Reply::Response(a),
+            Slot::Stale => Reply::Stale,
+        };
         Ok(slots
             .into_iter()
             .map(|s| match s {
-                Slot::Internal => Reply::Internal,
-                Slot::Fresh(i) => Reply::Response(answers[i].clone()),
-                Slot::Answer(a) => Reply::Response(a),
-                Slot::Stale => Reply::Stale,
+                EntrySlots::Internal => Applied::Internal,
+                EntrySlots::Requests(own) => {
+                    Applied::Requests(own.into_iter().map(reply).collect())
+                }
             })
             .collect())
     }
@@ -241,7 +257,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         Ok((st.applied, st.membership.clone()))
     }
 
-    async fn apply<I>(&mut self, entries: I) -> Result<Vec<Reply>, StorageError>
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<Applied>, StorageError>
     where
         I: IntoIterator<Item = Entry> + openraft::OptionalSend,
         I::IntoIter: openraft::OptionalSend,

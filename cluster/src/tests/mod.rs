@@ -3,5 +3,6 @@
 
 mod dedup;
 mod log_gc;
+mod log_upgrade;
 mod restore;
 mod suite;

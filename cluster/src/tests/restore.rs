@@ -11,17 +11,19 @@ use openraft::{CommittedLeaderId, EntryPayload, LogId, RaftSnapshotBuilder};
 use crate::Error;
 use crate::kv::{KvMachine, KvRequest};
 use crate::state_machine::StateMachine;
-use crate::types::{Entry, Request};
+use crate::types::{Entry, Proposal, Request};
 
 fn set(index: u64) -> Entry {
     Entry {
         log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
-        payload: EntryPayload::Normal(Request {
-            client: 1,
-            id: index,
-            acked_below: index,
-            time_ms: index,
-            body: KvRequest::set(format!("k{index}"), "v").encode(),
+        payload: EntryPayload::Normal(Proposal {
+            requests: vec![Request {
+                client: 1,
+                id: index,
+                acked_below: index,
+                time_ms: index,
+                body: KvRequest::set(format!("k{index}"), "v").encode(),
+            }],
         }),
     }
 }

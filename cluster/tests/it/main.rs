@@ -11,6 +11,7 @@ mod harness;
 
 mod checker;
 mod forward;
+mod group_commit;
 mod linearizable;
 mod membership;
 mod no_leader;

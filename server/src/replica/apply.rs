@@ -4,9 +4,12 @@
 //! The replication layer hands over the requests of one apply call in log order, each with
 //! its log index, the leader's time and a seed. They all run in **one** write set
 //! (`store::Txn`), so a later request reads what an earlier one wrote before anything is
-//! on disk; each request runs with `Ctx::from_log(index, time, seed)`, so its time, its
-//! random choices (SPOP, SRANDMEMBER's sampling, ...) and the versions of the collections it
-//! creates depend on its own entry alone, not on how entries were grouped into calls. The
+//! on disk. The first request of an entry runs with `Ctx::from_log(index, time, seed)`,
+//! later requests of the same entry (the leader proposes concurrent requests together) go
+//! on in the entry's range of versions with their own time and seed; so a request's time,
+//! its random choices (SPOP, SRANDMEMBER's sampling, ...) and the versions of the
+//! collections it creates depend on its entry and its place in it, not on how entries were
+//! grouped into calls. The
 //! write set then becomes the call's batch (`Txn::into_batch`), which the replication layer
 //! writes with its own records, and `Store::committed` updates the key counts.
 //!
@@ -37,11 +40,12 @@ pub const PUBLISH_FRESH_MS: u64 = 10_000;
 /// One committed request, as the replication layer hands it over.
 #[derive(Clone, Copy, Debug)]
 pub struct LogCommand<'a> {
-    /// Its log index (strictly increasing).
+    /// Its log index: non-decreasing; the requests of one entry share it.
     pub index: u64,
     /// The leader's time for it, ms since the Unix epoch (non-decreasing along the log).
     pub time_ms: u64,
-    /// A random value derived from the index (the same on every node).
+    /// A random value derived from the index and the request's place in its entry (the
+    /// same on every node, different for every request).
     pub seed: u64,
     /// The request's bytes ([`Request::encode`]).
     pub request: &'a [u8],
@@ -165,8 +169,12 @@ impl Applier {
         let mut delivered = Vec::new();
         let mut out = Vec::with_capacity(commands.len());
         let mut txn = store.txn_with(Ctx::from_log(first.index, first.time_ms, first.seed));
-        for c in commands {
-            txn.set_ctx(Ctx::from_log(c.index, c.time_ms, c.seed));
+        for (i, c) in commands.iter().enumerate() {
+            if i > 0 && commands[i - 1].index == c.index {
+                txn.next_in_entry(c.time_ms, c.seed);
+            } else {
+                txn.set_ctx(Ctx::from_log(c.index, c.time_ms, c.seed));
+            }
             if !watches.is_empty() {
                 txn.track_touched();
             }

@@ -495,6 +495,14 @@ impl<'a> Txn<'a> {
         self.ctx = ctx;
     }
 
+    /// Moves on to the next request of the same replicated entry: its own time and seed,
+    /// but the entry's range of versions goes on where the previous request left it, so
+    /// that no two requests of one entry make a collection under the same version.
+    pub fn next_in_entry(&mut self, now_ms: u64, seed: u64) {
+        self.ctx.now_ms = now_ms;
+        self.ctx.rng = seed;
+    }
+
     /// A pseudo-random number, the same on every replica for the same log entry.
     pub fn rand_u64(&mut self) -> u64 {
         self.ctx.rng = self.ctx.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);

@@ -350,3 +350,55 @@ fn the_same_log_leaves_the_same_state_however_it_is_grouped() {
         vec![Answer::Reply(Reply::NilArray)]
     );
 }
+
+/// Requests the leader proposed together share their entry's log index: each collection
+/// they create still gets a version of its own. A set deleted and made again by later
+/// requests of the same entry must not show the old set's members, which are dropped
+/// lazily, under the version they were written with.
+#[test]
+fn requests_of_one_entry_make_collections_of_their_own() {
+    let t = 1_700_000_000_000u64;
+    let requests = || {
+        vec![
+            Request::Commands(vec![cmd(&["SADD", "s", "a"])]),
+            Request::Commands(vec![cmd(&["DEL", "s"])]),
+            Request::Commands(vec![cmd(&["SADD", "s", "b"])]),
+            Request::Commands(vec![cmd(&["HSET", "h", "f", "v"])]),
+            Request::Commands(vec![cmd(&["DEL", "h"])]),
+            Request::Commands(vec![cmd(&["HSET", "h", "g", "w"])]),
+            Request::Commands(vec![cmd(&["SMEMBERS", "s"]), cmd(&["HGETALL", "h"])]),
+        ]
+    };
+    let n = node();
+    let encoded: Vec<Vec<u8>> = requests().iter().map(Request::encode).collect();
+    let cmds: Vec<LogCommand<'_>> = encoded
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| LogCommand {
+            index: 5,
+            time_ms: t,
+            seed: 0x5EED + i as u64,
+            request: bytes,
+        })
+        .collect();
+    let mut batch = WriteBatch::new();
+    let out = n.applier.apply(&cmds, &mut batch).unwrap();
+    n.db.write(batch).unwrap();
+    let last = decode_answers(out.last().unwrap()).unwrap();
+    assert!(
+        matches!(&last[0], Answer::Reply(Reply::Array(v) | Reply::Set(v)) if *v == [Reply::bulk("b")]),
+        "SMEMBERS s: {:?}",
+        last[0]
+    );
+    assert_eq!(
+        last[1],
+        Answer::Reply(Reply::Map(vec![(Reply::bulk("g"), Reply::bulk("w"))])),
+        "HGETALL h"
+    );
+
+    // The same requests as entries of their own answer the same.
+    let alone = node();
+    let single: Vec<(u64, Request)> = requests().into_iter().map(|r| (t, r)).collect();
+    let answers = run(&alone, &single, 1);
+    assert_eq!(answers.last().unwrap(), &last);
+}

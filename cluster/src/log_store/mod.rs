@@ -7,6 +7,9 @@
 //! more than one fsync per append). `save_vote` writes and fsyncs before it returns.
 //! Truncation and purging are single batches with a range delete; `m/purged` is written in
 //! the purge's batch. The first and last log ids live in memory, read once at open.
+//! A log in an older layout is rewritten in the current one when it is opened ([`upgrade`]).
+
+pub(crate) mod upgrade;
 
 use std::fmt::Debug;
 use std::io;
@@ -23,7 +26,7 @@ use parking_lot::Mutex;
 
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::keys::{self, FORMAT_VERSION, log as k};
+use crate::keys::{self, LOG_FORMAT_VERSION, log as k};
 use crate::types::{Entry, LogId, StorageError, TypeConfig, Vote};
 
 /// The log store; clones share it (openraft's log readers are clones).
@@ -133,14 +136,23 @@ impl LogStore {
             .map_err(|e| Error::db(format!("opening the log database {}", dir.display()), e))?;
         match decode_at::<u32>(&db, k::FORMAT, "format version")? {
             None => {
-                let v = codec::encode(&FORMAT_VERSION).map_err(Error::Storage)?;
+                let v = codec::encode(&LOG_FORMAT_VERSION).map_err(Error::Storage)?;
                 db.put(k::FORMAT, v)
                     .map_err(|e| Error::db("writing the log format version", e))?;
             }
-            Some(FORMAT_VERSION) => {}
+            Some(LOG_FORMAT_VERSION) => {}
+            Some(1) => {
+                let n = upgrade::from_v1(&db)?;
+                tracing::info!(
+                    target: "bloomkv_cluster::events",
+                    "log {} upgraded from format 1 to {LOG_FORMAT_VERSION} ({n} entries rewritten)",
+                    dir.display()
+                );
+            }
             Some(v) => {
                 return Err(Error::Storage(format!(
-                    "log database {} has format version {v}; this build reads {FORMAT_VERSION}",
+                    "log database {} has format version {v}; this build reads 1 and \
+                     {LOG_FORMAT_VERSION}",
                     dir.display()
                 )));
             }
