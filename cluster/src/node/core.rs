@@ -43,6 +43,8 @@ pub(crate) struct Core {
     pub(crate) counters: Counters,
     /// Client writes go into the log through it, several to an entry.
     pub(crate) proposer: Proposer,
+    /// Linearizable reads on this node share read indexes through it.
+    pub(crate) read_indexes: super::read_index::ReadIndexes,
 }
 
 /// The event counters behind [`Events`].

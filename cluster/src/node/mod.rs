@@ -5,6 +5,8 @@ pub(crate) mod core;
 pub(crate) mod election;
 pub(crate) mod events;
 mod proposer;
+mod read_index;
+mod route;
 mod session;
 pub(crate) mod status;
 
@@ -28,10 +30,10 @@ use self::status::{PeerStatus, Role, Status};
 use crate::error::{Error, Result};
 use crate::log_store::LogStore;
 use crate::machine::Machine;
-use crate::net::client::{CallError, NetworkFactory, Transport};
+use crate::net::client::{NetworkFactory, Transport};
 use crate::net::routes::Routes;
 use crate::net::server;
-use crate::net::wire::{Admin, Answer, Done, Op};
+use crate::net::wire::{Admin, Done, Op};
 use crate::state_db::StateDb;
 use crate::state_machine::StateMachine;
 use crate::types::{Raft, Request};
@@ -208,6 +210,7 @@ impl Node {
             removed: std::sync::atomic::AtomicBool::new(false),
             counters: self::core::Counters::default(),
             proposer: proposer::Proposer::start(raft.clone(), &config),
+            read_indexes: read_index::ReadIndexes::default(),
         });
         // The node's own tasks: its election timer and the log of what happens to it.
         let (stop_tasks, tasks_stopped) = tokio::sync::watch::channel(false);
@@ -313,7 +316,7 @@ impl Node {
             time_ms: 0,
             body: request.into(),
         };
-        let result = self.route(Op::Write(req)).await;
+        let result = self.core.route(Op::Write(req)).await;
         self.session.end(id);
         match result? {
             Done::Reply(b) => Ok(b),
@@ -324,7 +327,7 @@ impl Node {
     /// Waits until a read of [`Node::state_db`] on this node sees every write acknowledged
     /// (anywhere in the cluster) before this call: asks the leader for its read index (the
     /// leader confirms its leadership with a quorum first), then waits until this node has
-    /// applied up to it. Concurrent reads may share one barrier.
+    /// applied up to it. Concurrent reads on one node share one request for the read index.
     ///
     /// # Errors
     /// [`Error::NoLeader`] when no leader could confirm in time; [`Error::Timeout`] when this
@@ -332,10 +335,7 @@ impl Node {
     pub async fn linearizable_read_barrier(&self) -> Result<()> {
         self.core.check_member()?;
         let start = Instant::now();
-        let index = match self.route(Op::ReadIndex).await? {
-            Done::Index(i) => i,
-            other => return Err(Error::Storage(format!("a read index answered {other:?}"))),
-        };
+        let index = self.core.shared_read_index().await?;
         if self.core.sm.applied().is_some_and(|a| a.index >= index) || index == 0 {
             return Ok(());
         }
@@ -406,7 +406,7 @@ impl Node {
     }
 
     async fn admin(&self, a: Admin) -> Result<()> {
-        self.route(Op::Admin(a)).await.map(|_| ())
+        self.core.route(Op::Admin(a)).await.map(|_| ())
     }
 
     /// This node's status (role, term, leader, log and applied indexes; replication
@@ -483,96 +483,5 @@ impl Node {
             }
         }
         r.map_err(|e| Error::Stopped(format!("Raft core: {e}")))
-    }
-
-    /// Routes `op` to the leader (this node or another), across elections and leader
-    /// changes, within the request timeout.
-    async fn route(&self, op: Op) -> Result<Done> {
-        let core = &self.core;
-        let start = Instant::now();
-        let deadline = start + core.config.request_timeout;
-        let is_write = matches!(op, Op::Write(_));
-        // Whether a write may have reached a leader's log (then the outcome is unknown).
-        let mut maybe_applied = false;
-        let mut hint: Option<(u64, String)> = None;
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                let waited = start.elapsed();
-                return Err(if maybe_applied {
-                    Error::Timeout { waited }
-                } else {
-                    Error::NoLeader { waited }
-                });
-            }
-            if core.raft.metrics().borrow().running_state.is_err() {
-                return Err(Error::Stopped("the Raft core has stopped".into()));
-            }
-            let left = deadline - now;
-            let target = hint.take().or_else(|| core.leader());
-            let target_id = target.as_ref().map(|t| t.0);
-            let answer = match target {
-                None => {
-                    self.wait_for_change(left).await;
-                    continue;
-                }
-                Some((id, _)) if id == core.id => core.serve(&op, left).await,
-                Some((id, addr)) => {
-                    let attempt = left.min(core.config.forward_attempt_timeout);
-                    // A leader that died with its machine answers nothing: the attempt would
-                    // wait its whole timeout. Once another leader is known, the attempt is
-                    // given up (its outcome unknown) and the request goes there, with the
-                    // same request id, so it is applied once either way.
-                    let forwarded = tokio::select! {
-                        r = core.transport.forward(&addr, &op, attempt) => r,
-                        () = self.leader_other_than(id) => Err(CallError::Timeout),
-                    };
-                    match forwarded {
-                        Ok(a) => a,
-                        Err(CallError::NotSent(_)) => {
-                            self.wait_for_change(left).await;
-                            continue;
-                        }
-                        Err(CallError::Timeout | CallError::Broken(_)) => {
-                            maybe_applied |= is_write;
-                            continue;
-                        }
-                    }
-                }
-            };
-            match answer {
-                Answer::Ok(done) => return Ok(done),
-                Answer::Stale => return Err(Error::Stale),
-                Answer::Refused(why) => return Err(Error::Membership(why)),
-                Answer::Unknown => maybe_applied |= is_write,
-                Answer::NotLeader { leader, proposed } => {
-                    maybe_applied |= is_write && proposed;
-                    match leader {
-                        Some(l) if Some(l.0) != target_id => hint = Some(l),
-                        _ => self.wait_for_change(left).await,
-                    }
-                }
-            }
-        }
-    }
-
-    /// Resolves once this node knows of a leader other than `id` (never, if it shuts down).
-    async fn leader_other_than(&self, id: u64) {
-        let mut rx = self.core.raft.metrics();
-        loop {
-            if rx.borrow().current_leader.is_some_and(|l| l != id) {
-                return;
-            }
-            if rx.changed().await.is_err() {
-                return std::future::pending().await;
-            }
-        }
-    }
-
-    /// Waits a little for the Raft metrics to change (a leader elected), at most `left`.
-    async fn wait_for_change(&self, left: Duration) {
-        let mut rx = self.core.raft.metrics();
-        let pause = left.min(Duration::from_millis(50));
-        let _ = tokio::time::timeout(pause, rx.changed()).await;
     }
 }

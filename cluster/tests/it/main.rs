@@ -18,4 +18,5 @@ mod no_leader;
 mod power_cut;
 mod proxy;
 mod retry_once;
+mod shared_reads;
 mod snapshot_catch_up;
