@@ -6,6 +6,7 @@
 #   cargo build --release -p bloomkv-server -p bloomkv-cluster --bins
 #   RUNS=3 N=20000 cluster/bench/throughput.sh
 #   BASELINE=/path/to/older/bloomkv-cluster RUNS=3 cluster/bench/throughput.sh
+#   TEST=get RUNS=3 cluster/bench/throughput.sh   # linearizable GETs of 100k keys, filled first
 #
 # Prints one CSV line per run: setup,pipeline,run,requests_per_second, then the median of
 # each setup and pipeline depth and the cluster/single ratio. With BASELINE, a cluster of
@@ -17,6 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
 N=${N:-20000}
+TEST=${TEST:-set}
+case $TEST in
+  set) KEYS=1000000 ;;
+  get) KEYS=100000 ;;
+  *) echo "TEST is set or get" >&2; exit 2 ;;
+esac
 BIN=target/release
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -24,7 +31,10 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 wait_port() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
 
 bench() { # port pipeline
-  redis-benchmark -p "$1" -c 50 -n "$N" -t set -d 100 -r 1000000 -P "$2" -q 2>/dev/null \
+  if [[ $TEST == get ]]; then # most GETs find their key
+    redis-benchmark -p "$1" -c 50 -n 100000 -t set -d 100 -r 100000 -P 16 -q >/dev/null 2>&1
+  fi
+  redis-benchmark -p "$1" -c 50 -n "$N" -t "$TEST" -d 100 -r "$KEYS" -P "$2" -q 2>/dev/null \
     | tr '\r' '\n' | awk '/requests per second/ {for (i=1;i<=NF;i++) if ($i ~ /^[0-9.]+$/) v=$i} END {print v}'
 }
 
