@@ -17,7 +17,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::{Conn, Flow, MAX_GROUP, OUT_CHUNK, is_heavy, micros, unknown_command};
+use super::group::{MAX_GROUP, is_heavy};
+use super::{Conn, Flow, OUT_CHUNK, micros, unknown_command};
 use crate::cmd::{self, Kind};
 use crate::replica::codec::{Answer, Request, decode_answers};
 use crate::replica::{Cluster, Membership, ReplicaError, report};
