@@ -25,7 +25,7 @@ use crate::snapshot::stream;
 use crate::types::{Node, NodeId, TypeConfig, Vote};
 
 /// A failed call.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum CallError {
     /// The request never left (connection refused, no route): it was certainly not handled.
     NotSent(String),

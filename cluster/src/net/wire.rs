@@ -31,6 +31,9 @@ pub(crate) enum Op {
     ReadIndex,
     /// A membership change.
     Admin(Admin),
+    /// Client writes a follower forwards together (each with its dedup identity): the
+    /// leader answers each with [`Done::Answers`], in order.
+    Writes(Vec<Request>),
 }
 
 /// An operation as sent to another node, with the time the sender still waits.
@@ -46,10 +49,12 @@ pub(crate) enum Done {
     Reply(Vec<u8>),
     Index(u64),
     Unit,
+    /// One answer per write of an [`Op::Writes`].
+    Answers(Vec<Answer>),
 }
 
 /// How a node answered an operation.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) enum Answer {
     Ok(Done),
     /// Not (or no longer) the leader; the leader it knows, if any. `proposed`: the

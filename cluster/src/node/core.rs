@@ -43,6 +43,8 @@ pub(crate) struct Core {
     pub(crate) counters: Counters,
     /// Client writes go into the log through it, several to an entry.
     pub(crate) proposer: Proposer,
+    /// A follower's forwarded writes go to the leader through it, several to a call.
+    pub(crate) forwarder: super::forwarder::Forwarder,
     /// Linearizable reads on this node share read indexes through it.
     pub(crate) read_indexes: super::read_index::ReadIndexes,
 }
@@ -116,6 +118,16 @@ impl Core {
             Op::Write(req) => self.propose(req.clone(), wait).await,
             Op::ReadIndex => self.read_index(wait).await,
             Op::Admin(a) => self.admin(a.clone(), wait).await,
+            Op::Writes(reqs) => {
+                if !self.is_leader() {
+                    return Answer::NotLeader {
+                        leader: self.leader(),
+                        proposed: false,
+                    };
+                }
+                let each = reqs.iter().map(|r| self.propose(r.clone(), wait));
+                Answer::Ok(Done::Answers(futures_util::future::join_all(each).await))
+            }
         }
     }
 

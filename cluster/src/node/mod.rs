@@ -4,6 +4,7 @@ pub(crate) mod config;
 pub(crate) mod core;
 pub(crate) mod election;
 pub(crate) mod events;
+mod forwarder;
 mod proposer;
 mod read_index;
 mod route;
@@ -196,6 +197,7 @@ impl Node {
         let raft = Raft::new(id, Arc::new(raft_config), network, log, sm)
             .await
             .map_err(|e| Error::Stopped(format!("starting Raft: {e}")))?;
+        let forward_transport = transport.clone();
         let core = Arc::new(Core {
             id,
             raft: raft.clone(),
@@ -210,6 +212,7 @@ impl Node {
             removed: std::sync::atomic::AtomicBool::new(false),
             counters: self::core::Counters::default(),
             proposer: proposer::Proposer::start(raft.clone(), &config),
+            forwarder: forwarder::Forwarder::start(forward_transport, &config),
             read_indexes: read_index::ReadIndexes::default(),
         });
         // The node's own tasks: its election timer and the log of what happens to it.

@@ -47,8 +47,16 @@ impl Core {
                     // wait its whole timeout. Once another leader is known, the attempt is
                     // given up (its outcome unknown) and the request goes there, with the
                     // same request id, so it is applied once either way.
+                    let send = async {
+                        match &op {
+                            Op::Write(req) => {
+                                core.forwarder.forward(&addr, req.clone(), attempt).await
+                            }
+                            _ => core.transport.forward(&addr, &op, attempt).await,
+                        }
+                    };
                     let forwarded = tokio::select! {
-                        r = core.transport.forward(&addr, &op, attempt) => r,
+                        r = send => r,
                         () = self.leader_other_than(id) => Err(CallError::Timeout),
                     };
                     match forwarded {

@@ -48,3 +48,36 @@ async fn concurrent_writes_share_entries_and_each_is_applied_once() {
         );
     }
 }
+
+/// Followers forward concurrent writes to the leader several to a call: each write still
+/// gets its own answer (an INCR of its own key by its own amount answers that amount).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_forwarded_together_each_get_their_own_answer() {
+    let c = Cluster::start(3, |_| {}).await;
+    let leader = c.wait_leader().await;
+    let followers: Vec<u64> = c.running().into_iter().filter(|&id| id != leader).collect();
+    let tasks: Vec<_> = (1..=300i64)
+        .map(|i| {
+            let node = c.node(followers[i as usize % followers.len()]);
+            tokio::spawn(async move {
+                let reply = node
+                    .write(KvRequest::incr(format!("k{i}"), i).encode())
+                    .await
+                    .unwrap();
+                (i, KvResponse::decode(&reply).unwrap())
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (i, r) = t.await.unwrap();
+        assert_eq!(r, KvResponse::Int(i), "k{i}");
+    }
+    let n = c.node(leader);
+    n.linearizable_read_barrier().await.unwrap();
+    for i in [1i64, 150, 300] {
+        assert_eq!(
+            KvMachine::get(&n.state_db(), format!("k{i}").as_bytes()).unwrap(),
+            Some(i.to_string().into_bytes())
+        );
+    }
+}
