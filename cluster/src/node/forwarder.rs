@@ -9,11 +9,11 @@
 //! A call that takes longer than a heartbeat interval (a leader that died) gives its slot
 //! to the next call, so writes re-routed to a new leader are not held behind it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
+use super::batch::{Batches, holding_slot};
 use super::config::NodeConfig;
 use crate::net::client::{CallError, Transport};
 use crate::net::wire::{Answer, Done, Op};
@@ -22,7 +22,7 @@ use crate::types::Request;
 /// The most writes one call carries.
 const MAX_WRITES: usize = 256;
 
-/// The most entries in flight at once.
+/// The most calls out at once.
 const IN_FLIGHT: usize = 2;
 
 type Outcome = Result<Answer, CallError>;
@@ -69,37 +69,17 @@ impl Forwarder {
     }
 }
 
-async fn run(transport: Transport, mut rx: mpsc::UnboundedReceiver<Waiting>, hold: Duration) {
-    let slots = Arc::new(Semaphore::new(IN_FLIGHT));
+async fn run(transport: Transport, rx: mpsc::UnboundedReceiver<Waiting>, hold: Duration) {
+    let mut batches = Batches::new(rx, IN_FLIGHT, MAX_WRITES);
     // A write for another address than the call being filled starts the next call.
-    let mut carried: Option<Waiting> = None;
-    loop {
-        let first = match carried.take() {
-            Some(w) => w,
-            None => match rx.recv().await {
-                Some(w) => w,
-                None => return,
-            },
-        };
-        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-            return;
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_WRITES {
-            let Ok(w) = rx.try_recv() else { break };
-            if w.addr != batch[0].addr {
-                carried = Some(w);
-                break;
-            }
-            batch.push(w);
+    let fits = |batch: &[Waiting], next: &Waiting| next.addr == batch[0].addr;
+    // A write whose caller stopped waiting has been given up: not sending it is one of
+    // the outcomes that allowed.
+    let gone = |w: &Waiting| w.done.is_closed();
+    while let Some((batch, slot)) = batches.next(fits, gone).await {
+        if !batch.is_empty() {
+            tokio::spawn(call(transport.clone(), batch, slot, hold));
         }
-        // A write whose caller stopped waiting has been given up: not sending it is one of
-        // the outcomes that allowed.
-        batch.retain(|w| !w.done.is_closed());
-        if batch.is_empty() {
-            continue;
-        }
-        tokio::spawn(call(transport.clone(), batch, slot, hold));
     }
 }
 
@@ -116,16 +96,7 @@ async fn call(
     let (requests, waiters): (Vec<Request>, Vec<oneshot::Sender<Outcome>>) =
         batch.into_iter().map(|w| (w.request, w.done)).unzip();
     let op = Op::Writes(requests);
-    let sent = transport.forward(&addr, &op, timeout);
-    tokio::pin!(sent);
-    let mut slot = Some(slot);
-    let result = loop {
-        tokio::select! {
-            r = &mut sent => break r,
-            () = tokio::time::sleep(hold), if slot.is_some() => slot = None,
-        }
-    };
-    drop(slot);
+    let result = holding_slot(transport.forward(&addr, &op, timeout), slot, hold).await;
     match result {
         Ok(Answer::Ok(Done::Answers(answers))) if answers.len() == n => {
             for (done, a) in waiters.into_iter().zip(answers) {

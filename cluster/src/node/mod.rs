@@ -1,5 +1,6 @@
 //! The node API the server sits on: start, write, read barrier, membership, status.
 
+mod batch;
 pub(crate) mod config;
 pub(crate) mod core;
 pub(crate) mod election;

@@ -19,8 +19,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::raft::ClientWriteResponse;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
+use super::batch::{Batches, holding_slot};
 use super::config::NodeConfig;
 use crate::types::{Node, NodeId, Proposal, Raft, Request, TypeConfig};
 
@@ -88,50 +89,24 @@ struct Limits {
     give_up: Duration,
 }
 
-async fn run(raft: Raft, mut rx: mpsc::UnboundedReceiver<Waiting>, limits: Limits) {
-    let slots = Arc::new(Semaphore::new(limits.in_flight));
-    // A request that did not fit the previous entry starts the next one.
-    let mut carried: Option<Waiting> = None;
-    loop {
-        let first = match carried.take() {
-            Some(w) => w,
-            None => match rx.recv().await {
-                Some(w) => w,
-                None => return,
-            },
-        };
-        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-            return;
-        };
-        // Everything that arrived while the slot was taken joins this entry.
-        let mut bytes = first.request.body.len();
-        let mut batch = vec![first];
-        while batch.len() < limits.max_requests {
-            let Ok(w) = rx.try_recv() else { break };
-            if bytes + w.request.body.len() > MAX_ENTRY_BYTES {
-                carried = Some(w);
-                break;
-            }
-            bytes += w.request.body.len();
-            batch.push(w);
+async fn run(raft: Raft, rx: mpsc::UnboundedReceiver<Waiting>, limits: Limits) {
+    let mut batches = Batches::new(rx, limits.in_flight, limits.max_requests);
+    let fits = |batch: &[Waiting], next: &Waiting| {
+        let bytes: usize = batch.iter().map(|w| w.request.body.len()).sum();
+        bytes + next.request.body.len() <= MAX_ENTRY_BYTES
+    };
+    // A request whose caller stopped waiting (it answered "unknown") is left out: not
+    // applying it is one of the outcomes that answer allowed.
+    let gone = |w: &Waiting| w.done.is_closed();
+    while let Some((batch, slot)) = batches.next(fits, gone).await {
+        if !batch.is_empty() {
+            tokio::spawn(propose(raft.clone(), batch, slot, limits));
         }
-        // A request whose caller stopped waiting (it answered "unknown") is left out:
-        // not applying it is one of the outcomes that answer allowed.
-        batch.retain(|w| !w.done.is_closed());
-        if batch.is_empty() {
-            continue;
-        }
-        tokio::spawn(propose(raft.clone(), batch, slot, limits));
     }
 }
 
 /// Proposes `batch` as one entry and hands each caller its share of the outcome.
-async fn propose(
-    raft: Raft,
-    batch: Vec<Waiting>,
-    slot: tokio::sync::OwnedSemaphorePermit,
-    limits: Limits,
-) {
+async fn propose(raft: Raft, batch: Vec<Waiting>, slot: OwnedSemaphorePermit, limits: Limits) {
     // The leader's clock, taken once: every node applies the entry with this time.
     let time_ms = now_ms();
     let (requests, waiters): (Vec<Request>, Vec<oneshot::Sender<Share>>) = batch
@@ -141,18 +116,14 @@ async fn propose(
             (w.request, w.done)
         })
         .unzip();
-    let start = tokio::time::Instant::now();
     let write = raft.client_write(Proposal { requests });
-    tokio::pin!(write);
-    let mut slot = Some(slot);
-    let result = loop {
-        tokio::select! {
-            r = &mut write => break Some(r),
-            () = tokio::time::sleep_until(start + limits.hold), if slot.is_some() => slot = None,
-            () = tokio::time::sleep_until(start + limits.give_up) => break None,
-        }
-    };
-    drop(slot);
+    let result = holding_slot(
+        tokio::time::timeout(limits.give_up, write),
+        slot,
+        limits.hold,
+    )
+    .await
+    .ok();
     // Given up: the waiters' channels close unanswered (the entry may still be applied).
     let Some(result) = result else { return };
     let outcome = Arc::new(result);
