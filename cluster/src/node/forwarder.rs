@@ -72,11 +72,11 @@ impl Forwarder {
 async fn run(transport: Transport, rx: mpsc::UnboundedReceiver<Waiting>, hold: Duration) {
     let mut batches = Batches::new(rx, IN_FLIGHT, MAX_WRITES);
     // A write for another address than the call being filled starts the next call.
-    let fits = |batch: &[Waiting], next: &Waiting| next.addr == batch[0].addr;
+    let same_leader = |first: &Waiting, next: &Waiting| next.addr == first.addr;
     // A write whose caller stopped waiting has been given up: not sending it is one of
     // the outcomes that allowed.
     let gone = |w: &Waiting| w.done.is_closed();
-    while let Some((batch, slot)) = batches.next(fits, gone).await {
+    while let Some((batch, slot)) = batches.next(same_leader, |_| 0, usize::MAX, gone).await {
         if !batch.is_empty() {
             tokio::spawn(call(transport.clone(), batch, slot, hold));
         }

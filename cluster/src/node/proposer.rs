@@ -91,14 +91,11 @@ struct Limits {
 
 async fn run(raft: Raft, rx: mpsc::UnboundedReceiver<Waiting>, limits: Limits) {
     let mut batches = Batches::new(rx, limits.in_flight, limits.max_requests);
-    let fits = |batch: &[Waiting], next: &Waiting| {
-        let bytes: usize = batch.iter().map(|w| w.request.body.len()).sum();
-        bytes + next.request.body.len() <= MAX_ENTRY_BYTES
-    };
     // A request whose caller stopped waiting (it answered "unknown") is left out: not
     // applying it is one of the outcomes that answer allowed.
     let gone = |w: &Waiting| w.done.is_closed();
-    while let Some((batch, slot)) = batches.next(fits, gone).await {
+    let body = |w: &Waiting| w.request.body.len();
+    while let Some((batch, slot)) = batches.next(|_, _| true, body, MAX_ENTRY_BYTES, gone).await {
         if !batch.is_empty() {
             tokio::spawn(propose(raft.clone(), batch, slot, limits));
         }
