@@ -4,6 +4,11 @@
 //! out waits for the next one, which starts after the current one ends. The next request
 //! starts after the read arrived, so the index it returns covers every write acknowledged
 //! before the read began, as the read's own request would have.
+//!
+//! A request that takes longer than a heartbeat interval (a leader that died, a node cut
+//! off) stops holding back the reads behind it: the next request starts while it goes on,
+//! so a read that arrives after a heal waits for a round of its own, not first for the end
+//! of one that began during the fault.
 
 use std::sync::Arc;
 
@@ -54,24 +59,55 @@ impl Core {
     }
 }
 
-/// Asks for read indexes while reads wait for one, one request at a time.
+/// Asks for read indexes while reads wait for one, one request at a time (a slow one
+/// aside, see the module's doc).
 async fn rounds(core: Arc<Core>) {
+    let mut running = Running {
+        core: &core,
+        ended: false,
+    };
     loop {
         let waiting = {
             let mut r = core.read_indexes.round.lock();
             if r.waiting.is_empty() {
                 r.running = false;
+                running.ended = true;
                 return;
             }
             std::mem::take(&mut r.waiting)
         };
-        let index = match core.route(Op::ReadIndex).await {
-            Ok(Done::Index(i)) => Ok(i),
-            Ok(other) => Err(Error::Storage(format!("a read index answered {other:?}"))),
-            Err(e) => Err(e),
-        };
-        for tx in waiting {
-            let _ = tx.send(index.as_ref().copied().map_err(copy));
+        let round = tokio::spawn(round(Arc::clone(&core), waiting));
+        // A round that panics drops its waiters' senders: they answer "stopped".
+        let _ = tokio::time::timeout(core.config.heartbeat, round).await;
+    }
+}
+
+/// One request for a read index, its answer handed to every read that waited for it.
+async fn round(core: Arc<Core>, waiting: Vec<oneshot::Sender<Result<u64>>>) {
+    let index = match core.route(Op::ReadIndex).await {
+        Ok(Done::Index(i)) => Ok(i),
+        Ok(other) => Err(Error::Storage(format!("a read index answered {other:?}"))),
+        Err(e) => Err(e),
+    };
+    for tx in waiting {
+        let _ = tx.send(index.as_ref().copied().map_err(copy));
+    }
+}
+
+/// Clears the running flag if [`rounds`] ends other than by finding nobody waiting (a
+/// panic, a runtime shutting down), so that the next read starts a new task instead of
+/// waiting for one that is gone; the reads already queued are answered "stopped".
+struct Running<'a> {
+    core: &'a Core,
+    ended: bool,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let mut r = self.core.read_indexes.round.lock();
+            r.running = false;
+            r.waiting.clear();
         }
     }
 }

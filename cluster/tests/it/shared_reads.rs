@@ -4,7 +4,10 @@
 //! reads' requests for the read index are out (a read that joined a request already out
 //! could miss the write acknowledged just before it).
 
+use std::time::Duration;
+
 use bloomkv_cluster::kv::{KvMachine, KvRequest};
+use bloomkv_cluster_testkit::proxy::{Link, Proxy};
 
 use crate::harness::Cluster;
 
@@ -34,4 +37,40 @@ async fn a_read_sees_every_write_acknowledged_before_it() {
     for t in tasks {
         t.await.unwrap();
     }
+}
+
+/// A request for the read index that hangs (its link to the leader went silent) stops
+/// holding back the reads behind it: a read that arrives once the link is back starts a
+/// request of its own and answers while the hung one still waits for its attempt to time
+/// out. Before, the second read waited for the first request to end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_read_index_request_does_not_hold_back_the_next() {
+    let c = Cluster::start(3, |cfg| {
+        cfg.forward_attempt_timeout = Duration::from_secs(8);
+        cfg.request_timeout = Duration::from_secs(30);
+    })
+    .await;
+    let leader = c.wait_leader().await;
+    let follower = c.running().into_iter().find(|&id| id != leader).unwrap();
+    c.wait_converged().await;
+
+    // The follower reaches the leader through a proxy that swallows everything.
+    let proxy = Proxy::start(c.addrs[&leader].parse().unwrap())
+        .await
+        .unwrap();
+    c.node(follower)
+        .set_route(leader, Some(proxy.addr().to_string()));
+    proxy.set(Link::Blackhole);
+    let node = c.node(follower);
+    let hung = tokio::spawn(async move { node.linearizable_read_barrier().await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // The link is back (a direct route); the hung attempt still waits out its 8 s.
+    c.node(follower).set_route(leader, None);
+    c.node(follower).linearizable_read_barrier().await.unwrap();
+    assert!(
+        !hung.is_finished(),
+        "the second read answered only after the hung request ended"
+    );
+    hung.await.unwrap().unwrap();
 }
