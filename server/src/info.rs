@@ -24,6 +24,7 @@ const SECTIONS: &[&str] = &[
     "cpu",
     "commandstats",
     "errorstats",
+    "cluster",
     "keyspace",
     "bloomkv",
 ];
@@ -166,6 +167,11 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
             )
         }
+        "cluster" => write!(
+            o,
+            "# Cluster\r\ncluster_enabled:{}\r\n",
+            u8::from(shared.replica.is_some())
+        ),
         "replication" if shared.replica.is_some() => {
             if let Some(c) = &shared.replica {
                 crate::replica::report::info_replication(&c.replicator.status(), o);

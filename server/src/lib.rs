@@ -29,6 +29,7 @@ mod fasthash;
 mod glob;
 mod housekeeping;
 mod info;
+mod keyslot;
 mod latency;
 pub mod log;
 mod pause;

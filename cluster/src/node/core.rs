@@ -47,6 +47,8 @@ pub(crate) struct Core {
     pub(crate) forwarder: super::forwarder::Forwarder,
     /// Linearizable reads on this node share read indexes through it.
     pub(crate) read_indexes: super::read_index::ReadIndexes,
+    /// Where this node's clients connect, once a server over it says ([`Status`]).
+    pub(crate) client_addr: parking_lot::Mutex<Option<String>>,
 }
 
 /// The event counters behind [`Events`].
@@ -347,6 +349,7 @@ impl Core {
             millis_since_quorum_ack: m.millis_since_quorum_ack,
             events: self.counters.read(),
             members,
+            client_addr: self.client_addr.lock().clone(),
         }
     }
 }

@@ -215,6 +215,7 @@ impl Node {
             proposer: proposer::Proposer::start(raft.clone(), &config),
             forwarder: forwarder::Forwarder::start(forward_transport, &config),
             read_indexes: read_index::ReadIndexes::default(),
+            client_addr: parking_lot::Mutex::new(None),
         });
         // The node's own tasks: its election timer and the log of what happens to it.
         let (stop_tasks, tasks_stopped) = tokio::sync::watch::channel(false);
@@ -417,6 +418,12 @@ impl Node {
     /// progress of every member when it leads).
     pub fn status(&self) -> Status {
         self.core.status()
+    }
+
+    /// Records `host:port` where this node's clients connect: its [`Status`] carries it to
+    /// the other nodes, which tell clients (`CLUSTER SLOTS`).
+    pub fn set_client_addr(&self, addr: String) {
+        *self.core.client_addr.lock() = Some(addr);
     }
 
     /// This node's role as it changes (the current one first): for a server that shows it,

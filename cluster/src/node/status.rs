@@ -91,6 +91,10 @@ pub struct Status {
     pub events: Events,
     /// The membership, with replication progress when this node leads.
     pub members: Vec<Member>,
+    /// `host:port` its clients connect to (a server over the node sets it), so that
+    /// every node can tell clients where the others serve (`CLUSTER SLOTS`).
+    #[serde(default)]
+    pub client_addr: Option<String>,
 }
 
 /// One member's own report, as gathered by [`crate::Node::cluster_status`].

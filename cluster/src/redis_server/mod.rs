@@ -136,6 +136,16 @@ impl ClusterArgs {
     }
 }
 
+/// Where clients are told to connect to this node: its listening address, or, when it
+/// listens on every interface, its Raft endpoint's host with the client port.
+fn advertised(listening: SocketAddr, raft_host: &str) -> String {
+    if listening.ip().is_unspecified() {
+        format!("{raft_host}:{}", listening.port())
+    } else {
+        listening.to_string()
+    }
+}
+
 /// A running cluster node with its Redis-protocol server.
 pub struct ClusterServer {
     node: Arc<Node>,
@@ -201,6 +211,11 @@ impl ClusterServer {
             replicator: Arc::new(NodeReplicator::new(Arc::clone(&node), rt.handle().clone())),
             applier,
         };
+        let raft_host = args
+            .cluster_addr
+            .rsplit_once(':')
+            .map_or(args.cluster_addr.as_str(), |(h, _)| h)
+            .to_string();
         let server = match Server::start_replicated(args.server, cluster) {
             Ok(s) => s,
             Err(e) => {
@@ -208,6 +223,7 @@ impl ClusterServer {
                 return Err(Error::Server(e.to_string()));
             }
         };
+        node.set_client_addr(advertised(server.local_addr(), &raft_host));
         Ok(ClusterServer {
             node,
             server: Some(server),

@@ -80,6 +80,7 @@ pub fn node_status(s: &Status) -> NodeStatus {
         applied_index: s.applied_index,
         snapshot_index: s.snapshot_index,
         purged_index: s.purged_index,
+        client_addr: s.client_addr.clone(),
         members: s
             .members
             .iter()

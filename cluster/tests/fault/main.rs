@@ -14,6 +14,7 @@ mod procs;
 mod resp;
 
 mod catch_up;
+mod cluster_protocol;
 mod failover;
 mod gc;
 mod membership;

@@ -309,6 +309,11 @@ impl ProcCluster {
         self.nodes.keys().copied().collect()
     }
 
+    /// Whether node `id`'s process runs.
+    pub fn is_up(&self, id: u64) -> bool {
+        self.nodes[&id].is_up()
+    }
+
     pub fn port(&self, id: u64) -> u16 {
         self.nodes[&id].client_port
     }

@@ -151,6 +151,29 @@ pub fn keys(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     Ok(Reply::Array(out))
 }
 
+/// The live keys of the current database in hash slot `slot`, at most `limit` of them
+/// (`CLUSTER COUNTKEYSINSLOT`, `GETKEYSINSLOT`). Redis keeps an index by slot; here the
+/// keys are not stored by slot, so this reads every key of the database.
+///
+/// # Errors
+/// Engine errors.
+pub fn keys_in_slot(txn: &Txn<'_>, slot: u16, limit: usize) -> Result<Vec<Vec<u8>>, Reply> {
+    let now = txn.now_ms();
+    let mut out = Vec::new();
+    let prefix = meta_prefix(txn.db());
+    if limit == 0 {
+        return Ok(out);
+    }
+    txn.for_each_prefix(&prefix, None, false, |k, v| {
+        let key = &k[prefix.len()..];
+        if !expired(v, now) && crate::keyslot::key_slot(key) == slot {
+            out.push(key.to_vec());
+        }
+        Ok(out.len() < limit)
+    })?;
+    Ok(out)
+}
+
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`
 pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[1..], true)?;

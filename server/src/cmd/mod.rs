@@ -157,7 +157,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("latency", -2, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Reads or resets the latency monitor's events (LATEST, HISTORY, RESET, HELP)."),
     cmd!("monitor", 1, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Listens for all requests received by the server in real time."),
     cmd!("slowlog", -2, Conn, 0, 0, 0, "server", &["admin", "loading", "stale"], "Reads or resets the log of slow commands (GET, LEN, RESET, HELP)."),
-    cmd!("cluster", -2, Conn, 0, 0, 0, "cluster", &["stale"], "Cluster mode: INFO, MYID, LEADER, ADDLEARNER, PROMOTE, REMOVE."),
+    cmd!("cluster", -2, Conn, 0, 0, 0, "cluster", &["stale"], "Cluster mode: INFO, MYID, LEADER, ADDLEARNER, PROMOTE, REMOVE, SLOTS, SHARDS, NODES, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT."),
     cmd!("readonly", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: serve this connection's reads from the node's own data, without a read barrier."),
     cmd!("readwrite", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: linearizable reads again (ends READONLY)."),
     cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),

@@ -19,11 +19,14 @@ use tokio::sync::watch;
 
 use super::group::{MAX_GROUP, is_heavy};
 use super::{Conn, Flow, OUT_CHUNK, micros, unknown_command};
+use crate::cmd::keyspace::keys_in_slot;
+use crate::cmd::parse_i64;
 use crate::cmd::{self, Kind};
+use crate::keyslot::{SLOTS, key_slot};
 use crate::replica::codec::{Answer, Request, decode_answers};
-use crate::replica::{Cluster, Membership, ReplicaError, report};
+use crate::replica::{Cluster, Membership, ReplicaError, report, topology};
 use crate::resp::{Args, Reply};
-use crate::store::MAX_KEY_LEN;
+use crate::store::{MAX_KEY_LEN, Store};
 
 /// Most bytes of arguments one write entry carries (a longer pipeline becomes several
 /// entries; one bigger command still goes alone).
@@ -272,7 +275,7 @@ impl Conn {
                 Route::Cluster => {
                     self.note_command(&args, out);
                     let started = Instant::now();
-                    let r = cluster_command(&cluster, &args).await;
+                    let r = cluster_command(&cluster, &self.shared.store, &args).await;
                     self.account(&args, micros(started), &r);
                     r.encode(self.proto, out);
                     Flow::Continue
@@ -627,9 +630,14 @@ fn parse_id(b: &[u8]) -> Option<u64> {
     std::str::from_utf8(b).ok()?.parse().ok().filter(|&i| i > 0)
 }
 
-/// `CLUSTER INFO | MYID | LEADER | ADDLEARNER id raft-addr | PROMOTE id | REMOVE id | HELP`.
-pub(super) async fn cluster_command(cluster: &Cluster, a: &[Bytes]) -> Reply {
+/// `CLUSTER INFO | MYID | LEADER | ADDLEARNER id raft-addr | PROMOTE id | REMOVE id | HELP`,
+/// and Redis Cluster's `SLOTS | SHARDS | NODES | KEYSLOT key | COUNTKEYSINSLOT slot |
+/// GETKEYSINSLOT slot count` (the last two read this node's copy, as Redis's do).
+pub(super) async fn cluster_command(cluster: &Cluster, store: &Store, a: &[Bytes]) -> Reply {
     let sub = a[1].to_ascii_lowercase();
+    if let Some(r) = slot_command(cluster, store, &sub, a).await {
+        return r;
+    }
     let r = &cluster.replicator;
     let change = |m: Membership| async {
         match r.change_membership(m).await {
@@ -685,4 +693,54 @@ pub(super) async fn cluster_command(cluster: &Cluster, a: &[Bytes]) -> Reply {
             String::from_utf8_lossy(&a[1])
         )),
     }
+}
+
+/// The Redis Cluster subcommands (`replica::topology`, `keyslot`); `None` for the others.
+async fn slot_command(cluster: &Cluster, store: &Store, sub: &[u8], a: &[Bytes]) -> Option<Reply> {
+    let arity = match sub {
+        b"slots" | b"shards" | b"nodes" => 2,
+        b"keyslot" | b"countkeysinslot" => 3,
+        b"getkeysinslot" => 4,
+        _ => return None,
+    };
+    if a.len() != arity {
+        return Some(Reply::err(format!(
+            "wrong number of arguments for 'cluster|{}' command",
+            String::from_utf8_lossy(sub)
+        )));
+    }
+    let r = &cluster.replicator;
+    let slot = |b: &[u8]| parse_i64(b).map(|s| u16::try_from(s).ok().filter(|&s| s < SLOTS));
+    const NOT_INT: &str = "value is not an integer or out of range";
+    Some(match sub {
+        b"slots" | b"shards" | b"nodes" => {
+            let own = r.status();
+            let peers = r.cluster_status().await;
+            match sub {
+                b"slots" => topology::slots(&own, &peers),
+                b"shards" => topology::shards(&own, &peers),
+                _ => Reply::Verbatim(topology::nodes(&own, &peers)),
+            }
+        }
+        b"keyslot" => Reply::Int(i64::from(key_slot(&a[2]))),
+        b"countkeysinslot" => match slot(&a[2]) {
+            None => Reply::err(NOT_INT),
+            Some(None) => Reply::err("Invalid slot"),
+            Some(Some(s)) => match keys_in_slot(&store.reader(), s, usize::MAX) {
+                Ok(keys) => Reply::Int(keys.len() as i64),
+                Err(e) => e,
+            },
+        },
+        _ => match (slot(&a[2]), parse_i64(&a[3])) {
+            (None, _) | (_, None) => Reply::err(NOT_INT),
+            (Some(Some(s)), Some(n)) if n >= 0 => {
+                let limit = usize::try_from(n).unwrap_or(usize::MAX);
+                match keys_in_slot(&store.reader(), s, limit) {
+                    Ok(keys) => Reply::Array(keys.into_iter().map(Reply::bulk).collect()),
+                    Err(e) => e,
+                }
+            }
+            _ => Reply::err("Invalid slot or number of keys"),
+        },
+    })
 }

@@ -27,6 +27,7 @@ pub mod apply;
 pub mod codec;
 pub mod expire;
 pub mod report;
+pub mod topology;
 pub mod wake;
 pub mod watches;
 
@@ -150,6 +151,8 @@ pub struct NodeStatus {
     pub members: Vec<MemberInfo>,
     /// What happened to this node since it started: elections, leader changes.
     pub events: RaftEvents,
+    /// `host:port` its clients connect to, if its server has said.
+    pub client_addr: Option<String>,
 }
 
 /// Counts of a node's Raft events since it started (INFO replication's `raft_*` counters).

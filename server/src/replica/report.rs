@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use super::{NodeStatus, PeerReport, RaftRole};
+use crate::keyslot::SLOTS;
 use crate::resp::Reply;
 
 fn split_addr(addr: &str) -> (String, i64) {
@@ -146,13 +147,22 @@ pub fn cluster_info(own: &NodeStatus, peers: &[PeerReport]) -> String {
     } else {
         "fail"
     };
+    // Redis Cluster's fields first, for its clients and tools: one shard (this Raft group)
+    // owning every slot, served while the cluster is `ok`; the term is the epoch.
+    let slots_ok = if state == "ok" { SLOTS } else { 0 };
     let mut out = String::new();
     let _ = write!(
         out,
-        "cluster_state:{state}\r\ncluster_leader:{}\r\ncluster_term:{}\r\ncluster_known_nodes:{}\r\ncluster_size:{voters}\r\ncluster_reachable_voters:{reachable_voters}\r\ncluster_leader_last_log_index:{}\r\ncluster_my_id:{}\r\n",
+        "cluster_state:{state}\r\ncluster_slots_assigned:{SLOTS}\r\ncluster_slots_ok:{slots_ok}\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:{}\r\ncluster_known_nodes:{}\r\ncluster_size:1\r\ncluster_current_epoch:{term}\r\ncluster_my_epoch:{term}\r\n",
+        SLOTS - slots_ok,
+        own.members.len(),
+        term = own.term,
+    );
+    let _ = write!(
+        out,
+        "cluster_leader:{}\r\ncluster_term:{}\r\ncluster_voters:{voters}\r\ncluster_reachable_voters:{reachable_voters}\r\ncluster_leader_last_log_index:{}\r\ncluster_my_id:{}\r\n",
         opt(own.leader),
         own.term,
-        own.members.len(),
         opt(leader_last),
         own.id,
     );
@@ -220,6 +230,7 @@ mod tests {
                 prevotes_lost: 5,
                 leader_changes: 3,
             },
+            client_addr: None,
         }
     }
 

@@ -76,6 +76,7 @@ fn connection_commands() {
         "redis_version:",
         "# Clients",
         "connected_clients:1",
+        "# Cluster\r\ncluster_enabled:0\r\n",
         "# Keyspace",
         "# Bloomkv",
         "filter_checks:",
