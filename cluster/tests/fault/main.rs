@@ -15,6 +15,7 @@ mod resp;
 
 mod catch_up;
 mod failover;
+mod functions;
 mod gc;
 mod membership;
 mod nemesis;
