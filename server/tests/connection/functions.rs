@@ -3,6 +3,11 @@
 //! for byte as redis-server 7.0.15 sends them (recorded with redis-cli and a raw socket),
 //! libraries across a restart, a payload dumped by Redis, MULTI, and FUNCTION KILL.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 use crate::common;
 
 use std::time::Duration;

@@ -377,6 +377,21 @@ mod tests {
         assert_eq!(Library::decode(b"lib", &bad), Err(Corrupt));
     }
 
+    /// docs/SERVER.md describes the record byte by byte: its version, flag bits and the
+    /// data format that introduced it must be the code's.
+    #[test]
+    fn the_documented_record_matches_the_code() {
+        let doc = include_str!("../../../../docs/SERVER.md");
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (name, bit) in FLAG_BITS {
+            assert!(doc.contains(&format!("{bit} `{name}`")), "flag {name}");
+        }
+        assert!(doc.contains(&format!("version u8 ({RECORD_VERSION})")));
+        let format = crate::store::keys::FORMAT;
+        assert!(doc.contains(&format!("data format of this database (u32 LE): {format}")));
+        assert!(doc.contains(&format!("Format {format} added function libraries")));
+    }
+
     #[test]
     fn flags_are_named_in_redis_order_and_any_case() {
         let f = Flags::named(b"ALLOW-OOM")
