@@ -593,3 +593,32 @@ fn function_kill_stops_a_running_function() {
         Value::SimpleString("PONG".into())
     );
 }
+
+/// `CLIENT PAUSE WRITE` holds the FUNCTION subcommands that write, not those that read.
+#[test]
+fn a_write_pause_holds_function_loads_not_listings() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    let mut c = s.client();
+    ok(&mut admin, &["CLIENT", "PAUSE", "1500", "WRITE"]);
+    let t = std::time::Instant::now();
+    assert_eq!(ok(&mut c, &["FUNCTION", "LIST"]), Value::Array(vec![]));
+    assert_eq!(
+        err(&mut c, &["FUNCTION", "KILL"]),
+        "NOTBUSY No scripts in execution right now."
+    );
+    assert!(
+        t.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        t.elapsed()
+    );
+    load(
+        &mut c,
+        "#!lua name=p\nredis.register_function('p', function() return 1 end)",
+    );
+    assert!(
+        t.elapsed() >= Duration::from_millis(1000),
+        "{:?}",
+        t.elapsed()
+    );
+}
