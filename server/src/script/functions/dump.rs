@@ -9,8 +9,8 @@ use crate::cmd::dump::rdb::{self, Reader};
 
 /// RDB's opcode before each library (Redis 7.0 GA and later).
 pub const OPCODE_FUNCTION2: u8 = 245;
-/// The opcode of Redis 7.0's release candidates (name, engine, description, code), which
-/// Redis refuses too.
+/// The opcode of Redis 7.0's release candidates: name, engine, a description flag (and the
+/// description), then the code without its first line; Redis 7.0 still reads it.
 const OPCODE_FUNCTION_PRE_GA: u8 = 246;
 
 /// The payload of libraries whose codes are `codes`.
@@ -36,18 +36,33 @@ pub fn read(payload: &[u8]) -> Result<Vec<Bytes>, String> {
     while !r.done() {
         match r.byte() {
             Err(_) => return Err("can not read data type".into()),
-            Ok(OPCODE_FUNCTION_PRE_GA) => {
-                return Err("Pre-GA function format not supported".into());
-            }
-            Ok(OPCODE_FUNCTION2) => {}
+            Ok(OPCODE_FUNCTION_PRE_GA) => codes.push(pre_ga(&mut r)?),
+            Ok(OPCODE_FUNCTION2) => match r.string() {
+                Ok(code) => codes.push(Bytes::from(code)),
+                Err(_) => return Err("Failed loading library payload".into()),
+            },
             Ok(_) => return Err("given type is not a function".into()),
-        }
-        match r.string() {
-            Ok(code) => codes.push(Bytes::from(code)),
-            Err(_) => return Err("Failed loading library payload".into()),
         }
     }
     Ok(codes)
+}
+
+/// A release candidate's library, as Redis 7.0 turns it into a library's text: its first
+/// line made of the engine and the name, then the code.
+fn pre_ga(r: &mut Reader<'_>) -> Result<Bytes, String> {
+    let name = r.string().map_err(|_| "Failed loading library name")?;
+    let engine = r.string().map_err(|_| "Failed loading engine name")?;
+    let has_description = r
+        .length()
+        .map_err(|_| "Failed loading library description indicator")?;
+    if has_description != 0 {
+        r.string()
+            .map_err(|_| "Failed loading library description")?;
+    }
+    let blob = r.string().map_err(|_| "Failed loading library blob")?;
+    Ok(Bytes::from(
+        [b"#!".as_slice(), &engine, b" name=", &name, b"\n", &blob].concat(),
+    ))
 }
 
 #[cfg(test)]
@@ -75,6 +90,22 @@ mod tests {
         assert_eq!(
             read(&rdb::seal(vec![OPCODE_FUNCTION2, 5, b'x'])).expect_err("short"),
             "Failed loading library payload"
+        );
+        let mut rc = vec![OPCODE_FUNCTION_PRE_GA];
+        for field in [&b"lib"[..], b"LUA"] {
+            rdb::put_string(&mut rc, field);
+        }
+        rc.push(1);
+        rdb::put_string(&mut rc, b"about");
+        rdb::put_string(&mut rc, b"return 1");
+        assert_eq!(
+            read(&rdb::seal(rc.clone())),
+            Ok(vec![Bytes::from_static(b"#!LUA name=lib\nreturn 1")])
+        );
+        rc.truncate(1 + 4);
+        assert_eq!(
+            read(&rdb::seal(rc)).expect_err("cut"),
+            "Failed loading engine name"
         );
     }
 }
