@@ -150,9 +150,14 @@ fn section(shared: &Shared, name: &str, o: &mut String) {
             let peak = peak_memory().max(rss);
             let stats = shared.store.db().stats();
             let tables: u64 = stats.levels.iter().map(|l| l.bytes).sum();
+            // Two short prefix scans of the function records (a few per library).
+            let (libraries, functions) =
+                crate::script::functions::registry::counts(&shared.store.reader())
+                    .unwrap_or((0, 0));
+            let scripts = shared.store.scripts().len();
             write!(
                 o,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nbloomkv_block_cache_bytes:{}\r\nbloomkv_memtable_bytes:{}\r\nbloomkv_disk_table_bytes:{tables}\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nnumber_of_cached_scripts:{scripts}\r\nnumber_of_functions:{functions}\r\nnumber_of_libraries:{libraries}\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nbloomkv_block_cache_bytes:{}\r\nbloomkv_memtable_bytes:{}\r\nbloomkv_disk_table_bytes:{tables}\r\n",
                 human(used),
                 human(rss),
                 human(peak),

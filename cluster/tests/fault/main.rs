@@ -16,6 +16,7 @@ mod resp;
 mod catch_up;
 mod cluster_protocol;
 mod failover;
+mod functions;
 mod gc;
 mod membership;
 mod nemesis;

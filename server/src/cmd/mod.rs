@@ -10,6 +10,7 @@ pub mod cuckoo;
 pub mod dump;
 pub mod expiry;
 pub mod filter_dump;
+pub mod functions;
 pub mod geo;
 pub mod getkeys;
 pub mod hashes;
@@ -176,6 +177,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("eval_ro", -3, Read(script::eval_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a read-only Lua script."),
     cmd!("evalsha_ro", -3, Read(script::evalsha_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Runs a cached read-only Lua script."),
     cmd!("script", -2, Conn, 0, 0, 0, "scripting", &["noscript"], "SCRIPT LOAD, EXISTS, FLUSH, KILL, HELP."),
+    // functions (FUNCTION's LIST, DUMP, STATS, KILL and HELP run without the lock: cmd::functions)
+    cmd!("function", -2, Exclusive(functions::function), 0, 0, 0, "scripting", &["noscript"], "FUNCTION LOAD, DELETE, FLUSH, LIST, DUMP, RESTORE, STATS, KILL, HELP."),
+    cmd!("fcall", -3, Exclusive(functions::fcall), 0, 0, 0, "scripting", &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Invokes a function."),
+    cmd!("fcall_ro", -3, Read(functions::fcall_ro), 0, 0, 0, "scripting", &["readonly", "noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"], "Invokes a read-only function."),
     cmd!("time", 1, Read(keyspace::time), 0, 0, 0, "server", &["loading", "stale", "fast"], "Returns the server time (seconds, microseconds)."),
     // pub/sub
     cmd!("subscribe", -2, Conn, 0, 0, 0, "pubsub", &["pubsub"], "Listens for messages published to channels."),

@@ -133,7 +133,11 @@ impl Conn {
     fn run(&mut self, pos: usize, args: &[Bytes]) -> (Reply, Flow) {
         let c = &cmd::COMMANDS[pos];
         let store = Arc::clone(&self.shared.store);
+        // FUNCTION LIST, DUMP, STATS, KILL and HELP only read: refused neither when writes
+        // stop nor (KILL and STATS) while a script is busy, as in Redis.
+        let reads_functions = c.name == "function" && !cmd::functions::writes(args);
         if matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_))
+            && !reads_functions
             && let Some(cause) = store.writes_stopped()
         {
             self.shared.stats.rejected(pos);
@@ -142,7 +146,8 @@ impl Conn {
         if matches!(
             c.kind,
             Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_)
-        ) && let Some(busy) = crate::script::busy(store.scripts())
+        ) && !(reads_functions && cmd::functions::allowed_when_busy(args))
+            && let Some(busy) = crate::script::busy(store.scripts())
         {
             self.shared.stats.rejected(pos);
             return (busy, Flow::Continue);
@@ -171,6 +176,11 @@ impl Conn {
     fn run_checked(&mut self, c: &Command, args: &[Bytes]) -> (Reply, Flow) {
         let store = Arc::clone(&self.shared.store);
         let reply = match c.kind {
+            // Without the lock: a running function holds it, and FUNCTION KILL must reach it.
+            Kind::Exclusive(f) if c.name == "function" && !cmd::functions::writes(args) => {
+                let mut txn = store.reader();
+                f(&mut txn, args).unwrap_or_else(|e| e)
+            }
             Kind::Read(f) => {
                 let mut txn = store.reader();
                 txn.select(self.db);

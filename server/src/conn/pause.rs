@@ -51,6 +51,8 @@ impl Conn {
             return false;
         };
         match c.kind {
+            // FUNCTION LIST, DUMP, STATS, KILL and HELP only read.
+            Kind::Exclusive(_) if c.name == "function" => cmd::functions::writes(args),
             Kind::Write(_) | Kind::Exclusive(_) | Kind::Blocking(_) => true,
             Kind::Read(_) => false,
             Kind::Conn => match c.name {

@@ -137,6 +137,15 @@ impl Conn {
         }
         match c.kind {
             Kind::Read(_) => Route::Read,
+            // FUNCTION KILL and STATS are about this node's running functions; LIST, DUMP and
+            // HELP read like any read.
+            Kind::Exclusive(_) if c.name == "function" && !cmd::functions::writes(args) => {
+                if cmd::functions::allowed_when_busy(args) {
+                    Route::Local
+                } else {
+                    Route::Read
+                }
+            }
             Kind::Write(_) | Kind::Exclusive(_) => Route::Write { blocking: false },
             Kind::Blocking(_) => Route::Write { blocking: true },
             Kind::Conn => match c.name {

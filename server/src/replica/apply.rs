@@ -357,6 +357,7 @@ impl Entry<'_, '_> {
         let reply = match c.kind {
             // Every node runs the script alike, to the same writes (not killable).
             _ if c.name == "eval" => crate::script::eval_replicated(self.txn, args),
+            _ if c.name == "fcall" => crate::cmd::functions::fcall_replicated(self.txn, args),
             Kind::Read(f) | Kind::Write(f) | Kind::Exclusive(f) => f(self.txn, args),
             Kind::Blocking(f) => match f(self.txn, args) {
                 Ok(Outcome::Done(r)) => Ok(r),

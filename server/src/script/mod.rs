@@ -20,8 +20,9 @@ mod call;
 mod cjson;
 mod cmsgpack;
 mod convert;
+pub mod functions;
 mod located;
-mod run;
+pub(crate) mod run;
 mod sandbox;
 
 use bytes::Bytes;
@@ -88,22 +89,41 @@ pub fn cache_before_replicating(scripts: &Scripts, a: &[Bytes]) {
 /// waiting for it (Redis's `busy-reply-threshold` default).
 pub const BUSY_THRESHOLD: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Redis's `BUSY` reply, when a script that may write has run past [`BUSY_THRESHOLD`].
+/// Redis's `BUSY` reply while an `EVAL` runs (`SCRIPT KILL` stops it).
+pub const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+/// Redis's `BUSY` reply while a function runs (`FUNCTION KILL` stops it).
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// Redis's `BUSY` reply, when a script that may write has run past [`BUSY_THRESHOLD`]; the
+/// text names the command that kills it.
 pub fn busy(scripts: &Scripts) -> Option<Reply> {
     scripts
-        .busy_for()
-        .filter(|t| *t >= BUSY_THRESHOLD)
-        .map(|_| {
-            Reply::Error(
-                "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-                    .into(),
-            )
-        })
+        .busy()
+        .filter(|(t, _)| *t >= BUSY_THRESHOLD)
+        .map(|(_, function)| Reply::Error(if function { BUSY_FUNCTION } else { BUSY_EVAL }.into()))
+}
+
+/// The reply to `SCRIPT KILL` (`functions` false) or `FUNCTION KILL`: each stops only its
+/// own kind of script, as in Redis, and names the other command when only the other kind
+/// runs.
+pub fn kill(scripts: &Scripts, functions: bool) -> Reply {
+    match scripts.kill_kind(functions) {
+        cache::Killed::Some => Reply::Ok,
+        cache::Killed::NotBusy => Reply::Error("NOTBUSY No scripts in execution right now.".into()),
+        cache::Killed::OtherKind if functions => Reply::Error(BUSY_EVAL.into()),
+        cache::Killed::OtherKind => Reply::Error(BUSY_FUNCTION.into()),
+    }
 }
 
 /// True for the commands that run scripts.
 pub fn is_script_command(name: &str) -> bool {
-    matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
+    matches!(
+        name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    )
 }
 
 fn eval_generic(
@@ -191,13 +211,7 @@ pub fn script(scripts: &Scripts, a: &[Bytes]) -> Reply {
                 Reply::err("SCRIPT FLUSH only support SYNC|ASYNC option")
             }
         }
-        (b"KILL", 2) => {
-            if scripts.kill_all() {
-                Reply::Ok
-            } else {
-                Reply::Error("NOTBUSY No scripts in execution right now.".into())
-            }
-        }
+        (b"KILL", 2) => kill(scripts, false),
         _ => {
             let name: String = String::from_utf8_lossy(&a[1]).chars().take(128).collect();
             Reply::err(format!("unknown subcommand '{name}'. Try SCRIPT HELP."))

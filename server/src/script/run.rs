@@ -25,6 +25,31 @@ use crate::store::Txn;
 /// The chunk name of the user's script (Lua prints it as `user_script`), as in Redis.
 const CHUNK: &str = "@user_script";
 
+/// The chunk name of a function library's code, as in Redis.
+const LIBRARY_CHUNK: &str = "@user_function";
+
+/// What a run executes.
+#[derive(Clone, Copy, Debug)]
+pub enum Program<'p> {
+    /// An `EVAL` script: its body (a `#!lua` first line included), named in errors by `sha`
+    /// (its SHA1, or anything a test likes).
+    Script {
+        /// The name in error texts.
+        sha: &'p str,
+        /// The script's text.
+        body: &'p [u8],
+    },
+    /// The function `name` of the library whose code (from its first line's newline on)
+    /// is `code`: the code runs to register its functions, then `name`'s closure is called
+    /// with the keys and arguments (`functions::engine`).
+    Function {
+        /// The library's code after its first line.
+        code: &'p [u8],
+        /// The function (any case).
+        name: &'p str,
+    },
+}
+
 /// The chunk name of this module's Lua helpers, which error positions skip.
 const API_CHUNK: &str = "=redis_api";
 
@@ -87,20 +112,48 @@ pub fn shebang(body: &[u8]) -> Result<(usize, bool), Reply> {
 pub fn compile(body: &[u8]) -> Result<(), Reply> {
     let (start, _) = shebang(body)?;
     let sha = super::cache::sha1_hex(body);
-    with_vm(|vm| (compiled(vm, &sha, &body[start..]).map(|_| ()), false))?
+    with_vm(|vm| (compiled(vm, &sha, &body[start..], false).map(|_| ()), false))?
 }
 
-fn load(lua: &Lua, code: &[u8]) -> Result<Function, Reply> {
+fn load(lua: &Lua, code: &[u8], library: bool) -> Result<Function, Reply> {
+    let (chunk, what) = if library {
+        (LIBRARY_CHUNK, "Error compiling function")
+    } else {
+        (CHUNK, "Error compiling script (new function)")
+    };
     lua.load(code)
-        .set_name(CHUNK)
+        .set_name(chunk)
         .set_mode(ChunkMode::Text)
         .into_function()
-        .map_err(|e| {
-            Reply::err(format!(
-                "Error compiling script (new function): {}",
-                message(&e)
-            ))
-        })
+        .map_err(|e| Reply::err(format!("{what}: {}", message(&e))))
+}
+
+/// The key compiled library code is cached under in a state: apart from scripts' (a
+/// script's key is the SHA1 of its body alone).
+pub(super) fn library_key(code: &[u8]) -> [u8; 40] {
+    super::cache::sha1_hex(&[b"function\0", code].concat())
+}
+
+/// Compiles a library's code (from its first line's newline on) and runs it to register
+/// its functions: what `FUNCTION LOAD` keeps of them.
+///
+/// # Errors
+/// Redis's texts: `Error compiling function: ...`, `Error registering functions: ...`.
+pub fn register_library(
+    code: &[u8],
+) -> Result<Vec<super::functions::library::FunctionInfo>, Reply> {
+    let key = library_key(code);
+    with_vm(|vm| {
+        let out = compiled(vm, &key, code, true).and_then(|chunk| {
+            let r = super::functions::engine::register(vm, &chunk);
+            vm.retire(&chunk);
+            r.map(|ran| ran.functions.into_iter().map(|f| f.info).collect())
+                .map_err(Reply::err)
+        });
+        // A library stopped by its budget leaves its state mid-run: built afresh.
+        let discard = matches!(&out, Err(Reply::Error(e)) if e.contains("FUNCTION LOAD timeout") || e.contains("not enough memory"));
+        (out, discard)
+    })?
 }
 
 fn internal(e: mlua::Error) -> Reply {
@@ -153,9 +206,37 @@ pub fn run(
     read_only: bool,
     kill: &Arc<AtomicBool>,
 ) -> Ran {
-    let (start, no_writes) = match shebang(body) {
-        Ok(s) => s,
-        Err(e) => return Ran::Done(e),
+    run_program(
+        txn,
+        Program::Script { sha, body },
+        keys,
+        argv,
+        read_only,
+        kill,
+    )
+}
+
+/// [`run`] of any [`Program`]: a function gets `keys` and `argv` as its two arguments.
+pub fn run_program(
+    txn: &mut Txn<'_>,
+    program: Program<'_>,
+    keys: &[Bytes],
+    argv: &[Bytes],
+    read_only: bool,
+    kill: &Arc<AtomicBool>,
+) -> Ran {
+    let (program, no_writes) = match program {
+        Program::Script { sha, body } => match shebang(body) {
+            Ok((start, no_writes)) => (
+                Program::Script {
+                    sha,
+                    body: &body[start..],
+                },
+                no_writes,
+            ),
+            Err(e) => return Ran::Done(e),
+        },
+        f @ Program::Function { .. } => (f, false),
     };
     let read_only = read_only || no_writes;
     let seed = txn.rand_u64();
@@ -165,16 +246,7 @@ pub fn run(
     // The script's commands run inside one savepoint: a killed script leaves nothing.
     txn.begin_nested();
     let cell = RefCell::new(&mut *txn);
-    let outcome = execute(
-        &cell,
-        sha,
-        &body[start..],
-        keys,
-        argv,
-        read_only,
-        seed,
-        kill,
-    );
+    let outcome = execute(&cell, program, keys, argv, read_only, seed, kill);
     let txn = cell.into_inner();
     txn.select_stored(db);
     match outcome {
@@ -206,7 +278,7 @@ const MAX_COMPILED: usize = 1024;
 
 /// Calls `f` with this thread's Lua state, building it first if needed; `f` answers whether
 /// the state must be dropped afterwards (a killed run, an exhausted heap).
-fn with_vm<T>(f: impl FnOnce(&mut Vm) -> (T, bool)) -> Result<T, Reply> {
+pub(super) fn with_vm<T>(f: impl FnOnce(&mut Vm) -> (T, bool)) -> Result<T, Reply> {
     VM.with(|cell| {
         let Ok(mut slot) = cell.try_borrow_mut() else {
             // A run inside a run on this thread (no command a script may call leads here
@@ -230,12 +302,13 @@ fn with_vm<T>(f: impl FnOnce(&mut Vm) -> (T, bool)) -> Result<T, Reply> {
     })
 }
 
-/// The compiled main function of `code` (cached by its SHA1).
-fn compiled(vm: &mut Vm, sha: &[u8; 40], code: &[u8]) -> Result<Function, Reply> {
+/// The compiled main function of `code` (cached under `sha`: a script's SHA1, or
+/// [`library_key`] for a library's code).
+fn compiled(vm: &mut Vm, sha: &[u8; 40], code: &[u8], library: bool) -> Result<Function, Reply> {
     if let Some(f) = vm.compiled.get(sha) {
         return Ok(f.clone());
     }
-    let f = load(&vm.lua, code)?;
+    let f = load(&vm.lua, code, library)?;
     if vm.compiled.len() >= MAX_COMPILED {
         vm.compiled.clear();
     }
@@ -243,28 +316,25 @@ fn compiled(vm: &mut Vm, sha: &[u8; 40], code: &[u8]) -> Result<Function, Reply>
     Ok(f)
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the script's whole call: transaction, digest, source, keys, arguments and the server state it may touch"
-)]
 fn execute(
     txn: &RefCell<&mut Txn<'_>>,
-    sha: &str,
-    code: &[u8],
+    program: Program<'_>,
     keys: &[Bytes],
     argv: &[Bytes],
     read_only: bool,
     seed: u64,
     kill: &Arc<AtomicBool>,
 ) -> Result<Reply, Reply> {
-    // Compiled functions are cached by the SHA1 of the whole body (as `compile` keys them);
+    // Compiled scripts are cached by the SHA1 of the whole body (as `compile` keys them);
     // callers pass that as `sha`, anything else (tests) gets the code's own.
-    let sha_key =
-        <[u8; 40]>::try_from(sha.as_bytes()).unwrap_or_else(|_| super::cache::sha1_hex(code));
+    let key = match program {
+        Program::Script { sha, body } => {
+            <[u8; 40]>::try_from(sha.as_bytes()).unwrap_or_else(|_| super::cache::sha1_hex(body))
+        }
+        Program::Function { code, .. } => library_key(code),
+    };
     with_vm(|vm| {
-        let r = execute_in(
-            vm, txn, sha, &sha_key, code, keys, argv, read_only, seed, kill,
-        );
+        let r = execute_in(vm, txn, program, &key, keys, argv, read_only, seed, kill);
         let discard = kill.load(Ordering::Relaxed)
             || matches!(&r, Ok(Reply::Error(e)) | Err(Reply::Error(e)) if e.contains("not enough memory"));
         (r, discard)
@@ -278,16 +348,19 @@ fn execute(
 fn execute_in(
     vm: &mut Vm,
     txn: &RefCell<&mut Txn<'_>>,
-    sha: &str,
-    sha_key: &[u8; 40],
-    code: &[u8],
+    program: Program<'_>,
+    key: &[u8; 40],
     keys: &[Bytes],
     argv: &[Bytes],
     read_only: bool,
     seed: u64,
     kill: &Arc<AtomicBool>,
 ) -> Result<Reply, Reply> {
-    let f = compiled(vm, sha_key, code)?;
+    let (code, sha, library) = match program {
+        Program::Script { sha, body } => (body, sha, false),
+        Program::Function { code, name } => (code, name, true),
+    };
+    let f = compiled(vm, key, code, library)?;
     let vm = &*vm;
     let lua = &vm.lua;
     let sequence = |items: &[Bytes]| -> mlua::Result<Table> {
@@ -370,10 +443,28 @@ fn execute_in(
         };
         env.raw_set("loadstring", loadstring)?;
         env.raw_set("load", load)?;
-        env.raw_set("KEYS", keys)?;
-        env.raw_set("ARGV", argv)?;
-        f.set_environment(env)?;
-        let out: MultiValue = vm.raw_xpcall.call((f.clone(), vm.handler.clone()))?;
+        let out: MultiValue = if library {
+            // Functions get their keys and arguments as arguments, not as globals.
+            let ran = match super::functions::engine::register(vm, &f) {
+                Ok(ran) => ran,
+                Err(e) => return Ok(Reply::err(e)),
+            };
+            let Some(target) = ran
+                .functions
+                .into_iter()
+                .find(|r| r.info.name.eq_ignore_ascii_case(sha.as_bytes()))
+            else {
+                return Ok(Reply::err("Function not found"));
+            };
+            ran.to_run.call::<()>(env)?;
+            vm.call_with
+                .call((target.callback, vm.handler.clone(), keys, argv))?
+        } else {
+            env.raw_set("KEYS", keys)?;
+            env.raw_set("ARGV", argv)?;
+            f.set_environment(env)?;
+            vm.raw_xpcall.call((f.clone(), vm.handler.clone()))?
+        };
         let mut out = out.into_iter();
         let ok = matches!(out.next(), Some(Value::Boolean(true)));
         let v = out.next().unwrap_or(Value::Nil);

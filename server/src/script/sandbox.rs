@@ -52,7 +52,7 @@ const LIBRARIES: &[&str] = &[
 ];
 
 /// Lua instructions between two looks at the kill switch.
-const KILL_CHECK_EVERY: u32 = 1000;
+pub const KILL_CHECK_EVERY: u32 = 1000;
 
 /// Most memory a thread's Lua state may hold.
 pub const MEMORY_LIMIT: usize = 1 << 30;
@@ -130,6 +130,13 @@ pub struct Vm {
     pub runs: u32,
     /// `cjson`'s settings, back to their defaults for each run.
     cjson: std::rc::Rc<super::cjson::Settings>,
+    /// Kill-hook checks left before a function library's loading code is stopped (0: no
+    /// limit). Counted in instructions, not time, so every node of a cluster decides alike.
+    budget: Rc<Cell<u32>>,
+    /// Builds a function library's environment (`functions::engine`).
+    pub library_env: Function,
+    /// Calls a registered function under the error handler with its keys and arguments.
+    pub call_with: Function,
 }
 
 /// Redis's `redis.LOG_*` levels.
@@ -188,17 +195,28 @@ impl Vm {
             mt.raw_set("__metatable", false)?;
             proxies.push((*name, mt));
         }
+        let (library_env, call_with): (Function, Function) = lua
+            .load(super::functions::engine::PRELUDE)
+            .set_name(super::run::api_chunk())
+            .set_mode(ChunkMode::Text)
+            .call((base.raw_get::<Table>("redis")?, raw_xpcall.clone()))?;
         let hook_kill = Rc::clone(&kill);
+        let budget = Rc::new(Cell::new(0u32));
+        let hook_budget = Rc::clone(&budget);
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(KILL_CHECK_EVERY),
             move |_, _| {
                 if hook_kill.borrow().load(Ordering::Relaxed) {
-                    Err(mlua::Error::runtime(
+                    return Err(mlua::Error::runtime(
                         "Script killed by user with SCRIPT KILL...",
-                    ))
-                } else {
-                    Ok(VmState::Continue)
+                    ));
                 }
+                match hook_budget.get() {
+                    0 => {}
+                    1 => return Err(mlua::Error::runtime("FUNCTION LOAD timeout")),
+                    n => hook_budget.set(n - 1),
+                }
+                Ok(VmState::Continue)
             },
         )?;
         let handler = lua.create_function(error_handler)?;
@@ -214,6 +232,9 @@ impl Vm {
             compiled: std::collections::HashMap::new(),
             runs: 0,
             cjson,
+            budget,
+            library_env,
+            call_with,
         })
     }
 
@@ -247,6 +268,12 @@ impl Vm {
         env.raw_set("_G", env.clone())?;
         env.set_metatable(Some(self.guard.clone()))?;
         Ok(env)
+    }
+
+    /// Limits what runs from now on to `checks` kill-hook checks (of [`KILL_CHECK_EVERY`]
+    /// instructions each); 0 lifts the limit.
+    pub fn set_budget(&self, checks: u32) {
+        self.budget.set(checks);
     }
 
     /// Gives the compiled script `f` back the empty environment it waits in between runs.

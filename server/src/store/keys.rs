@@ -4,6 +4,8 @@
 //! 0x00 "format"                                 the data format of this database (u32 LE)
 //! 0x00 "version"                                 high-water mark of collection versions (u64 LE)
 //! 0x00 "watch/" be64(token)                      cluster mode: a connection's replicated WATCH
+//! 0x00 "flib/" library                           a function library (`script::functions`)
+//! 0x00 "fname/" lowercased function name         the library holding that function
 //! 'M' key                                        database 0: metadata (type, expiry, version, ...)
 //! 'N' db key                                     database 1..=255: metadata
 //! 'e' be64(expire_ms) key                        database 0: expiry index, one entry per TTL
@@ -72,17 +74,25 @@ pub mod tag {
 
 /// The record naming the data format.
 pub const FORMAT_KEY: &[u8] = b"\x00format";
-/// The data format this server writes: 5 (cuckoo filters: metadata type 9, chunks under tag
-/// `k`; the database map record of SWAPDB). Format 4 is format 5 without cuckoo filters, format 3 (databases beside 0) is format 4
-/// without streams' consumer groups (tag `g`), and format 2 (versioned collections, expiry) is
-/// format 3 with only database 0, so opening any of them only rewrites the format record;
-/// format 1 (no format record) is migrated at open (`store::migrate`).
-pub const FORMAT: u32 = 5;
+/// The data format this server writes: 6 (function libraries: the `flib/` and `fname/`
+/// system records). Format 5 is format 6 without function libraries, format 4 is format 5
+/// without cuckoo filters (metadata type 9, chunks under tag `k`; the database map record of
+/// SWAPDB), format 3 (databases beside 0) is format 4 without streams' consumer groups (tag
+/// `g`), and format 2 (versioned collections, expiry) is format 3 with only database 0, so
+/// opening any of them only rewrites the format record; format 1 (no format record) is
+/// migrated at open (`store::migrate`).
+pub const FORMAT: u32 = 6;
 /// The record naming which stored database each database index addresses (SWAPDB): 256
 /// bytes, byte `i` the stored database of index `i`; absent, each index names its own.
 pub const DBMAP_KEY: &[u8] = b"\x00dbmap";
 /// The record holding the versions' high-water mark.
 pub const VERSION_KEY: &[u8] = b"\x00version";
+/// The prefix of the function library records (`script::functions::registry`): the
+/// library's name follows.
+pub const FUNCTION_LIBRARY_PREFIX: &[u8] = b"\x00flib/";
+/// The prefix of the function name records: a function's name, lowercased, follows; the
+/// value is its library's name.
+pub const FUNCTION_NAME_PREFIX: &[u8] = b"\x00fname/";
 /// Cluster mode: the prefix of the replicated WATCH records (`replica::watches`), one per
 /// connection token (be64) that watches keys.
 pub const WATCH_PREFIX: &[u8] = b"\x00watch/";

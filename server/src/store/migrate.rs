@@ -1,6 +1,7 @@
-//! Older formats to the current one (5), at open.
+//! Older formats to the current one (6), at open.
 //!
-//! Format 4 is format 5 without cuckoo filters, format 3 is format 4 without consumer
+//! Format 5 is format 6 without function libraries, format 4 is format 5 without cuckoo
+//! filters, format 3 is format 4 without consumer
 //! groups, and format 2 is format 3 with only database 0 (database 0's layout did not
 //! change), so opening any of them rewrites the format record and nothing else.
 //!
@@ -264,8 +265,8 @@ mod tests {
     }
 
     #[test]
-    fn format_two_three_and_four_databases_open_as_format_five_unchanged() {
-        for old in [2u32, 3, 4] {
+    fn format_two_to_five_databases_open_as_format_six_unchanged() {
+        for old in [2u32, 3, 4, 5] {
             let dir = tempfile::tempdir().unwrap();
             let db = Db::open(dir.path(), bloomkv::Options::default()).unwrap();
             db.put(FORMAT_KEY, old.to_le_bytes()).unwrap();
@@ -275,10 +276,10 @@ mod tests {
             };
             db.put(b"Mk", rec.encode()).unwrap();
             to_current(&db).unwrap();
-            assert_eq!(FORMAT, 5);
+            assert_eq!(FORMAT, 6);
             assert_eq!(
                 db.get(FORMAT_KEY).unwrap(),
-                Some(5u32.to_le_bytes().to_vec())
+                Some(6u32.to_le_bytes().to_vec())
             );
             assert_eq!(db.get(keys::meta_key(0, b"k")).unwrap(), Some(rec.encode()));
         }

@@ -1,6 +1,7 @@
 //! The script cache (SHA1 -> body, as `SCRIPT LOAD` and `EVAL` fill it) and the scripts
-//! running now (for `SCRIPT KILL` and the busy state). In memory only: a restart forgets the
-//! scripts, as Redis's does, and clients reload them on `NOSCRIPT`.
+//! running now, `EVAL`s and `FCALL`s (for `SCRIPT KILL`, `FUNCTION KILL`, `FUNCTION STATS`
+//! and the busy state). In memory only: a restart forgets the scripts, as Redis's does, and
+//! clients reload them on `NOSCRIPT` (function libraries are stored: `script::functions`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +28,50 @@ struct Running {
     started: Instant,
     writes: bool,
     kill: Arc<AtomicBool>,
+    what: Program,
+}
+
+/// What a running script is: Redis keeps `SCRIPT KILL` for `EVAL`s and `FUNCTION KILL` for
+/// functions, and `FUNCTION STATS` names the function and its command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Program {
+    /// `EVAL`, `EVALSHA` and their `_RO` forms.
+    Eval,
+    /// `FCALL` or `FCALL_RO` of the function `name`; `command` is the request, as sent.
+    Function {
+        /// The function's name as registered.
+        name: Vec<u8>,
+        /// The request that called it.
+        command: Vec<Bytes>,
+    },
+}
+
+impl Program {
+    fn is_eval(&self) -> bool {
+        matches!(self, Program::Eval)
+    }
+}
+
+/// What `SCRIPT KILL` or `FUNCTION KILL` found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Killed {
+    /// Scripts of the kind asked for were running: they stop at their next check.
+    Some,
+    /// Nothing runs.
+    NotBusy,
+    /// Only scripts of the other kind run (Redis answers `BUSY` naming the other command).
+    OtherKind,
+}
+
+/// A running function, as `FUNCTION STATS` shows it.
+#[derive(Clone, Debug)]
+pub struct RunningFunction {
+    /// The function's name.
+    pub name: Vec<u8>,
+    /// The request that called it.
+    pub command: Vec<Bytes>,
+    /// How long it has run.
+    pub duration: Duration,
 }
 
 /// A script registered as running; unregisters it when dropped.
@@ -100,6 +145,11 @@ impl Scripts {
     /// Registers a script starting to run (`writes`: it may write, so it holds every writer
     /// out).
     pub fn start(&self, writes: bool) -> RunGuard<'_> {
+        self.start_program(writes, Program::Eval)
+    }
+
+    /// [`Scripts::start`] for a run of `what`.
+    pub fn start_program(&self, writes: bool, what: Program) -> RunGuard<'_> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let kill = Arc::new(AtomicBool::new(false));
         let mut running = self.running.lock();
@@ -108,6 +158,7 @@ impl Scripts {
             started: Instant::now(),
             writes,
             kill: Arc::clone(&kill),
+            what,
         });
         self.count.store(running.len(), Ordering::Release);
         drop(running);
@@ -127,8 +178,33 @@ impl Scripts {
         !running.is_empty()
     }
 
+    /// Asks the running scripts of one kind to stop: `EVAL`s (`SCRIPT KILL`, `functions`
+    /// false) or functions (`FUNCTION KILL`).
+    pub fn kill_kind(&self, functions: bool) -> Killed {
+        let running = self.running.lock();
+        if running.is_empty() {
+            return Killed::NotBusy;
+        }
+        let mut found = false;
+        for r in running.iter().filter(|r| r.what.is_eval() != functions) {
+            r.kill.store(true, Ordering::Relaxed);
+            found = true;
+        }
+        if found {
+            Killed::Some
+        } else {
+            Killed::OtherKind
+        }
+    }
+
     /// How long the oldest running script that may write has run (`None`: none runs).
     pub fn busy_for(&self) -> Option<Duration> {
+        self.busy().map(|(t, _)| t)
+    }
+
+    /// [`Scripts::busy_for`], and whether that script is a function (Redis's `BUSY` text
+    /// names the command that can kill it).
+    pub fn busy(&self) -> Option<(Duration, bool)> {
         if self.running() == 0 {
             return None;
         }
@@ -136,8 +212,32 @@ impl Scripts {
             .lock()
             .iter()
             .filter(|r| r.writes)
-            .map(|r| r.started.elapsed())
-            .max()
+            .map(|r| (r.started.elapsed(), !r.what.is_eval()))
+            .max_by_key(|(t, _)| *t)
+    }
+
+    /// Whether an `EVAL` runs now (`FUNCTION STATS` answers `BUSY` then, as Redis does).
+    pub fn eval_running(&self) -> bool {
+        self.running() > 0 && self.running.lock().iter().any(|r| r.what.is_eval())
+    }
+
+    /// The longest-running function, if one runs (`FUNCTION STATS`).
+    pub fn running_function(&self) -> Option<RunningFunction> {
+        if self.running() == 0 {
+            return None;
+        }
+        self.running
+            .lock()
+            .iter()
+            .filter_map(|r| match &r.what {
+                Program::Function { name, command } => Some(RunningFunction {
+                    name: name.clone(),
+                    command: command.clone(),
+                    duration: r.started.elapsed(),
+                }),
+                Program::Eval => None,
+            })
+            .max_by_key(|f| f.duration)
     }
 
     /// Number of scripts running now.

@@ -7,6 +7,7 @@ mod common;
 mod blocking;
 mod cli;
 mod commands;
+mod functions;
 mod latency;
 mod lua_libs;
 mod monitor;

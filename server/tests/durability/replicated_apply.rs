@@ -402,3 +402,106 @@ fn requests_of_one_entry_make_collections_of_their_own() {
     let answers = run(&alone, &single, 1);
     assert_eq!(answers.last().unwrap(), &last);
 }
+
+/// Functions through the log: FUNCTION LOAD, FCALL (drawing random numbers and reading the
+/// time), FCALL inside EXEC, a load that fails, REPLACE and DELETE leave every node with the
+/// same libraries, data and answers, however the entries are grouped.
+#[test]
+fn functions_apply_alike_on_every_node() {
+    let t0 = 1_700_000_000_000u64;
+    let lib = "#!lua name=dice\n\
+        redis.register_function('roll', function(keys, args) \
+          local v = math.random(1000000) .. ':' .. redis.call('TIME')[1] \
+          redis.call('RPUSH', keys[1], v) return v end)\n\
+        redis.register_function{function_name='peek', callback=function(keys) \
+          return redis.call('LRANGE', keys[1], 0, -1) end, flags={'no-writes'}}";
+    let entries = vec![
+        (t0, Request::Commands(vec![cmd(&["FUNCTION", "LOAD", lib])])),
+        (
+            t0 + 1,
+            Request::Commands(vec![
+                cmd(&["FCALL", "roll", "1", "rolls"]),
+                cmd(&["FCALL", "ROLL", "1", "rolls"]),
+            ]),
+        ),
+        (
+            t0 + 2,
+            Request::Exec {
+                watch: None,
+                commands: vec![
+                    cmd(&["FCALL", "roll", "1", "rolls"]),
+                    cmd(&["FCALL", "peek", "1", "rolls"]),
+                ],
+            },
+        ),
+        (
+            t0 + 3,
+            Request::Commands(vec![cmd(&[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=spin\nredis.register_function('s', function() end)\nwhile true do end",
+            ])]),
+        ),
+        (
+            t0 + 4,
+            Request::Commands(vec![
+                cmd(&[
+                    "FUNCTION",
+                    "LOAD",
+                    "REPLACE",
+                    "#!lua name=dice\nredis.register_function('roll', function(keys) return redis.call('LLEN', keys[1]) end)",
+                ]),
+                cmd(&["FCALL", "roll", "1", "rolls"]),
+                cmd(&["FCALL", "peek", "1", "rolls"]),
+            ]),
+        ),
+        (
+            t0 + 5,
+            Request::Commands(vec![
+                cmd(&[
+                    "FUNCTION",
+                    "LOAD",
+                    "#!lua name=gone\nredis.register_function('g', function() return 1 end)",
+                ]),
+                cmd(&["FUNCTION", "DELETE", "gone"]),
+            ]),
+        ),
+    ];
+    let (one, all, pairs) = (node(), node(), node());
+    let a = run(&one, &entries, 1);
+    assert_eq!(a, run(&all, &entries, entries.len()));
+    assert_eq!(a, run(&pairs, &entries, 2));
+    let x = contents(&one.db);
+    assert_eq!(differing(&x, &contents(&all.db)), 0);
+    assert_eq!(differing(&x, &contents(&pairs.db)), 0);
+    let reply = |e: usize, i: usize| match &a[e][i] {
+        Answer::Reply(r) => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(reply(0, 0), Reply::bulk("dice"));
+    let (Reply::Bulk(r1), Reply::Bulk(r2)) = (reply(1, 0), reply(1, 1)) else {
+        panic!("{:?}", a[1])
+    };
+    assert!(r1.ends_with(b":1700000000") && r2.ends_with(b":1700000000"));
+    assert_ne!(r1, r2, "two calls draw different numbers");
+    let Reply::Array(exec) = reply(2, 0) else {
+        panic!("{:?}", a[2])
+    };
+    assert!(
+        matches!(&exec[1], Reply::Array(v) if v.len() == 3),
+        "{exec:?}"
+    );
+    assert_eq!(
+        reply(3, 0),
+        Reply::err("Error registering functions: ERR FUNCTION LOAD timeout")
+    );
+    assert_eq!(reply(4, 1), Reply::Int(3), "the replaced library's roll");
+    assert_eq!(reply(4, 2), Reply::err("Function not found"));
+    assert_eq!(reply(5, 1), Reply::Ok);
+    // What is left: the replaced library and its one function.
+    let libs: Vec<&[u8]> = x
+        .iter()
+        .filter_map(|(k, _)| k.strip_prefix(b"\x00flib/".as_slice()))
+        .collect();
+    assert_eq!(libs, [b"dice".as_slice()]);
+}
