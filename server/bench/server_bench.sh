@@ -20,7 +20,7 @@
 # server gets the same keys), N (requests per unpipelined run, 200000), NP (per pipelined run,
 # 1000000), TESTS (default set,get,lpush,rpop,zadd,hset,sadd: redis-benchmark's tests, each
 # unpipelined and with -P 16; the collection tests use one key with random members, and rpop
-# pops what lpush pushed: keep lpush first), EXTRA (default set4k,get4k,getbit,setbit,bfmadd;
+# pops what lpush pushed: keep lpush first), EXTRA (default set4k,get4k,getbit,setbit,bfmadd,evalsha;
 # "" for none; see bench() below), BKV_ARGS (flags for both bloomkv-servers), CACHE.
 set -euo pipefail
 RUNS=${RUNS:-3}
@@ -28,7 +28,9 @@ KEYS=${KEYS:-1000000}
 N=${N:-200000}
 NP=${NP:-1000000}
 TESTS=${TESTS:-set,get,lpush,rpop,zadd,hset,sadd}
-EXTRA=${EXTRA-set4k,get4k,getbit,setbit,bfmadd}
+EXTRA=${EXTRA-set4k,get4k,getbit,setbit,bfmadd,evalsha}
+# The script of the evalsha test (a job queue's step: every BullMQ command is a script).
+SCRIPT="return redis.call('INCR', KEYS[1])"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$ROOT/target/server-bench}
 BASELINE=
@@ -98,6 +100,7 @@ for s in "${SERVERS[@]}"; do
       SET "big:__rand_int__" "$(head -c 4096 /dev/zero | tr '\0' v)" > /dev/null
   fi
   redis-cli -p "$p" setbit bloomfilter 1073741823 0 > /dev/null
+  SHA=$(redis-cli -p "$p" script load "$SCRIPT")
   [ "$s" != redis ] && redis-cli -p "$p" bf.reserve bf 0.001 100000000 > /dev/null
 done
 
@@ -123,6 +126,8 @@ bench() { # server test pipeline: one run
     # The crawler example's dedup: 16 URLs per BF.MADD.
     bfmadd) "${rb[@]}" -n $((n / 16)) -r 100000000 BF.MADD bf \
       $(for i in $(seq 16); do printf 'https://example.com/page/__rand_int__ '; done) ;;
+    # A one-command script, unpipelined: what a script costs beside its command.
+    evalsha) "${rb[@]}" -n $((N / 4)) -r 100000 EVALSHA "$SHA" 1 "counter:__rand_int__" ;;
     *) "${rb[@]}" -n "$n" -r "${KEYS/#0/1}" -d 100 -t "$t" ;;
   esac 2>/dev/null | csv "$s" "$t" "$p" || true
 }
@@ -139,6 +144,7 @@ for run in $(seq "$RUNS"); do
   for t in ${EXTRA//,/ }; do
     p=16
     [ "$t" = getbit ] || [ "$t" = setbit ] && p=6
+    [ "$t" = evalsha ] && p=1
     for s in "${order[@]}"; do
       [ "$s" = redis ] && [ "$t" = bfmadd ] && continue
       bench "$s" "$t" "$p" | tee -a "$RESULTS"

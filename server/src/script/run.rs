@@ -12,13 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
-use mlua::{Function, Lua, LuaString, MultiValue, Table, Value, Variadic};
+use mlua::{Function, Lua, MultiValue, Table, Value, Variadic};
 
 use mlua::chunk::ChunkMode;
 
 use super::call;
 use super::convert::{error_table, error_text, fmt_g17, lua_to_reply, reply_to_lua};
-use super::sandbox::{Vm, bytes_of, compile_in, load_pieces};
+use super::sandbox::Vm;
 use crate::resp::Reply;
 use crate::store::Txn;
 
@@ -427,22 +427,9 @@ fn execute_in(
         let env = vm.environment(
             seed,
             kill,
-            [("call", rcall), ("pcall", rpcall), ("setresp", setresp)],
+            [rcall, rpcall, setresp],
+            (!library).then(|| (keys.clone(), argv.clone())),
         )?;
-        let loadstring = {
-            let env = env.clone();
-            scope.create_function(move |lua, (s, name): (LuaString, Option<String>)| {
-                compile_in(lua, &env, &bytes_of(&s), name)
-            })?
-        };
-        let load = {
-            let env = env.clone();
-            scope.create_function(move |lua, (f, name): (Function, Option<String>)| {
-                load_pieces(lua, &env, f, name)
-            })?
-        };
-        env.raw_set("loadstring", loadstring)?;
-        env.raw_set("load", load)?;
         let out: MultiValue = if library {
             // Functions get their keys and arguments as arguments, not as globals.
             let ran = match super::functions::engine::register(vm, &f) {
@@ -460,8 +447,6 @@ fn execute_in(
             vm.call_with
                 .call((target.callback, vm.handler.clone(), keys, argv))?
         } else {
-            env.raw_set("KEYS", keys)?;
-            env.raw_set("ARGV", argv)?;
             f.set_environment(env)?;
             vm.raw_xpcall.call((f.clone(), vm.handler.clone()))?
         };

@@ -108,14 +108,38 @@ local guard = {
 return wrapped_pcall, wrapped_xpcall, guard
 "#;
 
+/// Builds each run's environment inside Lua (loaded once per state): one call into Lua
+/// instead of a protected call from Rust for every table and field, which cost a short
+/// script more than its run (a third of an `EVALSHA` of one `GET`). Its arguments: the
+/// guard, the library names and their proxies' metatables, `math.random` and
+/// `math.randomseed`, and the compilers behind `loadstring` and `load` (given the
+/// environment as their last argument, so their own arguments keep their positions). It
+/// returns the builder: given `redis.call`, `redis.pcall`, `redis.setresp` (bound to the
+/// running command) and `KEYS` and `ARGV` (nil for a function), a fresh environment.
+const ENVIRONMENT: &str = r#"
+local guard, names, mts, random, randomseed, compile, pieces = ...
+local setmetatable, n = setmetatable, #names
+return function(call, rpcall, setresp, keys, argv)
+  local env = {}
+  for i = 1, n do env[names[i]] = setmetatable({}, mts[i]) end
+  local math, redis = env.math, env.redis
+  math.random, math.randomseed = random, randomseed
+  redis.call, redis.pcall, redis.setresp = call, rpcall, setresp
+  env.loadstring = function(s, name) return compile(s, name, env) end
+  env.load = function(f, name) return pieces(f, name, env) end
+  env.KEYS, env.ARGV, env._G = keys, argv, env
+  return setmetatable(env, guard)
+end
+"#;
+
 /// A reusable Lua state: the libraries, the `redis` table's fixed part, the helpers.
 pub struct Vm {
     /// The Lua state.
     pub lua: Lua,
-    /// The metatable guarding each run's globals.
-    guard: Table,
-    /// Per library, the metatable of its per-run proxies.
-    proxies: Vec<(&'static str, Table)>,
+    /// Builds a run's environment ([`ENVIRONMENT`]).
+    new_env: Function,
+    /// The state of the run's `math.random`, seeded for each run.
+    random: Rc<Cell<u64>>,
     /// Lua's own `xpcall`, to run scripts under the error handler.
     pub raw_xpcall: Function,
     /// The error handler scripts run under.
@@ -187,14 +211,31 @@ impl Vm {
             .call((killed, errtext, base.clone()))?;
         base.raw_set("pcall", pcall)?;
         base.raw_set("xpcall", xpcall)?;
-        let mut proxies = Vec::new();
-        for name in LIBRARIES {
+        let names = lua.create_table()?;
+        let mts = lua.create_table()?;
+        for (i, name) in LIBRARIES.iter().enumerate() {
             let lib: Table = base.raw_get(*name)?;
             let mt = lua.create_table()?;
             mt.raw_set("__index", lib)?;
             mt.raw_set("__metatable", false)?;
-            proxies.push((*name, mt));
+            names.raw_set(i + 1, *name)?;
+            mts.raw_set(i + 1, mt)?;
         }
+        let random = Rc::new(Cell::new(1u64));
+        let (random_fn, randomseed_fn) = random_functions(&lua, &random)?;
+        let compile =
+            lua.create_function(|lua, (s, name, env): (LuaString, Option<String>, Table)| {
+                compile_in(lua, &env, &bytes_of(&s), name)
+            })?;
+        let pieces =
+            lua.create_function(|lua, (f, name, env): (Function, Option<String>, Table)| {
+                load_pieces(lua, &env, f, name)
+            })?;
+        let new_env: Function = lua
+            .load(ENVIRONMENT)
+            .set_name(super::run::api_chunk())
+            .set_mode(ChunkMode::Text)
+            .call((guard, names, mts, random_fn, randomseed_fn, compile, pieces))?;
         let (library_env, call_with): (Function, Function) = lua
             .load(super::functions::engine::PRELUDE)
             .set_name(super::run::api_chunk())
@@ -224,8 +265,8 @@ impl Vm {
         Ok(Vm {
             idle,
             lua,
-            guard,
-            proxies,
+            new_env,
+            random,
             raw_xpcall,
             handler,
             kill,
@@ -238,9 +279,10 @@ impl Vm {
         })
     }
 
-    /// A fresh environment for one run: its own globals, proxies of the libraries, `KEYS`,
-    /// `ARGV`, `math.random` seeded with `seed`, and `call`, `pcall`, `setresp` (bound to the
-    /// running command by the caller) in its `redis`. `kill` stops the run.
+    /// A fresh environment for one run: its own globals, proxies of the libraries, `KEYS`
+    /// and `ARGV` (a script's; `None` for a function), `math.random` seeded with `seed`,
+    /// `loadstring` and `load` compiling into it, and `call`, `pcall`, `setresp` (bound to
+    /// the running command by the caller) in its `redis`. `kill` stops the run.
     ///
     /// # Errors
     /// Lua's (out of memory).
@@ -248,26 +290,17 @@ impl Vm {
         &self,
         seed: u64,
         kill: &Arc<AtomicBool>,
-        bound: [(&str, Function); 3],
+        [call, pcall, setresp]: [Function; 3],
+        keys_argv: Option<(Table, Table)>,
     ) -> Result<Table> {
         *self.kill.borrow_mut() = Arc::clone(kill);
         self.cjson.reset();
-        let lua = &self.lua;
-        let env = lua.create_table()?;
-        for (name, mt) in &self.proxies {
-            let proxy = lua.create_table()?;
-            proxy.set_metatable(Some(mt.clone()))?;
-            env.raw_set(*name, proxy)?;
-        }
-        let math: Table = env.raw_get("math")?;
-        random(lua, &math, seed)?;
-        let redis: Table = env.raw_get("redis")?;
-        for (name, f) in bound {
-            redis.raw_set(name, f)?;
-        }
-        env.raw_set("_G", env.clone())?;
-        env.set_metatable(Some(self.guard.clone()))?;
-        Ok(env)
+        self.random.set(seed | 1);
+        let (keys, argv) = match keys_argv {
+            Some((k, a)) => (Value::Table(k), Value::Table(a)),
+            None => (Value::Nil, Value::Nil),
+        };
+        self.new_env.call((call, pcall, setresp, keys, argv))
     }
 
     /// Limits what runs from now on to `checks` kill-hook checks (of [`KILL_CHECK_EVERY`]
@@ -448,10 +481,10 @@ fn log(_: &Lua, args: Variadic<Value>) -> Result<()> {
     Ok(())
 }
 
-/// Lua's `math.random` and `math.randomseed` over a generator seeded from the command's
-/// randomness, in the run's `math`.
-fn random(lua: &Lua, math: &Table, seed: u64) -> Result<()> {
-    let state = Rc::new(Cell::new(seed | 1));
+/// Lua's `math.random` and `math.randomseed` over the generator in `state`, which each run
+/// seeds from the command's randomness ([`Vm::environment`]).
+fn random_functions(lua: &Lua, state: &Rc<Cell<u64>>) -> Result<(Function, Function)> {
+    let state = Rc::clone(state);
     let next = {
         let state = Rc::clone(&state);
         move || {
@@ -464,53 +497,42 @@ fn random(lua: &Lua, math: &Table, seed: u64) -> Result<()> {
             (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
         }
     };
-    math.raw_set(
-        "random",
-        lua.create_function(move |_, args: Variadic<f64>| {
-            let r = next();
-            match args.len() {
-                0 => Ok(r),
-                1 => {
-                    let u = args[0].trunc();
-                    if u < 1.0 {
-                        return Err(mlua::Error::runtime(
-                            "bad argument #1 to 'random' (interval is empty)",
-                        ));
-                    }
-                    Ok((r * u).floor() + 1.0)
+    let random = lua.create_function(move |_, args: Variadic<f64>| {
+        let r = next();
+        match args.len() {
+            0 => Ok(r),
+            1 => {
+                let u = args[0].trunc();
+                if u < 1.0 {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #1 to 'random' (interval is empty)",
+                    ));
                 }
-                2 => {
-                    let (l, u) = (args[0].trunc(), args[1].trunc());
-                    if l > u {
-                        return Err(mlua::Error::runtime(
-                            "bad argument #2 to 'random' (interval is empty)",
-                        ));
-                    }
-                    Ok((r * (u - l + 1.0)).floor() + l)
-                }
-                _ => Err(mlua::Error::runtime("wrong number of arguments")),
+                Ok((r * u).floor() + 1.0)
             }
-        })?,
-    )?;
-    math.raw_set(
-        "randomseed",
-        lua.create_function(move |_, n: f64| {
-            state.set(crate::store::txn::mix(n as i64 as u64) | 1);
-            Ok(())
-        })?,
-    )?;
-    Ok(())
+            2 => {
+                let (l, u) = (args[0].trunc(), args[1].trunc());
+                if l > u {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #2 to 'random' (interval is empty)",
+                    ));
+                }
+                Ok((r * (u - l + 1.0)).floor() + l)
+            }
+            _ => Err(mlua::Error::runtime("wrong number of arguments")),
+        }
+    })?;
+    let randomseed = lua.create_function(move |_, n: f64| {
+        state.set(crate::store::txn::mix(n as i64 as u64) | 1);
+        Ok(())
+    })?;
+    Ok((random, randomseed))
 }
 
 /// Compiles source text (never bytecode: Lua 5.1 does not verify it, so a crafted binary
 /// chunk could break out of the interpreter) into a function of the run's environment: what
 /// `loadstring` and `load` answer.
-pub fn compile_in(
-    lua: &Lua,
-    env: &Table,
-    code: &[u8],
-    name: Option<String>,
-) -> Result<(Value, Value)> {
+fn compile_in(lua: &Lua, env: &Table, code: &[u8], name: Option<String>) -> Result<(Value, Value)> {
     let name = name.unwrap_or_else(|| format!("={}", String::from_utf8_lossy(code)));
     match lua
         .load(code)
@@ -531,7 +553,7 @@ pub fn compile_in(
 ///
 /// # Errors
 /// `f`'s.
-pub fn load_pieces(
+fn load_pieces(
     lua: &Lua,
     env: &Table,
     f: Function,
@@ -555,7 +577,7 @@ pub fn load_pieces(
 }
 
 /// A `LuaString` as bytes (for `loadstring`).
-pub fn bytes_of(s: &LuaString) -> Vec<u8> {
+fn bytes_of(s: &LuaString) -> Vec<u8> {
     s.as_bytes().to_vec()
 }
 
