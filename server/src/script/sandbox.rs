@@ -112,8 +112,8 @@ return wrapped_pcall, wrapped_xpcall, guard
 /// instead of a protected call from Rust for every table and field, which cost a short
 /// script more than its run (a third of an `EVALSHA` of one `GET`). Its arguments: the
 /// guard, the library names and their proxies' metatables, `math.random` and
-/// `math.randomseed`, and the compilers behind `loadstring` and `load` (given the
-/// environment as their last argument, so their own arguments keep their positions). It
+/// `math.randomseed`, and `loadstring` and `load` (Rust functions, as Lua's own are C
+/// functions, compiling into the running environment: `Vm::current`). It
 /// returns the builder: given `redis.call`, `redis.pcall`, `redis.setresp` (bound to the
 /// running command) and `KEYS` and `ARGV` (nil for a function), a fresh environment.
 const ENVIRONMENT: &str = r#"
@@ -125,8 +125,7 @@ return function(call, rpcall, setresp, keys, argv)
   local math, redis = env.math, env.redis
   math.random, math.randomseed = random, randomseed
   redis.call, redis.pcall, redis.setresp = call, rpcall, setresp
-  env.loadstring = function(s, name) return compile(s, name, env) end
-  env.load = function(f, name) return pieces(f, name, env) end
+  env.loadstring, env.load = compile, pieces
   env.KEYS, env.ARGV, env._G = keys, argv, env
   return setmetatable(env, guard)
 end
@@ -140,6 +139,8 @@ pub struct Vm {
     new_env: Function,
     /// The state of the run's `math.random`, seeded for each run.
     random: Rc<Cell<u64>>,
+    /// The running script's environment, which `loadstring` and `load` compile into.
+    current: Rc<RefCell<Option<Table>>>,
     /// Lua's own `xpcall`, to run scripts under the error handler.
     pub raw_xpcall: Function,
     /// The error handler scripts run under.
@@ -223,14 +224,19 @@ impl Vm {
         }
         let random = Rc::new(Cell::new(1u64));
         let (random_fn, randomseed_fn) = random_functions(&lua, &random)?;
-        let compile =
-            lua.create_function(|lua, (s, name, env): (LuaString, Option<String>, Table)| {
-                compile_in(lua, &env, &bytes_of(&s), name)
-            })?;
-        let pieces =
-            lua.create_function(|lua, (f, name, env): (Function, Option<String>, Table)| {
-                load_pieces(lua, &env, f, name)
-            })?;
+        let current: Rc<RefCell<Option<Table>>> = Rc::new(RefCell::new(None));
+        let compile = {
+            let current = Rc::clone(&current);
+            lua.create_function(move |lua, (s, name): (LuaString, Option<String>)| {
+                compile_in(lua, &running(&current)?, &bytes_of(&s), name)
+            })?
+        };
+        let pieces = {
+            let current = Rc::clone(&current);
+            lua.create_function(move |lua, (f, name): (Function, Option<String>)| {
+                load_pieces(lua, &running(&current)?, f, name)
+            })?
+        };
         let new_env: Function = lua
             .load(ENVIRONMENT)
             .set_name(super::run::api_chunk())
@@ -267,6 +273,7 @@ impl Vm {
             lua,
             new_env,
             random,
+            current,
             raw_xpcall,
             handler,
             kill,
@@ -300,7 +307,9 @@ impl Vm {
             Some((k, a)) => (Value::Table(k), Value::Table(a)),
             None => (Value::Nil, Value::Nil),
         };
-        self.new_env.call((call, pcall, setresp, keys, argv))
+        let env: Table = self.new_env.call((call, pcall, setresp, keys, argv))?;
+        *self.current.borrow_mut() = Some(env.clone());
+        Ok(env)
     }
 
     /// Limits what runs from now on to `checks` kill-hook checks (of [`KILL_CHECK_EVERY`]
@@ -329,6 +338,7 @@ impl Vm {
                 .step_multiplier(GC_STEP_MULTIPLIER),
         ));
         *self.kill.borrow_mut() = Arc::new(AtomicBool::new(false));
+        *self.current.borrow_mut() = None;
         lua.used_memory() > KEEP_MEMORY
             && (lua.gc_collect().is_err() || lua.used_memory() > KEEP_MEMORY)
     }
@@ -527,6 +537,14 @@ fn random_functions(lua: &Lua, state: &Rc<Cell<u64>>) -> Result<(Function, Funct
         Ok(())
     })?;
     Ok((random, randomseed))
+}
+
+/// The environment of the script running on a state (what `loadstring` compiles into).
+fn running(current: &Rc<RefCell<Option<Table>>>) -> Result<Table> {
+    current
+        .borrow()
+        .clone()
+        .ok_or_else(|| mlua::Error::runtime("no script is running"))
 }
 
 /// Compiles source text (never bytecode: Lua 5.1 does not verify it, so a crafted binary

@@ -200,6 +200,16 @@ fn replies_and_errors_match_redis() {
             (r#"eval "return bit.band(7, 3)" 0"#, ":3\r\n"),
             (r#"eval "return bit.tohex(65535)" 0"#, "$8\r\n0000ffff\r\n"),
             (r#"eval "return loadstring('return 5')()" 0"#, ":5\r\n"),
+            (
+                r#"eval "return loadstring('return KEYS[1]')()" 1 k"#,
+                "$1\r\nk\r\n",
+            ),
+            // `loadstring` is a C-side function, as Lua's: a tail call to it keeps the
+            // script's frame, so its errors still name the script's line.
+            (
+                r#"eval "return loadstring(nil)" 0"#,
+                "-ERR bad argument #1: error converting Lua nil to string (expected string or number) script: f2a3535376d65c94af2825ca50e892f34558e37d, on @user_script:1.\r\n",
+            ),
             // EVAL_RO refuses writes.
             (
                 r#"eval_ro "return redis.call('set','a','b')" 0"#,
