@@ -10,6 +10,7 @@ use bloomkv::env::fault::{FaultController, FaultEnv};
 use bloomkv::env::{Env, StdEnv};
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
 use bloomkv_cluster::{Error, Node, NodeConfig, Role};
+use bloomkv_cluster_testkit::proxy::Proxy;
 
 pub type Tweak = Arc<dyn Fn(&mut NodeConfig) + Send + Sync>;
 
@@ -215,6 +216,20 @@ impl Cluster {
             assert!(Instant::now() < until, "no leader among {running:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// A settled cluster's leader and one follower, the follower reaching the leader through
+    /// a proxy the caller controls (it passes everything until told otherwise).
+    pub async fn follower_through_proxy(&self) -> (u64, u64, Proxy) {
+        let leader = self.wait_leader().await;
+        let follower = self.running().into_iter().find(|&id| id != leader).unwrap();
+        self.wait_converged().await;
+        let proxy = Proxy::start(self.addrs[&leader].parse().unwrap())
+            .await
+            .unwrap();
+        self.node(follower)
+            .set_route(leader, Some(proxy.addr().to_string()));
+        (leader, follower, proxy)
     }
 
     /// Waits until every running node applied the leader's whole log.

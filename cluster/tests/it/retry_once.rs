@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
-use bloomkv_cluster_testkit::proxy::{Link, Proxy};
+use bloomkv_cluster_testkit::proxy::Link;
 
 use crate::harness::Cluster;
 
@@ -16,16 +16,8 @@ async fn a_retried_forward_is_applied_once() {
         cfg.request_timeout = Duration::from_secs(10);
     })
     .await;
-    let leader = c.wait_leader().await;
-    let follower = c.running().into_iter().find(|&id| id != leader).unwrap();
-    c.wait_converged().await;
-
     // The follower reaches the leader through a proxy that holds requests for 500 ms.
-    let proxy = Proxy::start(c.addrs[&leader].parse().unwrap())
-        .await
-        .unwrap();
-    c.node(follower)
-        .set_route(leader, Some(proxy.addr().to_string()));
+    let (leader, follower, proxy) = c.follower_through_proxy().await;
     let before = c.node(leader).status().last_log_index.unwrap();
     proxy.set(Link::Delay(Duration::from_millis(500)));
     let node = c.node(follower);

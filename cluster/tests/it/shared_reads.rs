@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bloomkv_cluster::kv::{KvMachine, KvRequest};
-use bloomkv_cluster_testkit::proxy::{Link, Proxy};
+use bloomkv_cluster_testkit::proxy::Link;
 
 use crate::harness::Cluster;
 
@@ -50,16 +50,8 @@ async fn a_hung_read_index_request_does_not_hold_back_the_next() {
         cfg.request_timeout = Duration::from_secs(30);
     })
     .await;
-    let leader = c.wait_leader().await;
-    let follower = c.running().into_iter().find(|&id| id != leader).unwrap();
-    c.wait_converged().await;
-
     // The follower reaches the leader through a proxy that swallows everything.
-    let proxy = Proxy::start(c.addrs[&leader].parse().unwrap())
-        .await
-        .unwrap();
-    c.node(follower)
-        .set_route(leader, Some(proxy.addr().to_string()));
+    let (leader, follower, proxy) = c.follower_through_proxy().await;
     proxy.set(Link::Blackhole);
     let node = c.node(follower);
     let hung = tokio::spawn(async move { node.linearizable_read_barrier().await });
