@@ -14,6 +14,7 @@ use super::Store;
 use super::keys::{self, DbIndex, db_version, expiry_key, meta_key, prefix_end, tag};
 use super::meta::{Meta, Record};
 use crate::fasthash::FastMap;
+use crate::notify::{self, Event};
 use crate::resp::Reply;
 use crate::store::watch::Touched;
 
@@ -139,6 +140,16 @@ pub struct Txn<'a> {
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
+    /// Keyspace notifications of the commands run so far, in order, published once the
+    /// write set commits (empty, never allocated, while notifications are off).
+    events: Vec<Event>,
+    /// A key the running command removed to store a new value under it (a `*STORE`
+    /// destination): its re-creation overwrites it, so Redis sends no `new` for it. Only
+    /// set while `new` events are wanted.
+    overwriting: Option<ScopedKey>,
+    /// While set, commands tell nothing of their own (RESTORE rebuilds a value through
+    /// them); a key's creation is still told.
+    quiet: bool,
 }
 
 /// The databases FLUSHDB (or FLUSHALL) cleared in a write set.
@@ -260,6 +271,7 @@ struct Undo {
     ready: usize,
     flushed: usize,
     dropped: usize,
+    events: usize,
     /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
     /// cleared them since the savepoint.
     before_clear: Option<BeforeClear>,
@@ -284,6 +296,9 @@ impl<'a> Txn<'a> {
             touched_log: None,
             script_calls: None,
             dropped: Vec::new(),
+            events: Vec::new(),
+            overwriting: None,
+            quiet: false,
         }
     }
 
@@ -369,12 +384,14 @@ impl<'a> Txn<'a> {
     /// inside EXEC): [`Txn::rollback`] undoes back to it, [`Txn::end_nested`] keeps its changes
     /// (an enclosing savepoint still undoes them).
     pub fn begin_nested(&mut self) {
+        self.overwriting = None;
         self.undo.push(Undo {
             ranges: self.ranges.len(),
             deltas: self.deltas.clone(),
             ready: self.ready.len(),
             flushed: self.flushed_len(),
             dropped: self.dropped.len(),
+            events: self.events.len(),
             ..Undo::default()
         });
     }
@@ -426,6 +443,7 @@ impl<'a> Txn<'a> {
             c.flushed.truncate(u.flushed);
         }
         self.dropped.truncate(u.dropped);
+        self.events.truncate(u.events);
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
@@ -700,6 +718,25 @@ impl<'a> Txn<'a> {
     /// through [`Txn::record`] or [`Txn::record_to_replace`] (expired or not, as stored),
     /// with no write to `key` in between.
     pub fn replace_record(&mut self, key: &[u8], record: Record, old: Option<&Record>) {
+        // A key found expired goes first, as Redis's lookup deletes it before the command
+        // (`expired`), and the command then creates it anew (`new`).
+        if self
+            .store
+            .notifier()
+            .wants(notify::class::EXPIRED | notify::class::NEW)
+        {
+            let expired = old.is_some_and(|o| o.expired(self.ctx.now_ms));
+            if expired {
+                self.notify(notify::class::EXPIRED, "expired", key);
+            }
+            let overwrite = self
+                .overwriting
+                .take_if(|(db, k)| *db == self.db && k.as_slice() == key)
+                .is_some();
+            if (old.is_none() || expired) && !overwrite {
+                self.notify(notify::class::NEW, "new", key);
+            }
+        }
         let was_volatile = old.is_some_and(|o| o.expire_at != 0);
         let db = self.db;
         let volatile = i64::from(record.expire_at != 0) - i64::from(was_volatile);
@@ -750,7 +787,13 @@ impl<'a> Txn<'a> {
         self.delete(meta_key(db, key));
         self.cache_record(key, None);
         self.note_dropped(key, &old.meta);
-        Ok(!old.expired(self.ctx.now_ms))
+        let live = !old.expired(self.ctx.now_ms);
+        if !live {
+            // Whoever removes an expired key (the reclaimer, a replica applying the
+            // leader's expiry, a command meeting it) tells of it, as Redis does.
+            self.notify(notify::class::EXPIRED, "expired", key);
+        }
+        Ok(live)
     }
 
     /// Removes every key of the current database (FLUSHDB): one range deletion of its
@@ -821,6 +864,79 @@ impl<'a> Txn<'a> {
     /// How many keys written before a FLUSHDB the write set keeps as touched.
     fn flushed_len(&self) -> usize {
         self.cleared.as_ref().map_or(0, |c| c.flushed.len())
+    }
+
+    /// Notes keyspace notification `name` of class `class` (`crate::notify::class`) for
+    /// `key` of the current database, published if the write set commits (and the command
+    /// is not rolled back). Costs one atomic load while the class is off.
+    #[inline]
+    pub fn notify(&mut self, class: u32, name: &'static str, key: &[u8]) {
+        if self.store.notifier().wants(class) && (!self.quiet || class == notify::class::NEW) {
+            self.events.push(Event {
+                name,
+                db: self.db,
+                key: key.to_vec(),
+            });
+        }
+    }
+
+    /// Runs `f` with the events of the commands it runs left out, but `new` (RESTORE
+    /// writes a value through ZADD, HSET...: Redis tells only of the restore).
+    pub fn quietly<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let was = std::mem::replace(&mut self.quiet, true);
+        let out = f(self);
+        self.quiet = was;
+        out
+    }
+
+    /// [`Txn::remove_key`] for a command that stores a new value under `key` next (SORT's
+    /// and the sorted sets' STORE forms): Redis overwrites the key, so its re-creation in
+    /// this command sends no `new` event. Returns whether a live key was removed.
+    ///
+    /// # Errors
+    /// Engine errors reading the current record.
+    pub fn remove_to_overwrite(&mut self, key: &[u8]) -> Result<bool, Reply> {
+        let live = self.remove_key(key)?;
+        if live {
+            self.overwrites(key);
+        }
+        Ok(live)
+    }
+
+    /// Says the running command's next creation of `key` replaces a value it removed
+    /// itself (LMOVE of a one-element list onto itself): no `new` event for it.
+    pub fn overwrites(&mut self, key: &[u8]) {
+        if self.store.notifier().wants(notify::class::NEW) {
+            self.overwriting = Some((self.db, key.to_vec()));
+        }
+    }
+
+    /// [`Txn::notify`] for `key` of stored database `db` (MOVE's and COPY's destination).
+    pub fn notify_in(&mut self, db: DbIndex, class: u32, name: &'static str, key: &[u8]) {
+        if self.store.notifier().wants(class) {
+            self.events.push(Event {
+                name,
+                db,
+                key: key.to_vec(),
+            });
+        }
+    }
+
+    /// [`Txn::notify`], then `del` if the command left `key` absent: a collection emptied
+    /// by removing its last elements, as Redis follows such an event with `del`.
+    pub fn notify_then_del_if_gone(
+        &mut self,
+        class: u32,
+        name: &'static str,
+        key: &[u8],
+    ) -> Result<(), Reply> {
+        if self.store.notifier().wants(class | notify::class::GENERIC) {
+            self.notify(class, name, key);
+            if self.record(key)?.is_none() {
+                self.notify(notify::class::GENERIC, "del", key);
+            }
+        }
+        Ok(())
     }
 
     /// Marks the list or sorted set `key` as having elements now, for blocked clients.
@@ -1039,6 +1155,7 @@ impl<'a> Txn<'a> {
             ready: self.ready,
             touched,
             dropped: self.dropped,
+            events: self.events,
         };
         (batch, done)
     }
@@ -1086,6 +1203,11 @@ impl<'a> Txn<'a> {
     /// The engine's write error, as an `ERR` reply; nothing was applied then.
     pub fn commit(self) -> Result<Vec<ScopedKey>, Reply> {
         if self.is_empty() {
+            // A command may take effect without a write (none does yet): its events go
+            // out all the same.
+            if !self.events.is_empty() {
+                self.store.publish_events(&self.events);
+            }
             return Ok(self.ready);
         }
         let store = self.store;
@@ -1115,6 +1237,8 @@ pub struct Committed {
     pub touched: Vec<Touched>,
     /// Big collections dropped, for a sweep of their ranges (`gc::Sweeps`).
     pub dropped: Vec<(Vec<u8>, Meta)>,
+    /// Keyspace notifications to publish, in order.
+    pub events: Vec<Event>,
 }
 
 #[cfg(test)]
