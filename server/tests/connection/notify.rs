@@ -3,6 +3,11 @@
 //! sent for the same commands (the fixtures in `notify/`: the commands, then, after a `---`
 //! line, each message a `PSUBSCRIBE __key*__:*` client received, as `channel | payload`).
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test that cannot go on panics with the error"
+)]
+
 use crate::common;
 
 use std::time::Duration;
