@@ -1266,6 +1266,38 @@ mod tests {
         )
     }
 
+    fn event_names(t: Txn<'_>) -> Vec<(&'static str, Vec<u8>)> {
+        let (_, done) = t.into_batch();
+        done.events.into_iter().map(|e| (e.name, e.key)).collect()
+    }
+
+    #[test]
+    fn events_follow_savepoints_and_the_enabled_classes() {
+        let (_d, store) = temp_store();
+        let mut t = store.txn();
+        t.notify(notify::class::STRING, "set", b"off");
+        assert!(
+            t.events.is_empty(),
+            "nothing is kept while notifications are off"
+        );
+        store
+            .notifier()
+            .set_flags(notify::parse(b"KE$").unwrap_or_default());
+        t.notify(notify::class::STRING, "set", b"a");
+        t.notify(notify::class::LIST, "lpush", b"not-enabled");
+        t.savepoint();
+        t.notify(notify::class::STRING, "append", b"rolled-back");
+        t.rollback();
+        t.begin_nested();
+        t.notify(notify::class::STRING, "incrby", b"kept");
+        t.end_nested();
+        t.quietly(|t| t.notify(notify::class::STRING, "set", b"quiet"));
+        assert_eq!(
+            event_names(t),
+            [("set", b"a".to_vec()), ("incrby", b"kept".to_vec())]
+        );
+    }
+
     #[test]
     fn rollback_undoes_a_failed_commands_writes_only() {
         let (_dir, store) = temp_store();
