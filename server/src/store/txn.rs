@@ -140,16 +140,23 @@ pub struct Txn<'a> {
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
-    /// Keyspace notifications of the commands run so far, in order, published once the
-    /// write set commits (empty, never allocated, while notifications are off).
-    events: Vec<Event>,
-    /// A key the running command removed to store a new value under it (a `*STORE`
-    /// destination): its re-creation overwrites it, so Redis sends no `new` for it. Only
-    /// set while `new` events are wanted.
-    overwriting: Option<ScopedKey>,
+    /// Keyspace notifications noted so far (boxed, and `None` while notifications are off:
+    /// 8 bytes in every write set, whose size is copied per command).
+    notes: Option<Box<Notes>>,
     /// While set, commands tell nothing of their own (RESTORE rebuilds a value through
     /// them); a key's creation is still told.
     quiet: bool,
+}
+
+/// What a write set notes for keyspace notifications.
+#[derive(Debug, Default)]
+struct Notes {
+    /// The events of the commands run so far, in order, published once the write set
+    /// commits.
+    events: Vec<Event>,
+    /// A key the running command removed to store a new value under it (a `*STORE`
+    /// destination): its re-creation overwrites it, so Redis sends no `new` for it.
+    overwriting: Option<ScopedKey>,
 }
 
 /// The databases FLUSHDB (or FLUSHALL) cleared in a write set.
@@ -296,8 +303,7 @@ impl<'a> Txn<'a> {
             touched_log: None,
             script_calls: None,
             dropped: Vec::new(),
-            events: Vec::new(),
-            overwriting: None,
+            notes: None,
             quiet: false,
         }
     }
@@ -384,14 +390,16 @@ impl<'a> Txn<'a> {
     /// inside EXEC): [`Txn::rollback`] undoes back to it, [`Txn::end_nested`] keeps its changes
     /// (an enclosing savepoint still undoes them).
     pub fn begin_nested(&mut self) {
-        self.overwriting = None;
+        if let Some(n) = self.notes.as_mut() {
+            n.overwriting = None;
+        }
         self.undo.push(Undo {
             ranges: self.ranges.len(),
             deltas: self.deltas.clone(),
             ready: self.ready.len(),
             flushed: self.flushed_len(),
             dropped: self.dropped.len(),
-            events: self.events.len(),
+            events: self.notes.as_ref().map_or(0, |n| n.events.len()),
             ..Undo::default()
         });
     }
@@ -443,7 +451,9 @@ impl<'a> Txn<'a> {
             c.flushed.truncate(u.flushed);
         }
         self.dropped.truncate(u.dropped);
-        self.events.truncate(u.events);
+        if let Some(n) = self.notes.as_mut() {
+            n.events.truncate(u.events);
+        }
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
@@ -729,9 +739,14 @@ impl<'a> Txn<'a> {
             if expired {
                 self.notify(notify::class::EXPIRED, "expired", key);
             }
+            let db = self.db;
             let overwrite = self
-                .overwriting
-                .take_if(|(db, k)| *db == self.db && k.as_slice() == key)
+                .notes
+                .as_mut()
+                .and_then(|n| {
+                    n.overwriting
+                        .take_if(|(d, k)| *d == db && k.as_slice() == key)
+                })
                 .is_some();
             if (old.is_none() || expired) && !overwrite {
                 self.notify(notify::class::NEW, "new", key);
@@ -872,12 +887,16 @@ impl<'a> Txn<'a> {
     #[inline]
     pub fn notify(&mut self, class: u32, name: &'static str, key: &[u8]) {
         if self.store.notifier().wants(class) && (!self.quiet || class == notify::class::NEW) {
-            self.events.push(Event {
-                name,
-                db: self.db,
-                key: key.to_vec(),
-            });
+            self.push_event(name, self.db, key);
         }
+    }
+
+    fn push_event(&mut self, name: &'static str, db: DbIndex, key: &[u8]) {
+        self.notes.get_or_insert_default().events.push(Event {
+            name,
+            db,
+            key: key.to_vec(),
+        });
     }
 
     /// Runs `f` with the events of the commands it runs left out, but `new` (RESTORE
@@ -907,18 +926,14 @@ impl<'a> Txn<'a> {
     /// itself (LMOVE of a one-element list onto itself): no `new` event for it.
     pub fn overwrites(&mut self, key: &[u8]) {
         if self.store.notifier().wants(notify::class::NEW) {
-            self.overwriting = Some((self.db, key.to_vec()));
+            self.notes.get_or_insert_default().overwriting = Some((self.db, key.to_vec()));
         }
     }
 
     /// [`Txn::notify`] for `key` of stored database `db` (MOVE's and COPY's destination).
     pub fn notify_in(&mut self, db: DbIndex, class: u32, name: &'static str, key: &[u8]) {
-        if self.store.notifier().wants(class) {
-            self.events.push(Event {
-                name,
-                db,
-                key: key.to_vec(),
-            });
+        if self.store.notifier().wants(class) && !self.quiet {
+            self.push_event(name, db, key);
         }
     }
 
@@ -1155,7 +1170,7 @@ impl<'a> Txn<'a> {
             ready: self.ready,
             touched,
             dropped: self.dropped,
-            events: self.events,
+            events: self.notes.map(|n| n.events).unwrap_or_default(),
         };
         (batch, done)
     }
@@ -1205,8 +1220,8 @@ impl<'a> Txn<'a> {
         if self.is_empty() {
             // A command may take effect without a write (none does yet): its events go
             // out all the same.
-            if !self.events.is_empty() {
-                self.store.publish_events(&self.events);
+            if let Some(n) = self.notes.as_ref().filter(|n| !n.events.is_empty()) {
+                self.store.publish_events(&n.events);
             }
             return Ok(self.ready);
         }
@@ -1277,7 +1292,7 @@ mod tests {
         let mut t = store.txn();
         t.notify(notify::class::STRING, "set", b"off");
         assert!(
-            t.events.is_empty(),
+            t.notes.is_none(),
             "nothing is kept while notifications are off"
         );
         store
