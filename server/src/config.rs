@@ -90,6 +90,10 @@ pub struct Config {
     /// default is stderr.
     #[arg(long)]
     pub logfile: Option<PathBuf>,
+    /// Keyspace notifications to send, in Redis's letters (`KEA`, `Elg`...; empty: none),
+    /// as Redis's `notify-keyspace-events`; CONFIG SET changes it at run time.
+    #[arg(long, default_value = "", value_parser = parse_notify_flags, value_name = "FLAGS")]
+    pub notify_keyspace_events: u32,
 }
 
 impl Default for Config {
@@ -113,6 +117,7 @@ impl Default for Config {
             databases: 16,
             loglevel: crate::log::Level::Notice,
             logfile: None,
+            notify_keyspace_events: 0,
         }
     }
 }
@@ -145,6 +150,11 @@ fn parse_yes_no(s: &str) -> Result<bool, String> {
         "no" => Ok(false),
         _ => Err(format!("{s:?}: expected yes or no")),
     }
+}
+
+fn parse_notify_flags(s: &str) -> Result<u32, String> {
+    crate::notify::parse(s.as_bytes())
+        .ok_or_else(|| format!("{s:?}: invalid event class character; use 'Ag$lshzxeKEtmdn'"))
 }
 
 fn parse_compression(s: &str) -> Result<CompressionPerLevel, String> {

@@ -32,6 +32,7 @@ mod info;
 mod keyslot;
 mod latency;
 pub mod log;
+mod notify;
 mod pause;
 mod pubsub;
 pub mod replica;

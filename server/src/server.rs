@@ -218,6 +218,10 @@ impl Server {
                 (store, pubsub, Some(cluster))
             }
         };
+        // Keyspace notifications go to this server's subscribers (in cluster mode, those of
+        // the node whose state machine applies the write).
+        store.notifier().attach(Arc::clone(&pubsub));
+        store.notifier().set_flags(config.notify_keyspace_events);
         let shared = Arc::new(Shared {
             store: Arc::clone(&store),
             port: addr.port(),

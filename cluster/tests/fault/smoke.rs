@@ -401,3 +401,59 @@ fn three_nodes_serve_every_command_from_every_node() {
         "stale reads still work"
     );
 }
+
+/// Keyspace notifications in cluster mode: every node publishes the events of the writes its
+/// state machine applies, to its own subscribers (as a Redis replica does for replicated
+/// writes), whichever node took the command.
+#[test]
+fn every_node_publishes_the_keyspace_events_of_what_it_applies() {
+    let c = ProcCluster::start(
+        3,
+        &[
+            "--request-timeout-ms",
+            "2000",
+            "--notify-keyspace-events",
+            "E$gl",
+        ],
+    );
+    let leader = c.wait_leader();
+    let mut subs: Vec<Conn> = c
+        .ids()
+        .into_iter()
+        .map(|id| {
+            let mut s = conn(&c, id);
+            s.call(&["PSUBSCRIBE", "__keyevent@0__:*"]).unwrap();
+            s
+        })
+        .collect();
+    let follower = c.ids().into_iter().find(|&i| i != leader).unwrap();
+    let mut f = conn(&c, follower);
+    ok(f.call(&["SET", "k", "v"]).unwrap());
+    assert_eq!(f.call(&["RPUSH", "l", "a"]).unwrap(), Value::Int(1));
+    assert_eq!(f.call(&["LPOP", "l"]).unwrap(), bulk("a"));
+    // A command that fails sends nothing.
+    assert!(matches!(
+        f.call(&["LPUSH", "k", "x"]).unwrap(),
+        Value::Error(_)
+    ));
+    assert_eq!(f.call(&["DEL", "k"]).unwrap(), Value::Int(1));
+    let event = |name: &str, key: &str| {
+        Value::Array(Some(vec![
+            bulk("pmessage"),
+            bulk("__keyevent@0__:*"),
+            bulk(&format!("__keyevent@0__:{name}")),
+            bulk(key),
+        ]))
+    };
+    for s in &mut subs {
+        for (name, key) in [
+            ("set", "k"),
+            ("rpush", "l"),
+            ("lpop", "l"),
+            ("del", "l"),
+            ("del", "k"),
+        ] {
+            assert_eq!(s.read().unwrap(), event(name, key));
+        }
+    }
+}

@@ -87,6 +87,7 @@ fn run(txn: &mut Txn<'_>, a: &[Bytes], read_only: bool) -> R {
         .unwrap_or(0);
     let mut edit = Edit::open(txn, key, highest / 8 + 1)?;
     let mut out = Vec::with_capacity(fields.len());
+    let mut changes = 0;
     for f in &fields {
         let mut buf = [0u8; 9];
         edit.read(txn, f.offset / 8, &mut buf)?;
@@ -108,9 +109,14 @@ fn run(txn: &mut Txn<'_>, a: &[Bytes], read_only: bool) -> R {
         };
         encode(&mut buf, f, new);
         edit.write(txn, f.offset / 8, &buf[..span(f)])?;
+        changes += 1;
         out.push(Reply::Int(if reply_new { new } else { old }));
     }
     edit.commit(txn)?;
+    // Redis tells of a BITFIELD whose SET or INCRBY ran (not those OVERFLOW FAIL stopped).
+    if changes > 0 {
+        txn.notify(crate::notify::class::STRING, "setbit", key);
+    }
     Ok(Reply::Array(out))
 }
 

@@ -42,7 +42,9 @@ pub fn bitop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let out_len = sources.iter().map(Vec::len).max().unwrap_or(0);
     let dest = &a[2];
     if out_len == 0 {
-        txn.remove_key(dest)?;
+        if txn.remove_key(dest)? {
+            txn.notify(crate::notify::class::GENERIC, "del", dest);
+        }
         return Ok(Reply::Int(0));
     }
     let mut out = vec![0u8; out_len];
@@ -73,6 +75,7 @@ pub fn bitop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
     }
     store_new(txn, dest, out)?;
+    txn.notify(crate::notify::class::STRING, "set", dest);
     Ok(Reply::Int(out_len as i64))
 }
 

@@ -164,6 +164,7 @@ impl Op {
                 if v.is_empty() {
                     return Ok(Attempt::Empty);
                 }
+                lists::notify_pop(txn, key, *left)?;
                 let mut items: Vec<Reply> = v.into_iter().map(Reply::bulk).collect();
                 match count {
                     None => Reply::Array(vec![Reply::Bulk(key.clone()), items.remove(0)]),
@@ -190,6 +191,7 @@ impl Op {
                 if got.is_empty() {
                     return Ok(Attempt::Empty);
                 }
+                zsets::pop::notify_pop(txn, key, *max)?;
                 match count {
                     None => {
                         let mut out = vec![Reply::Bulk(key.clone())];

@@ -8,6 +8,7 @@
 use bytes::Bytes;
 
 use super::{NOT_INT, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Record, Txn};
 
@@ -135,7 +136,9 @@ fn expire_generic(txn: &mut Txn<'_>, a: &[Bytes], unit_ms: i64, absolute: bool, 
         return Ok(Reply::Int(0));
     }
     if at <= now as i64 {
+        // A time already past deletes the key, as Redis says: `del`, not `expired`.
         txn.remove_key(key)?;
+        txn.notify(class::GENERIC, "del", key);
     } else {
         txn.put_record(
             key,
@@ -144,6 +147,7 @@ fn expire_generic(txn: &mut Txn<'_>, a: &[Bytes], unit_ms: i64, absolute: bool, 
                 ..rec
             },
         )?;
+        txn.notify(class::GENERIC, "expire", key);
     }
     Ok(Reply::Int(1))
 }
@@ -202,6 +206,7 @@ pub fn persist(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     match txn.live(&a[1])? {
         Some(r) if r.expire_at != 0 => {
             txn.put_record(&a[1], Record { expire_at: 0, ..r })?;
+            txn.notify(class::GENERIC, "persist", &a[1]);
             Ok(Reply::Int(1))
         }
         _ => Ok(Reply::Int(0)),

@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
 use super::{NOT_INT, WRONGTYPE, parse_i64, parse_scan_args};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::members::{self, Slot};
 use crate::store::{Meta, R, Txn, sub_prefix, tag};
@@ -90,13 +91,17 @@ fn pairs<'a>(a: &'a [Bytes], cmd: &str) -> Result<Vec<Pair<'a>>, Reply> {
 /// `HSET key field value [field value ...]`
 pub fn hset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let p = pairs(a, "hset")?;
-    Ok(Reply::Int(set_fields(txn, &a[1], &p)?))
+    let n = set_fields(txn, &a[1], &p)?;
+    // Redis tells of every HSET, even one that changed no field.
+    txn.notify(class::HASH, "hset", &a[1]);
+    Ok(Reply::Int(n))
 }
 
 /// `HMSET key field value [field value ...]`
 pub fn hmset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let p = pairs(a, "hmset")?;
     set_fields(txn, &a[1], &p)?;
+    txn.notify(class::HASH, "hset", &a[1]);
     Ok(Reply::Ok)
 }
 
@@ -108,6 +113,7 @@ pub fn hsetnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Ok(Reply::Int(0));
     }
     set_fields(txn, &a[1], &[(&a[2], &a[3])])?;
+    txn.notify(class::HASH, "hset", &a[1]);
     Ok(Reply::Int(1))
 }
 
@@ -179,6 +185,7 @@ pub fn hdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         } else {
             txn.put_meta(key, Meta::Hash { version, len })?;
         }
+        txn.notify_then_del_if_gone(class::HASH, "hdel", key)?;
     }
     Ok(Reply::Int(removed))
 }
@@ -264,6 +271,7 @@ pub fn hincrby(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         .checked_add(by)
         .ok_or_else(|| Reply::err("increment or decrement would overflow"))?;
     set_fields(txn, &a[1], &[(&a[2], new.to_string().as_bytes())])?;
+    txn.notify(class::HASH, "hincrby", &a[1]);
     Ok(Reply::Int(new))
 }
 
@@ -288,6 +296,7 @@ pub fn hincrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         IncrError::Overflow => Reply::err("increment would produce NaN or Infinity"),
     })?;
     set_fields(txn, &a[1], &[(&a[2], text.as_bytes())])?;
+    txn.notify(class::HASH, "hincrbyfloat", &a[1]);
     Ok(Reply::bulk(text))
 }
 

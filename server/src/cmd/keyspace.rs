@@ -4,6 +4,7 @@
 use bytes::Bytes;
 
 use super::parse_scan_args;
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::copy::copy_value;
 use crate::store::keys::{DbIndex, meta_prefix};
@@ -15,6 +16,7 @@ pub fn del(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let mut n = 0;
     for key in &a[1..] {
         if txn.remove_key(key)? {
+            txn.notify(class::GENERIC, "del", key);
             n += 1;
         }
     }
@@ -65,6 +67,8 @@ fn rename_key(txn: &mut Txn<'_>, src: &[u8], dst: &[u8], nx: bool) -> Result<boo
     }
     copy_value(txn, (db, src), (db, dst), rec.expire_at)?;
     txn.remove_key(src)?;
+    txn.notify(class::GENERIC, "rename_from", src);
+    txn.notify(class::GENERIC, "rename_to", dst);
     Ok(true)
 }
 
@@ -110,6 +114,7 @@ pub fn copy(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Ok(Reply::Int(0));
     }
     copy_value(txn, (here, &a[1]), (db, &a[2]), rec.expire_at)?;
+    txn.notify_in(db, class::GENERIC, "copy_to", &a[2]);
     Ok(Reply::Int(1))
 }
 
@@ -128,6 +133,8 @@ pub fn move_(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     copy_value(txn, (here, &a[1]), (db, &a[1]), rec.expire_at)?;
     txn.remove_key(&a[1])?;
+    txn.notify(class::GENERIC, "move_from", &a[1]);
+    txn.notify_in(db, class::GENERIC, "move_to", &a[1]);
     Ok(Reply::Int(1))
 }
 

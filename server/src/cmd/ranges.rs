@@ -65,6 +65,7 @@ pub fn setrange(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     edit.write(txn, offset, value)?;
     let len = edit.byte_len();
     edit.commit(txn)?;
+    txn.notify(crate::notify::class::STRING, "setrange", key);
     Ok(Reply::Int(len as i64))
 }
 

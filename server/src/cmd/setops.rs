@@ -13,6 +13,7 @@ use bytes::Bytes;
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
 use super::sets::{add_members, all_members, card, has, remove_members};
 use super::{WRONGTYPE, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::members;
 use crate::store::{Meta, R, Record, Txn, sub_prefix, tag};
@@ -61,6 +62,7 @@ pub fn spop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
                 },
             )?;
         }
+        txn.notify_then_del_if_gone(class::SET, "spop", key)?;
         return Ok(Reply::bulk(m));
     };
     if count == 0 {
@@ -69,6 +71,7 @@ pub fn spop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if count >= n {
         let all = all_members(txn, key, version)?;
         txn.remove_key(key)?;
+        txn.notify_then_del_if_gone(class::SET, "spop", key)?;
         return Ok(Reply::Set(all.into_iter().map(Reply::bulk).collect()));
     }
     let picked = random::distinct(txn, &prefix, n, count)?;
@@ -86,6 +89,7 @@ pub fn spop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             card: n - out.len() as u64,
         },
     )?;
+    txn.notify(class::SET, "spop", key);
     Ok(Reply::Set(out))
 }
 
@@ -145,11 +149,14 @@ pub fn smove(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if !has(txn, src, version, member)? {
         return Ok(Reply::Int(0));
     }
-    // Adding first: should the second step fail (an engine error), the member is in both
-    // sets rather than in neither. A member already in the destination writes nothing there,
-    // so its watchers see no change (as Redis).
-    add_members(txn, dst, [member.as_ref()])?;
+    // Removing first, as Redis does, so the events come in its order (`srem`, maybe `del`,
+    // then `sadd`); the write set commits both steps or neither. A member already in the
+    // destination writes nothing there, so its watchers see no change (as Redis).
     remove_members(txn, src, [member.as_ref()])?;
+    txn.notify_then_del_if_gone(class::SET, "srem", src)?;
+    if add_members(txn, dst, [member.as_ref()])? > 0 {
+        txn.notify(class::SET, "sadd", dst);
+    }
     Ok(Reply::Int(1))
 }
 
@@ -249,11 +256,16 @@ fn set_reply(members: Vec<Vec<u8>>) -> Reply {
 }
 
 /// Replaces `dst` with a new set of `members` (none: `dst` is removed). Returns the count.
-fn store(txn: &mut Txn<'_>, dst: &[u8], members: Vec<Vec<u8>>) -> R {
-    txn.remove_key(dst)?;
+fn store(txn: &mut Txn<'_>, dst: &[u8], members: Vec<Vec<u8>>, event: &'static str) -> R {
     if members.is_empty() {
+        if txn.remove_key(dst)? {
+            txn.notify(class::GENERIC, "del", dst);
+        }
         return Ok(Reply::Int(0));
     }
+    // The new record replaces the old one whole (its members, under their version, go with
+    // it): no removal first, so an existing destination is overwritten, not created anew
+    // (Redis's `new` event is for keys that did not exist).
     let version = txn.new_version()?;
     let n = members.len() as u64;
     for m in members {
@@ -271,6 +283,7 @@ fn store(txn: &mut Txn<'_>, dst: &[u8], members: Vec<Vec<u8>>) -> R {
             meta: Meta::Set { version, card: n },
         },
     )?;
+    txn.notify(class::SET, event, dst);
     Ok(Reply::Int(n as i64))
 }
 
@@ -282,7 +295,7 @@ pub fn sinter(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SINTERSTORE destination key [key ...]`
 pub fn sinterstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = inter(txn, &a[2..], 0)?;
-    store(txn, &a[1], result)
+    store(txn, &a[1], result, "sinterstore")
 }
 
 /// `SUNION key [key ...]`
@@ -293,7 +306,7 @@ pub fn sunion(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SUNIONSTORE destination key [key ...]`
 pub fn sunionstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = union(txn, &a[2..])?;
-    store(txn, &a[1], result)
+    store(txn, &a[1], result, "sunionstore")
 }
 
 /// `SDIFF key [key ...]`
@@ -304,7 +317,7 @@ pub fn sdiff(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SDIFFSTORE destination key [key ...]`
 pub fn sdiffstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = diff(txn, &a[2..])?;
-    store(txn, &a[1], result)
+    store(txn, &a[1], result, "sdiffstore")
 }
 
 /// `SINTERCARD numkeys key [key ...] [LIMIT limit]`

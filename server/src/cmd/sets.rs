@@ -54,11 +54,11 @@ pub fn add_members<'m>(
 
 /// `SADD key member [member ...]`
 pub fn sadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    Ok(Reply::Int(add_members(
-        txn,
-        &a[1],
-        a[2..].iter().map(|m| m.as_ref()),
-    )?))
+    let added = add_members(txn, &a[1], a[2..].iter().map(|m| m.as_ref()))?;
+    if added > 0 {
+        txn.notify(crate::notify::class::SET, "sadd", &a[1]);
+    }
+    Ok(Reply::Int(added))
 }
 
 /// Removes `members` from set `key`; the key goes with its last member. Returns how many
@@ -94,11 +94,11 @@ pub fn remove_members<'m>(
 
 /// `SREM key member [member ...]`
 pub fn srem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    Ok(Reply::Int(remove_members(
-        txn,
-        &a[1],
-        a[2..].iter().map(|m| m.as_ref()),
-    )?))
+    let removed = remove_members(txn, &a[1], a[2..].iter().map(|m| m.as_ref()))?;
+    if removed > 0 {
+        txn.notify_then_del_if_gone(crate::notify::class::SET, "srem", &a[1])?;
+    }
+    Ok(Reply::Int(removed))
 }
 
 /// Whether `member` is in the set of version `version` of `key`.

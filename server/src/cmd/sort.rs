@@ -250,12 +250,15 @@ pub fn sort(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     // The destination is replaced by a list of the results, a missing GET value stored as
     // an empty string; an empty result removes it.
-    txn.remove_key(dst)?;
+    let removed = txn.remove_to_overwrite(dst)?;
     let n = out.len() as i64;
     if !out.is_empty() {
         let values: Vec<Vec<u8>> = out.into_iter().map(Option::unwrap_or_default).collect();
         super::lists::store::check_elements(values.iter().map(|v| v.as_slice()))?;
         push(txn, dst, values.iter().map(|v| v.as_slice()), false, false)?;
+        txn.notify(crate::notify::class::LIST, "sortstore", dst);
+    } else if removed {
+        txn.notify(crate::notify::class::GENERIC, "del", dst);
     }
     Ok(Reply::Int(n))
 }

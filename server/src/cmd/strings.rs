@@ -9,6 +9,7 @@ use bytes::Bytes;
 
 use super::expiry::{Expiry, parse_expiry};
 use super::{NOT_INT, WRONGTYPE, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key, meta_key, sub_prefix, tag};
 
@@ -143,6 +144,10 @@ pub fn set(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             meta: Meta::Str(a[2].to_vec()),
         };
         txn.replace_record(key, record, stored.as_ref());
+        txn.notify(class::STRING, "set", key);
+        if expiry.is_some() {
+            txn.notify(class::GENERIC, "expire", key);
+        }
     }
     Ok(match (get, skip) {
         (true, _) => Reply::opt_bulk(old_value),
@@ -168,6 +173,8 @@ fn set_with_expiry(txn: &mut Txn<'_>, a: &[Bytes], unit: &[u8], cmd: &'static st
     }
     let at = e.at(txn.now_ms())?;
     set_string(txn, &a[1], a[3].to_vec(), at)?;
+    txn.notify(class::STRING, "set", &a[1]);
+    txn.notify(class::GENERIC, "expire", &a[1]);
     Ok(Reply::Ok)
 }
 
@@ -177,6 +184,7 @@ pub fn getdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Ok(Reply::Nil);
     };
     txn.remove_key(&a[1])?;
+    txn.notify(class::GENERIC, "del", &a[1]);
     Ok(Reply::bulk(v))
 }
 
@@ -211,6 +219,7 @@ pub fn getex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             let at = e.at(now)?;
             if at <= now {
                 txn.remove_key(key)?;
+                txn.notify(class::GENERIC, "del", key);
             } else {
                 txn.put_record(
                     key,
@@ -219,6 +228,7 @@ pub fn getex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
                         ..rec
                     },
                 )?;
+                txn.notify(class::GENERIC, "expire", key);
             }
         }
         (None, true) if rec.expire_at != 0 => {
@@ -229,6 +239,7 @@ pub fn getex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
                     ..rec
                 },
             )?;
+            txn.notify(class::GENERIC, "persist", key);
         }
         _ => {}
     }
@@ -244,6 +255,7 @@ pub fn setnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Ok(Reply::Int(0));
     }
     set_string(txn, &a[1], a[2].to_vec(), 0)?;
+    txn.notify(class::STRING, "set", &a[1]);
     Ok(Reply::Int(1))
 }
 
@@ -254,6 +266,7 @@ pub fn getset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     let old_value = get_string(txn, &a[1])?;
     set_string(txn, &a[1], a[2].to_vec(), 0)?;
+    txn.notify(class::STRING, "set", &a[1]);
     Ok(Reply::opt_bulk(old_value))
 }
 
@@ -281,6 +294,7 @@ pub fn mset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     for pair in a[1..].chunks(2) {
         set_string(txn, &pair[0], pair[1].to_vec(), 0)?;
+        txn.notify(class::STRING, "set", &pair[0]);
     }
     Ok(Reply::Ok)
 }
@@ -300,6 +314,7 @@ pub fn msetnx(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     for pair in a[1..].chunks(2) {
         set_string(txn, &pair[0], pair[1].to_vec(), 0)?;
+        txn.notify(class::STRING, "set", &pair[0]);
     }
     Ok(Reply::Int(1))
 }
@@ -314,6 +329,7 @@ fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64) -> R {
         .checked_add(by)
         .ok_or_else(|| Reply::err("increment or decrement would overflow"))?;
     txn.put_meta(key, Meta::Str(new.to_string().into_bytes()))?;
+    txn.notify(class::STRING, "incrby", key);
     Ok(Reply::Int(new))
 }
 
@@ -329,6 +345,7 @@ pub fn incrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
     })?;
     txn.put_meta(&a[1], Meta::Str(text.clone().into_bytes()))?;
+    txn.notify(class::STRING, "incrbyfloat", &a[1]);
     Ok(Reply::bulk(text))
 }
 
@@ -416,6 +433,12 @@ fn to_chunked(txn: &mut Txn<'_>, key: &[u8], value: &[u8]) -> Result<u64, Reply>
 
 /// APPEND key value
 pub fn append(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let r = append_value(txn, a)?;
+    txn.notify(class::STRING, "append", &a[1]);
+    Ok(r)
+}
+
+fn append_value(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
     let data = &a[2];
     match txn.meta(key)? {
@@ -471,6 +494,13 @@ fn bit_offset(b: &[u8]) -> Result<u64, Reply> {
 
 /// SETBIT key offset value: replies with the bit's previous value.
 pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let r = set_bit(txn, a)?;
+    // Redis tells of a SETBIT even when the bit already had that value.
+    txn.notify(class::STRING, "setbit", &a[1]);
+    Ok(r)
+}
+
+fn set_bit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
     let offset = bit_offset(&a[2])?;
     let on = match a[3].as_ref() {

@@ -500,8 +500,10 @@ impl Conn {
                     // Nothing is evicted and no memory limit applies.
                     ("maxmemory", "0".into()),
                     ("maxmemory-policy", "noeviction".into()),
-                    // No keyspace notifications are sent.
-                    ("notify-keyspace-events", String::new()),
+                    (
+                        "notify-keyspace-events",
+                        crate::notify::format(self.shared.store.notifier().flags()),
+                    ),
                     // Idle clients are never closed.
                     ("timeout", "0".into()),
                     ("busy-reply-threshold", busy.clone()),
@@ -543,6 +545,7 @@ impl Conn {
                 let mut latency = None;
                 let mut password = None;
                 let mut maxclients = None;
+                let mut notify = None;
                 for pair in a[2..].chunks(2) {
                     let name = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
                     let value = String::from_utf8_lossy(&pair[1]);
@@ -582,6 +585,10 @@ impl Conn {
                                 ));
                             }
                         }
+                        "notify-keyspace-events" => match crate::notify::parse(&pair[1]) {
+                            Some(f) => notify = Some(f),
+                            None => return Reply::err(crate::notify::BAD_FLAGS),
+                        },
                         "slowlog-max-len" => match value.parse::<u32>() {
                             Ok(n) => max_len = Some(n as usize),
                             Err(_) => return bad(),
@@ -619,6 +626,9 @@ impl Conn {
                 }
                 if let Some(n) = maxclients {
                     self.shared.maxclients.store(n, Ordering::Relaxed);
+                }
+                if let Some(f) = notify {
+                    self.shared.store.notifier().set_flags(f);
                 }
                 Reply::Ok
             }

@@ -134,6 +134,9 @@ impl Applier {
                 None => {
                     let s = Store::new(db.clone())
                         .map_err(|e| format!("opening the state machine's data: {e}"))?;
+                    // Keyspace notifications of the writes this node applies go to this
+                    // node's subscribers, as a Redis replica's do.
+                    s.notifier().attach(Arc::clone(&self.pubsub));
                     *slot = Some(Arc::new(s));
                 }
             }

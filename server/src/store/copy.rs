@@ -83,6 +83,9 @@ fn copy_in(
         meta,
         super::Meta::List { .. } | super::Meta::Zset { .. } | super::Meta::Stream(_)
     );
+    // Redis deletes the destination and adds the copy as a key of its own (`new` is sent
+    // for it even when the destination existed).
+    txn.remove_key(dst)?;
     txn.put_record(dst, Record { expire_at, meta })?;
     if ready {
         txn.signal_ready(dst);

@@ -142,6 +142,8 @@ pub struct Store {
     /// Times writes were stopped, and resumed, since start.
     stops: AtomicU64,
     resumes: AtomicU64,
+    /// Keyspace notifications: the classes enabled, and the pub/sub they go to.
+    notify: crate::notify::Notifier,
 }
 
 /// The reply to a write while the engine refuses writes (Redis's reply when it cannot
@@ -228,6 +230,7 @@ impl Store {
             scripts: scripts::Scripts::new(),
             sweeps: gc::Sweeps::default(),
             databases: std::sync::atomic::AtomicU16::new(16),
+            notify: crate::notify::Notifier::default(),
         })
     }
 
@@ -348,6 +351,9 @@ impl Store {
     /// Applies what a committed write set changed besides the data (see [`Txn::into_batch`]);
     /// returns the keys whose blocked clients may now be served.
     pub fn committed(&self, done: Committed) -> Vec<ScopedKey> {
+        if !done.events.is_empty() {
+            self.publish_events(&done.events);
+        }
         if !done.touched.is_empty() {
             self.watches.touch(&done.touched);
         }
@@ -370,6 +376,16 @@ impl Store {
             }
         }
         done.ready
+    }
+
+    /// Keyspace notifications: the classes enabled, where they go.
+    pub fn notifier(&self) -> &crate::notify::Notifier {
+        &self.notify
+    }
+
+    /// Publishes the keyspace notifications of a committed write set, in order.
+    pub(crate) fn publish_events(&self, events: &[crate::notify::Event]) {
+        self.notify.publish(events, |db| self.index_of(db));
     }
 
     /// Ranges of big dropped collections waiting for a sweep (`gc`).

@@ -14,6 +14,7 @@ use super::Store;
 use super::keys::{self, DbIndex, db_version, expiry_key, meta_key, prefix_end, tag};
 use super::meta::{Meta, Record};
 use crate::fasthash::FastMap;
+use crate::notify::{self, Event};
 use crate::resp::Reply;
 use crate::store::watch::Touched;
 
@@ -139,6 +140,23 @@ pub struct Txn<'a> {
     /// Big collections this write set drops (deleted, overwritten, re-created): their
     /// members' ranges are swept once it commits (`gc::Sweeps`).
     dropped: Vec<(Vec<u8>, Meta)>,
+    /// Keyspace notifications noted so far (boxed, and `None` while notifications are off:
+    /// 8 bytes in every write set, whose size is copied per command).
+    notes: Option<Box<Notes>>,
+    /// While set, commands tell nothing of their own (RESTORE rebuilds a value through
+    /// them); a key's creation is still told.
+    quiet: bool,
+}
+
+/// What a write set notes for keyspace notifications.
+#[derive(Debug, Default)]
+struct Notes {
+    /// The events of the commands run so far, in order, published once the write set
+    /// commits.
+    events: Vec<Event>,
+    /// A key the running command removed to store a new value under it (a `*STORE`
+    /// destination): its re-creation overwrites it, so Redis sends no `new` for it.
+    overwriting: Option<ScopedKey>,
 }
 
 /// The databases FLUSHDB (or FLUSHALL) cleared in a write set.
@@ -260,6 +278,7 @@ struct Undo {
     ready: usize,
     flushed: usize,
     dropped: usize,
+    events: usize,
     /// The whole overlay, its range deletions and whether it was cleared, if a FLUSHDB
     /// cleared them since the savepoint.
     before_clear: Option<BeforeClear>,
@@ -284,6 +303,8 @@ impl<'a> Txn<'a> {
             touched_log: None,
             script_calls: None,
             dropped: Vec::new(),
+            notes: None,
+            quiet: false,
         }
     }
 
@@ -369,12 +390,16 @@ impl<'a> Txn<'a> {
     /// inside EXEC): [`Txn::rollback`] undoes back to it, [`Txn::end_nested`] keeps its changes
     /// (an enclosing savepoint still undoes them).
     pub fn begin_nested(&mut self) {
+        if let Some(n) = self.notes.as_mut() {
+            n.overwriting = None;
+        }
         self.undo.push(Undo {
             ranges: self.ranges.len(),
             deltas: self.deltas.clone(),
             ready: self.ready.len(),
             flushed: self.flushed_len(),
             dropped: self.dropped.len(),
+            events: self.notes.as_ref().map_or(0, |n| n.events.len()),
             ..Undo::default()
         });
     }
@@ -426,6 +451,9 @@ impl<'a> Txn<'a> {
             c.flushed.truncate(u.flushed);
         }
         self.dropped.truncate(u.dropped);
+        if let Some(n) = self.notes.as_mut() {
+            n.events.truncate(u.events);
+        }
     }
 
     /// Records the overlay entry of `k` before a change, while a savepoint is open.
@@ -700,6 +728,30 @@ impl<'a> Txn<'a> {
     /// through [`Txn::record`] or [`Txn::record_to_replace`] (expired or not, as stored),
     /// with no write to `key` in between.
     pub fn replace_record(&mut self, key: &[u8], record: Record, old: Option<&Record>) {
+        // A key found expired goes first, as Redis's lookup deletes it before the command
+        // (`expired`), and the command then creates it anew (`new`).
+        if self
+            .store
+            .notifier()
+            .wants(notify::class::EXPIRED | notify::class::NEW)
+        {
+            let expired = old.is_some_and(|o| o.expired(self.ctx.now_ms));
+            if expired {
+                self.notify(notify::class::EXPIRED, "expired", key);
+            }
+            let db = self.db;
+            let overwrite = self
+                .notes
+                .as_mut()
+                .and_then(|n| {
+                    n.overwriting
+                        .take_if(|(d, k)| *d == db && k.as_slice() == key)
+                })
+                .is_some();
+            if (old.is_none() || expired) && !overwrite {
+                self.notify(notify::class::NEW, "new", key);
+            }
+        }
         let was_volatile = old.is_some_and(|o| o.expire_at != 0);
         let db = self.db;
         let volatile = i64::from(record.expire_at != 0) - i64::from(was_volatile);
@@ -750,7 +802,13 @@ impl<'a> Txn<'a> {
         self.delete(meta_key(db, key));
         self.cache_record(key, None);
         self.note_dropped(key, &old.meta);
-        Ok(!old.expired(self.ctx.now_ms))
+        let live = !old.expired(self.ctx.now_ms);
+        if !live {
+            // Whoever removes an expired key (the reclaimer, a replica applying the
+            // leader's expiry, a command meeting it) tells of it, as Redis does.
+            self.notify(notify::class::EXPIRED, "expired", key);
+        }
+        Ok(live)
     }
 
     /// Removes every key of the current database (FLUSHDB): one range deletion of its
@@ -821,6 +879,79 @@ impl<'a> Txn<'a> {
     /// How many keys written before a FLUSHDB the write set keeps as touched.
     fn flushed_len(&self) -> usize {
         self.cleared.as_ref().map_or(0, |c| c.flushed.len())
+    }
+
+    /// Notes keyspace notification `name` of class `class` (`crate::notify::class`) for
+    /// `key` of the current database, published if the write set commits (and the command
+    /// is not rolled back). Costs one atomic load while the class is off.
+    #[inline]
+    pub fn notify(&mut self, class: u32, name: &'static str, key: &[u8]) {
+        if self.store.notifier().wants(class) && (!self.quiet || class == notify::class::NEW) {
+            self.push_event(name, self.db, key);
+        }
+    }
+
+    fn push_event(&mut self, name: &'static str, db: DbIndex, key: &[u8]) {
+        self.notes.get_or_insert_default().events.push(Event {
+            name,
+            db,
+            key: key.to_vec(),
+        });
+    }
+
+    /// Runs `f` with the events of the commands it runs left out, but `new` (RESTORE
+    /// writes a value through ZADD, HSET...: Redis tells only of the restore).
+    pub fn quietly<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let was = std::mem::replace(&mut self.quiet, true);
+        let out = f(self);
+        self.quiet = was;
+        out
+    }
+
+    /// [`Txn::remove_key`] for a command that stores a new value under `key` next (SORT's
+    /// and the sorted sets' STORE forms): Redis overwrites the key, so its re-creation in
+    /// this command sends no `new` event. Returns whether a live key was removed.
+    ///
+    /// # Errors
+    /// Engine errors reading the current record.
+    pub fn remove_to_overwrite(&mut self, key: &[u8]) -> Result<bool, Reply> {
+        let live = self.remove_key(key)?;
+        if live {
+            self.overwrites(key);
+        }
+        Ok(live)
+    }
+
+    /// Says the running command's next creation of `key` replaces a value it removed
+    /// itself (LMOVE of a one-element list onto itself): no `new` event for it.
+    pub fn overwrites(&mut self, key: &[u8]) {
+        if self.store.notifier().wants(notify::class::NEW) {
+            self.notes.get_or_insert_default().overwriting = Some((self.db, key.to_vec()));
+        }
+    }
+
+    /// [`Txn::notify`] for `key` of stored database `db` (MOVE's and COPY's destination).
+    pub fn notify_in(&mut self, db: DbIndex, class: u32, name: &'static str, key: &[u8]) {
+        if self.store.notifier().wants(class) && !self.quiet {
+            self.push_event(name, db, key);
+        }
+    }
+
+    /// [`Txn::notify`], then `del` if the command left `key` absent: a collection emptied
+    /// by removing its last elements, as Redis follows such an event with `del`.
+    pub fn notify_then_del_if_gone(
+        &mut self,
+        class: u32,
+        name: &'static str,
+        key: &[u8],
+    ) -> Result<(), Reply> {
+        if self.store.notifier().wants(class | notify::class::GENERIC) {
+            self.notify(class, name, key);
+            if self.record(key)?.is_none() {
+                self.notify(notify::class::GENERIC, "del", key);
+            }
+        }
+        Ok(())
     }
 
     /// Marks the list or sorted set `key` as having elements now, for blocked clients.
@@ -1039,6 +1170,7 @@ impl<'a> Txn<'a> {
             ready: self.ready,
             touched,
             dropped: self.dropped,
+            events: self.notes.map(|n| n.events).unwrap_or_default(),
         };
         (batch, done)
     }
@@ -1086,6 +1218,11 @@ impl<'a> Txn<'a> {
     /// The engine's write error, as an `ERR` reply; nothing was applied then.
     pub fn commit(self) -> Result<Vec<ScopedKey>, Reply> {
         if self.is_empty() {
+            // A command may take effect without a write (none does yet): its events go
+            // out all the same.
+            if let Some(n) = self.notes.as_ref().filter(|n| !n.events.is_empty()) {
+                self.store.publish_events(&n.events);
+            }
             return Ok(self.ready);
         }
         let store = self.store;
@@ -1115,6 +1252,8 @@ pub struct Committed {
     pub touched: Vec<Touched>,
     /// Big collections dropped, for a sweep of their ranges (`gc::Sweeps`).
     pub dropped: Vec<(Vec<u8>, Meta)>,
+    /// Keyspace notifications to publish, in order.
+    pub events: Vec<Event>,
 }
 
 #[cfg(test)]
@@ -1140,6 +1279,38 @@ mod tests {
             t.deltas.clone(),
             t.cleared_dbs(),
         )
+    }
+
+    fn event_names(t: Txn<'_>) -> Vec<(&'static str, Vec<u8>)> {
+        let (_, done) = t.into_batch();
+        done.events.into_iter().map(|e| (e.name, e.key)).collect()
+    }
+
+    #[test]
+    fn events_follow_savepoints_and_the_enabled_classes() {
+        let (_d, store) = temp_store();
+        let mut t = store.txn();
+        t.notify(notify::class::STRING, "set", b"off");
+        assert!(
+            t.notes.is_none(),
+            "nothing is kept while notifications are off"
+        );
+        store
+            .notifier()
+            .set_flags(notify::parse(b"KE$").unwrap_or_default());
+        t.notify(notify::class::STRING, "set", b"a");
+        t.notify(notify::class::LIST, "lpush", b"not-enabled");
+        t.savepoint();
+        t.notify(notify::class::STRING, "append", b"rolled-back");
+        t.rollback();
+        t.begin_nested();
+        t.notify(notify::class::STRING, "incrby", b"kept");
+        t.end_nested();
+        t.quietly(|t| t.notify(notify::class::STRING, "set", b"quiet"));
+        assert_eq!(
+            event_names(t),
+            [("set", b"a".to_vec()), ("incrby", b"kept".to_vec())]
+        );
     }
 
     #[test]

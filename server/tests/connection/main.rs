@@ -11,6 +11,7 @@ mod functions;
 mod latency;
 mod lua_libs;
 mod monitor;
+mod notify;
 mod pause;
 mod protocol;
 mod pubsub;

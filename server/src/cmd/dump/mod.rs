@@ -312,9 +312,7 @@ pub fn restore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Err(Reply::err("DUMP payload version or checksum are wrong"));
     };
     let value = decode(obj).map_err(|Bad| Reply::err("Bad data format"))?;
-    if replace {
-        txn.remove_key(key)?;
-    }
+    let replaced = replace && txn.remove_key(key)?;
     let now = txn.now_ms();
     let expire_at = match ttl as u64 {
         0 => 0,
@@ -323,8 +321,12 @@ pub fn restore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     // Already expired: nothing is created (the old value, if REPLACE, is gone).
     if expire_at != 0 && expire_at <= now {
+        if replaced {
+            txn.notify(crate::notify::class::GENERIC, "del", key);
+        }
         return Ok(Reply::Ok);
     }
-    write_value(txn, key, value, expire_at)?;
+    txn.quietly(|txn| write_value(txn, key, value, expire_at))?;
+    txn.notify(crate::notify::class::GENERIC, "restore", key);
     Ok(Reply::Ok)
 }

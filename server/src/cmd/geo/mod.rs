@@ -200,6 +200,8 @@ struct Query {
     any: bool,
     /// STORE/STOREDIST destination and whether it stores distances.
     store: Option<(Bytes, bool)>,
+    /// GEOSEARCH's forms (their store's keyspace event is named differently).
+    search: bool,
 }
 
 /// A radius or box side and its unit: `(value, metres per unit)`.
@@ -231,6 +233,7 @@ fn parse_query(
     let src = &a[src_at];
     let z = get_zset(txn, src)?;
     let mut q = Query {
+        search: form.searching(),
         centre: None,
         kind: Kind::Radius(0.0),
         per_unit: 1.0,
@@ -392,7 +395,14 @@ fn run(txn: &mut Txn<'_>, src: &[u8], q: Query) -> R {
                 (f.member, score)
             })
             .collect();
-        return super::zsets::algebra::store_result(txn, &dst, members);
+        // Redis 7.0 names the event after the command's STORE form: GEOSEARCHSTORE
+        // sends `geosearchstore`, GEORADIUS[BYMEMBER] ... STORE sends `georadiusstore`.
+        let event = if q.search {
+            "geosearchstore"
+        } else {
+            "georadiusstore"
+        };
+        return super::zsets::algebra::store_result(txn, &dst, members, event);
     }
     let plain = !(q.with_dist || q.with_hash || q.with_coord);
     Ok(Reply::Array(

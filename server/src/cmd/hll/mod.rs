@@ -56,6 +56,7 @@ pub fn pfadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if updated {
         format::invalidate(&mut v);
         store(txn, key, v)?;
+        txn.notify(crate::notify::class::STRING, "pfadd", key);
     }
     Ok(Reply::Int(i64::from(updated)))
 }
@@ -120,5 +121,7 @@ pub fn pfmerge(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     format::invalidate(&mut v);
     store(txn, &a[1], v)?;
+    // Redis names PFMERGE's event after PFADD.
+    txn.notify(crate::notify::class::STRING, "pfadd", &a[1]);
     Ok(Reply::Ok)
 }

@@ -16,6 +16,7 @@ use super::store::{
 };
 use super::{parse_i64, parse_long};
 use crate::cmd::NOT_INT;
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 
@@ -30,6 +31,8 @@ pub fn ltrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some((from, n)) = super::store::clamp_range(start, stop, l.len()) else {
         // Nothing kept: the key goes (its elements stay under a version nothing names).
         txn.remove_key(key)?;
+        txn.notify(class::LIST, "ltrim", key);
+        txn.notify(class::GENERIC, "del", key);
         return Ok(Reply::Ok);
     };
     let kept = List {
@@ -42,6 +45,7 @@ pub fn ltrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     // Written even when nothing was trimmed: Redis counts every LTRIM of an existing list
     // as a change (a WATCH on it fails).
     store_list(txn, key, kept)?;
+    txn.notify(class::LIST, "ltrim", key);
     Ok(Reply::Ok)
 }
 
@@ -125,6 +129,7 @@ pub fn lrem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     } else {
         remove_indexes(txn, key, l, &hits)?;
     }
+    txn.notify_then_del_if_gone(class::LIST, "lrem", key)?;
     Ok(Reply::Int(n))
 }
 
@@ -188,6 +193,7 @@ pub fn linsert(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         l.tail = tail;
     }
     store_list(txn, key, l)?;
+    txn.notify(class::LIST, "linsert", key);
     Ok(Reply::Int(l.len() as i64))
 }
 

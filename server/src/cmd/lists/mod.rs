@@ -9,6 +9,7 @@ pub mod stream;
 use bytes::Bytes;
 
 use super::{NOT_INT, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 use store::{check_elements, clamp_range, elem_key, get_list, index, pop, push, read_range};
@@ -28,7 +29,19 @@ fn push_cmd(txn: &mut Txn<'_>, a: &[Bytes], left: bool, only_existing: bool) -> 
         left,
         only_existing,
     )?;
+    if n.is_some() {
+        txn.notify(class::LIST, if left { "lpush" } else { "rpush" }, &a[1]);
+    }
     Ok(Reply::Int(n.unwrap_or(0) as i64))
+}
+
+/// Tells of a pop from the list `key` that took elements (`lpop`/`rpop`), and of its
+/// deletion if that emptied it, as Redis does.
+///
+/// # Errors
+/// Engine errors reading the key's record.
+pub fn notify_pop(txn: &mut Txn<'_>, key: &[u8], left: bool) -> Result<(), Reply> {
+    txn.notify_then_del_if_gone(class::LIST, if left { "lpop" } else { "rpop" }, key)
 }
 
 /// `LPUSH key element [element ...]`
@@ -79,6 +92,9 @@ fn pop_cmd(txn: &mut Txn<'_>, a: &[Bytes], left: bool) -> R {
     }
     let count = a.get(2).map(|c| parse_positive(c)).transpose()?;
     let popped = pop(txn, &a[1], left, count.unwrap_or(1))?;
+    if popped.as_ref().is_some_and(|v| !v.is_empty()) {
+        notify_pop(txn, &a[1], left)?;
+    }
     Ok(match (popped, count) {
         (None, None) => Reply::Nil,
         (None, Some(_)) => Reply::NilArray,
@@ -150,6 +166,7 @@ pub fn lset(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         return Err(Reply::err("index out of range"));
     };
     txn.put(elem_key(&a[1], l.version, l.head + i), a[3].to_vec());
+    txn.notify(class::LIST, "lset", &a[1]);
     Ok(Reply::Ok)
 }
 
@@ -190,7 +207,14 @@ pub fn move_one(
     let Some(e) = v.pop() else {
         return Ok(None);
     };
+    if src == dst {
+        // Popping the only element removed the list; Redis moves it without deleting.
+        txn.overwrites(dst);
+    }
     push(txn, dst, [e.as_slice()], to_left, false)?;
+    // Redis tells of the push before the pop.
+    txn.notify(class::LIST, if to_left { "lpush" } else { "rpush" }, dst);
+    notify_pop(txn, src, from_left)?;
     Ok(Some(e))
 }
 
@@ -272,6 +296,7 @@ pub fn mpop(
         if let Some(v) = pop(txn, k, left, count)?
             && !v.is_empty()
         {
+            notify_pop(txn, k, left)?;
             return Ok(Some(Reply::Array(vec![
                 Reply::Bulk(k.clone()),
                 bulk_array(v),

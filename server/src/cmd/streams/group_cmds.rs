@@ -14,6 +14,7 @@ use super::{
     Entry, Id, decode_entry, entry_key, entry_reply, fmt_id, get_stream, next_id, parse_bound,
     parse_id, range, xread_reply,
 };
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{Meta, R, Txn};
@@ -229,6 +230,7 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
                     consumers: 0,
                 },
             );
+            txn.notify(class::STREAM, "xgroup-create", key);
             Ok(Reply::Ok)
         }
         b"SETID" => {
@@ -240,6 +242,7 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             };
             g.entries_read = entries_read;
             groups.put(txn, &g);
+            txn.notify(class::STREAM, "xgroup-setid", key);
             Ok(Reply::Ok)
         }
         b"DESTROY" => {
@@ -249,6 +252,7 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             groups.destroy(txn, name);
             // Clients blocked in XREADGROUP on this group get NOGROUP.
             txn.signal_ready(key);
+            txn.notify(class::STREAM, "xgroup-destroy", key);
             Ok(Reply::Int(1))
         }
         b"CREATECONSUMER" => {
@@ -257,6 +261,9 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             let mut session = Session::new(groups, g);
             let (_, created) = session.consumer(txn, &a[4], txn.now_ms())?;
             session.finish(txn);
+            if created {
+                txn.notify(class::STREAM, "xgroup-createconsumer", key);
+            }
             Ok(Reply::Int(i64::from(created)))
         }
         _ => {
@@ -264,6 +271,10 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             let mut session = Session::new(groups, g);
             let pending = session.delete_consumer(txn, &a[4])?;
             session.finish(txn);
+            // Redis tells only of a consumer that existed.
+            if pending.is_some() {
+                txn.notify(class::STREAM, "xgroup-delconsumer", key);
+            }
             Ok(Reply::Int(pending.unwrap_or(0) as i64))
         }
     }

@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use super::blocking::{Block, Op, Outcome};
 use super::{NOT_INT, WRONGTYPE, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{MAX_KEY_LEN, Meta, R, Txn, prefix_end, sub_key, sub_prefix, tag};
@@ -504,11 +505,16 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     m.len += 1;
     m.last = id;
     m.added += 1;
-    if let Some(s) = spec {
-        trim(txn, key, &mut m, s)?;
-    }
+    let trimmed = match spec {
+        Some(s) => trim(txn, key, &mut m, s)?,
+        None => 0,
+    };
     store_stream(txn, key, m)?;
     txn.signal_ready(key);
+    txn.notify(class::STREAM, "xadd", key);
+    if trimmed > 0 {
+        txn.notify(class::STREAM, "xtrim", key);
+    }
     Ok(Reply::bulk(fmt_id(id)))
 }
 
@@ -600,6 +606,7 @@ pub fn xdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             m.first = first_from(txn, &a[1], &m, m.first)?;
         }
         store_stream(txn, &a[1], m)?;
+        txn.notify(class::STREAM, "xdel", &a[1]);
     }
     Ok(Reply::Int(n))
 }
@@ -615,6 +622,7 @@ pub fn xtrim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let n = trim(txn, &a[1], &mut m, spec)?;
     if n > 0 {
         store_stream(txn, &a[1], m)?;
+        txn.notify(class::STREAM, "xtrim", &a[1]);
     }
     Ok(Reply::Int(n as i64))
 }
@@ -670,6 +678,7 @@ pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         m.max_deleted = d;
     }
     store_stream(txn, &a[1], m)?;
+    txn.notify(class::STREAM, "xsetid", &a[1]);
     Ok(Reply::Ok)
 }
 

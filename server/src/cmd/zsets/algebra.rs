@@ -10,6 +10,7 @@ use bytes::Bytes;
 use super::score;
 use super::store::{Zset, decode_member_value, set_score, store_zset};
 use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn, sub_prefix, tag};
 
@@ -214,9 +215,18 @@ fn compute(txn: &Txn<'_>, op: Op, call: &Call<'_>) -> Result<Vec<(Vec<u8>, f64)>
 ///
 /// # Errors
 /// Engine errors.
-pub fn store_result(txn: &mut Txn<'_>, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> R {
-    txn.remove_key(dst)?;
+/// `event` names the command for keyspace notifications (`zunionstore`...).
+pub fn store_result(
+    txn: &mut Txn<'_>,
+    dst: &[u8],
+    members: Vec<(Vec<u8>, f64)>,
+    event: &'static str,
+) -> R {
+    let removed = txn.remove_to_overwrite(dst)?;
     if members.is_empty() {
+        if removed {
+            txn.notify(class::GENERIC, "del", dst);
+        }
         return Ok(Reply::Int(0));
     }
     for (m, _) in &members {
@@ -236,6 +246,7 @@ pub fn store_result(txn: &mut Txn<'_>, dst: &[u8], members: Vec<(Vec<u8>, f64)>)
     }
     store_zset(txn, dst, z)?;
     txn.signal_ready(dst);
+    txn.notify(class::ZSET, event, dst);
     Ok(Reply::Int(z.card as i64))
 }
 
@@ -245,10 +256,10 @@ fn read_cmd(txn: &mut Txn<'_>, a: &[Bytes], op: Op, name: &str) -> R {
     Ok(super::range::members_reply(out, call.with_scores))
 }
 
-fn store_cmd(txn: &mut Txn<'_>, a: &[Bytes], op: Op, name: &str) -> R {
+fn store_cmd(txn: &mut Txn<'_>, a: &[Bytes], op: Op, name: &'static str) -> R {
     let call = parse(a, 2, op, true, name)?;
     let out = compute(txn, op, &call)?;
-    store_result(txn, &a[1], out)
+    store_result(txn, &a[1], out, name)
 }
 
 /// `ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]`

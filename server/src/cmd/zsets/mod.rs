@@ -13,6 +13,7 @@ pub mod stream;
 use bytes::Bytes;
 
 use super::{NOT_INT, parse_i64, parse_scan_args};
+use crate::notify::class;
 use crate::resp::{Reply, format_double};
 use crate::store::{R, Txn, member_fits, member_too_long, sub_prefix, tag};
 use store::{Zset, get_zset, score_of, set_score, store_zset};
@@ -92,6 +93,7 @@ fn add(txn: &mut Txn<'_>, key: &[u8], f: AddFlags, pairs: &[(f64, &[u8])]) -> R 
     }
     if added > 0 || updated > 0 {
         store_zset(txn, key, z)?;
+        txn.notify(class::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
     if added > 0 {
         txn.signal_ready(key);
@@ -183,6 +185,7 @@ pub fn zrem(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     if n > 0 {
         store_zset(txn, key, z)?;
+        txn.notify_then_del_if_gone(class::ZSET, "zrem", key)?;
     }
     Ok(Reply::Int(n))
 }

@@ -34,6 +34,16 @@ pub fn pop(txn: &mut Txn<'_>, key: &[u8], max: bool, count: u64) -> Result<Optio
     Ok(Some(got))
 }
 
+/// Tells of a pop that took members (`zpopmin`/`zpopmax`), then of the key's deletion if
+/// it emptied it, as Redis does.
+///
+/// # Errors
+/// Engine errors reading the key's record.
+pub fn notify_pop(txn: &mut Txn<'_>, key: &[u8], max: bool) -> Result<(), Reply> {
+    let name = if max { "zpopmax" } else { "zpopmin" };
+    txn.notify_then_del_if_gone(crate::notify::class::ZSET, name, key)
+}
+
 /// `[member, score, ...]` flat, or as pairs (RESP3 nested) when `pairs`.
 pub fn popped_reply(got: Vec<(Vec<u8>, f64)>, pairs: bool) -> Reply {
     if pairs {
@@ -77,6 +87,9 @@ fn pop_cmd(txn: &mut Txn<'_>, a: &[Bytes], max: bool) -> R {
         return Ok(Reply::Array(Vec::new()));
     }
     let got = pop(txn, key, max, count.unwrap_or(1))?.unwrap_or_default();
+    if !got.is_empty() {
+        notify_pop(txn, key, max)?;
+    }
     // One member without COUNT is a flat pair in both protocols; with COUNT, RESP3 nests.
     Ok(popped_reply(got, count.is_some()))
 }
@@ -120,6 +133,7 @@ pub fn mpop(
         if let Some(got) = pop(txn, k, max, count)?
             && !got.is_empty()
         {
+            notify_pop(txn, k, max)?;
             return Ok(Some(keyed_reply(k, got)));
         }
     }

@@ -18,6 +18,7 @@ use super::store::{
     remove_all,
 };
 use crate::cmd::{NOT_INT, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{MAX_MEMBER_KEY, R, Txn, prefix_end, sub_prefix, tag};
 
@@ -230,7 +231,7 @@ fn zrange_into(
     };
     let Some(z) = get_zset(txn, key)? else {
         return match dst {
-            Some(d) => super::algebra::store_result(txn, d, Vec::new()),
+            Some(d) => super::algebra::store_result(txn, d, Vec::new(), "zrangestore"),
             None => Ok(Reply::Array(Vec::new())),
         };
     };
@@ -297,7 +298,7 @@ fn zrange_into(
         }
     }
     match dst {
-        Some(d) => super::algebra::store_result(txn, d, out),
+        Some(d) => super::algebra::store_result(txn, d, out, "zrangestore"),
         None => Ok(members_reply(out, with_scores)),
     }
 }
@@ -391,10 +392,14 @@ pub fn zremrangebyrank(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     if n == z.card {
         txn.remove_key(key)?;
+        txn.notify_then_del_if_gone(class::ZSET, "zremrangebyrank", key)?;
         return Ok(Reply::Int(n as i64));
     }
     let gone = rank_window(txn, key, z, first, n)?;
     remove_all(txn, key, z, &gone, true)?;
+    if !gone.is_empty() {
+        txn.notify_then_del_if_gone(class::ZSET, "zremrangebyrank", key)?;
+    }
     Ok(Reply::Int(gone.len() as i64))
 }
 
@@ -411,6 +416,9 @@ pub fn zremrangebyscore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Ok(true)
     })?;
     remove_all(txn, key, z, &gone, true)?;
+    if !gone.is_empty() {
+        txn.notify_then_del_if_gone(class::ZSET, "zremrangebyscore", key)?;
+    }
     Ok(Reply::Int(gone.len() as i64))
 }
 
@@ -427,5 +435,8 @@ pub fn zremrangebylex(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         Ok(true)
     })?;
     remove_all(txn, key, z, &gone, false)?;
+    if !gone.is_empty() {
+        txn.notify_then_del_if_gone(class::ZSET, "zremrangebylex", key)?;
+    }
     Ok(Reply::Int(gone.len() as i64))
 }
