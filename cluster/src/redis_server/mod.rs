@@ -84,6 +84,20 @@ pub struct ClusterArgs {
     /// repeatable), to route a node pair through a proxy.
     #[arg(long = "route", value_name = "ID=ADDR", hide = true)]
     pub routes: Vec<String>,
+    /// `yes`: answer as a Redis Cluster node does, for cluster clients: a keyed command
+    /// reaching a follower gets `-MOVED <slot> <leader's host:port>` (reads after
+    /// `READONLY` are served), keys in different slots `-CROSSSLOT`. `no` (the default):
+    /// every node serves every key, forwarding writes to the leader, for plain clients.
+    #[arg(long, default_value = "no", value_parser = parse_yes_no, value_name = "yes|no", action = clap::ArgAction::Set)]
+    pub cluster_redirects: bool,
+}
+
+fn parse_yes_no(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("{s:?}: expected yes or no")),
+    }
 }
 
 impl ClusterArgs {
@@ -207,10 +221,11 @@ impl ClusterServer {
                 }
             }
         });
-        let cluster = Cluster {
-            replicator: Arc::new(NodeReplicator::new(Arc::clone(&node), rt.handle().clone())),
+        let mut cluster = Cluster::new(
+            Arc::new(NodeReplicator::new(Arc::clone(&node), rt.handle().clone())),
             applier,
-        };
+        );
+        cluster.redirects = args.cluster_redirects;
         let raft_host = args
             .cluster_addr
             .rsplit_once(':')

@@ -120,6 +120,10 @@ impl Replicator for NodeReplicator {
         node_status(&self.node.status())
     }
 
+    fn leader(&self) -> Option<u64> {
+        self.node.leader()
+    }
+
     fn cluster_status(&self) -> Pending<Vec<PeerReport>> {
         let node = Arc::clone(&self.node);
         let h = self.rt.spawn(async move { node.cluster_status().await });

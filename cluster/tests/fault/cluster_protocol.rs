@@ -178,3 +178,123 @@ fn cluster_clients_find_the_leader_and_follow_a_failover() {
     let v: String = conn(&c, new_leader).call(&["GET", "after"]).unwrap().text();
     assert_eq!(v, "failover");
 }
+
+fn err(v: Value) -> String {
+    match v {
+        Value::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// `--cluster-redirects yes`: the nodes answer as Redis Cluster's do. A follower sends
+/// keyed commands to the leader with `-MOVED` (serving reads after `READONLY`), keys in
+/// different slots are `-CROSSSLOT` (in a transaction too, which then aborts), keyless
+/// commands are served anywhere; a cluster client that follows `MOVED` keeps working
+/// through a failover on the connection it had.
+#[test]
+fn redirecting_nodes_answer_moved_and_crossslot_as_redis_cluster() {
+    let mut c = ProcCluster::start(
+        3,
+        &["--request-timeout-ms", "3000", "--cluster-redirects", "yes"],
+    );
+    let leader = c.wait_leader();
+    wait_map(&c, leader, 3);
+    let follower = c.ids().into_iter().find(|&id| id != leader).unwrap();
+    let moved = format!("MOVED 12182 127.0.0.1:{}", c.port(leader));
+
+    let mut l = conn(&c, leader);
+    let mut f = conn(&c, follower);
+    assert_eq!(l.call(&["SET", "foo", "1"]).unwrap().text(), "OK");
+    assert_eq!(err(f.call(&["SET", "foo", "2"]).unwrap()), moved);
+    assert_eq!(err(f.call(&["GET", "foo"]).unwrap()), moved);
+    assert_eq!(
+        err(f.call(&["EVAL", "return 1", "1", "foo"]).unwrap()),
+        moved
+    );
+    // Pipelined: each keyed command answered in its place, keyless ones served.
+    f.send(&["PING"]).unwrap();
+    f.send(&["INCR", "foo"]).unwrap();
+    f.send(&["DBSIZE"]).unwrap();
+    f.send(&["GET", "foo"]).unwrap();
+    assert_eq!(f.read().unwrap().text(), "PONG");
+    assert_eq!(err(f.read().unwrap()), moved);
+    assert!(matches!(f.read().unwrap(), Value::Int(_)));
+    assert_eq!(err(f.read().unwrap()), moved);
+    // READONLY: reads from the follower's copy (it catches up), writes still moved.
+    assert_eq!(f.call(&["READONLY"]).unwrap().text(), "OK");
+    let until = Instant::now() + Duration::from_secs(10);
+    while f.call(&["GET", "foo"]).unwrap() != Value::Bulk(Some(b"1".to_vec())) {
+        assert!(Instant::now() < until, "the follower never applied SET foo");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(err(f.call(&["SET", "foo", "2"]).unwrap()), moved);
+    assert_eq!(f.call(&["READWRITE"]).unwrap().text(), "OK");
+    assert_eq!(err(f.call(&["GET", "foo"]).unwrap()), moved);
+    assert_eq!(f.call(&["ASKING"]).unwrap().text(), "OK");
+
+    // Slots: one per request, and one per transaction.
+    let cross = "CROSSSLOT Keys in request don't hash to the same slot";
+    assert_eq!(
+        err(l.call(&["MSET", "foo", "1", "bar", "2"]).unwrap()),
+        cross
+    );
+    assert_eq!(err(l.call(&["DEL", "foo", "bar"]).unwrap()), cross);
+    assert_eq!(
+        l.call(&["MSET", "{u}a", "1", "{u}b", "2"]).unwrap().text(),
+        "OK"
+    );
+    assert_eq!(l.call(&["MULTI"]).unwrap().text(), "OK");
+    assert_eq!(l.call(&["SET", "foo", "3"]).unwrap().text(), "QUEUED");
+    assert_eq!(err(l.call(&["SET", "bar", "3"]).unwrap()), cross);
+    assert!(err(l.call(&["EXEC"]).unwrap()).starts_with("EXECABORT"));
+    assert_eq!(l.call(&["GET", "foo"]).unwrap().text(), "1");
+    assert_eq!(l.call(&["MULTI"]).unwrap().text(), "OK");
+    assert_eq!(l.call(&["INCR", "{u}a"]).unwrap().text(), "QUEUED");
+    assert_eq!(l.call(&["INCR", "{u}b"]).unwrap().text(), "QUEUED");
+    assert_eq!(
+        l.call(&["EXEC"]).unwrap(),
+        Value::Array(Some(vec![Value::Int(2), Value::Int(3)]))
+    );
+    assert_eq!(f.call(&["MULTI"]).unwrap().text(), "OK");
+    assert_eq!(err(f.call(&["SET", "foo", "4"]).unwrap()), moved);
+    assert!(err(f.call(&["EXEC"]).unwrap()).starts_with("EXECABORT"));
+
+    // A cluster client that learnt the map before a failover follows MOVED afterwards, on
+    // the connection it had: the old leader, paused until another is elected, answers as
+    // a follower once it is back. (The `redis` crate's client does not look elsewhere on a
+    // refused connection, so a dead master would not show this.)
+    let seeds: Vec<String> = c
+        .ids()
+        .into_iter()
+        .map(|id| format!("redis://127.0.0.1:{}", c.port(id)))
+        .collect();
+    let client = redis::cluster::ClusterClient::new(seeds).unwrap();
+    let mut cc = client.get_connection().unwrap();
+    for i in 0..20 {
+        let _: () = cc.set(format!("key:{i}"), i).unwrap();
+    }
+    c.pause(leader);
+    let until = Instant::now() + Duration::from_secs(30);
+    let new_leader = loop {
+        let l = c.wait_leader();
+        if l != leader {
+            break l;
+        }
+        assert!(Instant::now() < until, "no new leader");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    c.resume(leader);
+    wait_map(&c, new_leader, 3);
+    let moved_to_new = format!("MOVED 12182 127.0.0.1:{}", c.port(new_leader));
+    assert_eq!(
+        err(conn(&c, leader).call(&["GET", "foo"]).unwrap()),
+        moved_to_new
+    );
+    for i in 0..20 {
+        let v: i64 = cc.get(format!("key:{i}")).unwrap();
+        assert_eq!(v, i);
+    }
+    let _: () = cc.set("after", "failover").unwrap();
+    let mut nl = conn(&c, new_leader);
+    assert_eq!(nl.call(&["GET", "after"]).unwrap().text(), "failover");
+}

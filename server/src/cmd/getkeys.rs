@@ -134,6 +134,32 @@ pub fn positions(c: &Command, a: &[Bytes]) -> Option<Vec<usize>> {
     }
 }
 
+/// The request's keys span more than one hash slot (Redis Cluster's `-CROSSSLOT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossSlot;
+
+/// The hash slot every key of the request is in: `Ok(None)` for a request without keys
+/// (or whose arguments do not say where its keys are: the command's own checks answer it).
+///
+/// # Errors
+/// [`CrossSlot`] when its keys are in different slots.
+pub fn request_slot(c: &Command, a: &[Bytes]) -> Result<Option<u16>, CrossSlot> {
+    if !has_keys(c, a) {
+        return Ok(None);
+    }
+    let mut slot = None;
+    for i in positions(c, a).unwrap_or_default() {
+        let Some(key) = a.get(i) else { continue };
+        let s = crate::keyslot::key_slot(key);
+        match slot {
+            None => slot = Some(s),
+            Some(first) if first != s => return Err(CrossSlot),
+            Some(_) => {}
+        }
+    }
+    Ok(slot)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +211,32 @@ mod tests {
         );
         assert_eq!(k("XINFO STREAM s").as_deref(), Some("s"));
         assert_eq!(k("OBJECT HELP").as_deref(), Some(""));
+    }
+
+    fn slot(line: &str) -> Result<Option<u16>, CrossSlot> {
+        let a: Vec<Bytes> = line
+            .split(' ')
+            .map(|w| Bytes::from(w.to_string()))
+            .collect();
+        request_slot(lookup(&a[0]).unwrap(), &a)
+    }
+
+    #[test]
+    fn a_request_has_one_slot_or_is_cross_slot() {
+        // What redis-server answers to CLUSTER KEYSLOT foo.
+        assert_eq!(slot("GET foo"), Ok(Some(12182)));
+        assert_eq!(slot("PING"), Ok(None));
+        assert_eq!(slot("EVAL s 0 a1"), Ok(None));
+        assert_eq!(
+            slot("MSET {u}a 1 {u}b 2"),
+            Ok(Some(crate::keyslot::key_slot(b"u")))
+        );
+        assert_eq!(slot("MSET foo 1 bar 2"), Err(CrossSlot));
+        // Values and arguments are not keys.
+        assert_eq!(slot("SET foo bar"), Ok(Some(12182)));
+        assert_eq!(slot("EVAL s 1 foo bar"), Ok(Some(12182)));
+        assert_eq!(slot("ZUNIONSTORE {t}d 2 {t}x y"), Err(CrossSlot));
+        assert_eq!(slot("XREAD STREAMS foo bar 0 0"), Err(CrossSlot));
+        assert_eq!(slot("XREAD STREAMS foo 0"), Ok(Some(12182)));
     }
 }

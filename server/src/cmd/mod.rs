@@ -161,6 +161,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("cluster", -2, Conn, 0, 0, 0, "cluster", &["stale"], "Cluster mode: INFO, MYID, LEADER, ADDLEARNER, PROMOTE, REMOVE, SLOTS, SHARDS, NODES, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT."),
     cmd!("readonly", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: serve this connection's reads from the node's own data, without a read barrier."),
     cmd!("readwrite", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: linearizable reads again (ends READONLY)."),
+    cmd!("asking", 1, Conn, 0, 0, 0, "cluster", &["fast"], "Cluster mode: lets the next command address a slot being moved here (accepted; slots do not move yet)."),
     cmd!("dbsize", 1, Read(keyspace::dbsize), 0, 0, 0, "server", RO, "Returns the number of keys."),
     cmd!("randomkey", 1, Read(keyspace::randomkey), 0, 0, 0, "generic", &["readonly"], "Returns a random key of the selected database."),
     cmd!("flushdb", -1, Exclusive(keyspace::flushdb), 0, 0, 0, "server", W, "Removes all keys from the current database."),

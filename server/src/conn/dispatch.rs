@@ -381,7 +381,10 @@ impl Conn {
             "monitor" => self.monitor(),
             "latency" => self.latency(a),
             "wait" => self.wait_now(a),
-            "cluster" | "readonly" | "readwrite" => self.cluster_disabled(a),
+            // No slot moves in: ASKING has nothing to permit yet, and is accepted as Redis
+            // Cluster accepts it.
+            "asking" if self.cluster.is_some() => Reply::Ok,
+            "cluster" | "readonly" | "readwrite" | "asking" => self.cluster_disabled(a),
             _ => unknown_command(a),
         };
         (r, Flow::Continue)

@@ -28,6 +28,7 @@ mod group;
 mod handshake;
 mod monitor;
 mod pause;
+mod redirect;
 mod replicated;
 mod subscribe;
 mod wait;

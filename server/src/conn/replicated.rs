@@ -36,9 +36,12 @@ const MAX_ENTRY_BYTES: usize = 4 << 20;
 pub(super) struct ClusterConn {
     pub(super) cluster: Cluster,
     /// `READONLY`: reads are served from this node's data without a barrier.
-    readonly: bool,
+    pub(super) readonly: bool,
     /// The token of this connection's replicated WATCHes, while it watches.
     watch_token: Option<u64>,
+    /// With redirections on: the slot of the first keyed command queued since MULTI (every
+    /// other must be in it).
+    pub(super) tx_slot: Option<u16>,
 }
 
 impl ClusterConn {
@@ -47,6 +50,7 @@ impl ClusterConn {
             cluster,
             readonly: false,
             watch_token: None,
+            tx_slot: None,
         }
     }
 
@@ -83,7 +87,7 @@ pub(super) struct Io<'a> {
 
 /// Where a request goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+pub(super) enum Route {
     /// The standalone path answers it (connection commands, refusals, MULTI queueing).
     Local,
     /// A read: after the read barrier, locally.
@@ -214,7 +218,16 @@ impl Conn {
                 batch.push_front(args);
                 return Flow::Pause;
             }
-            let flow = match self.route(&args) {
+            let route = self.route(&args);
+            if cluster.redirects
+                && let Some(r) = self.redirect(&cluster, &args, route).await
+            {
+                self.note_command(&args, out);
+                self.account(&args, 0, &r);
+                r.encode(self.proto, out);
+                continue;
+            }
+            let flow = match route {
                 Route::Local => self.local(args, out),
                 Route::Read => {
                     batch.push_front(args);
@@ -226,9 +239,13 @@ impl Conn {
                     if !blocking {
                         while cmds.len() < MAX_GROUP && bytes < MAX_ENTRY_BYTES {
                             let Some(next) = batch.front() else { break };
-                            let Route::Write { blocking } = self.route(next) else {
+                            let route = self.route(next);
+                            let Route::Write { blocking } = route else {
                                 break;
                             };
+                            if cluster.redirects && self.redirected(&cluster, next, route) {
+                                break;
+                            }
                             bytes += next.iter().map(Bytes::len).sum::<usize>();
                             if let Some(a) = batch.pop_front() {
                                 cmds.push(a);
@@ -330,7 +347,11 @@ impl Conn {
         out: &mut Vec<u8>,
     ) -> Flow {
         let mut n = 0;
-        while n < batch.len() && n < MAX_GROUP && self.route(&batch[n]) == Route::Read {
+        while n < batch.len()
+            && n < MAX_GROUP
+            && self.route(&batch[n]) == Route::Read
+            && !(cluster.redirects && n > 0 && self.redirected(cluster, &batch[n], Route::Read))
+        {
             n += 1;
         }
         let readonly = self.cluster.as_ref().is_some_and(|c| c.readonly);

@@ -224,6 +224,12 @@ pub trait Replicator: Send + Sync + 'static {
     /// This node's status, now (no I/O).
     fn status(&self) -> NodeStatus;
 
+    /// The leader this node knows of, now (no I/O; asked once per command by a node that
+    /// redirects clients, so cheaper than [`Replicator::status`] where the layer can).
+    fn leader(&self) -> Option<u64> {
+        self.status().leader
+    }
+
     /// Every member's own status, asked of each (bounded wait per member).
     fn cluster_status(&self) -> Pending<Vec<PeerReport>>;
 
@@ -238,12 +244,55 @@ pub struct Cluster {
     pub replicator: Arc<dyn Replicator>,
     /// The state machine the layer applies through.
     pub applier: Arc<Applier>,
+    /// Answer as a Redis Cluster node does (`--cluster-redirects yes`): `-MOVED` to the
+    /// leader for a keyed command reaching a follower, `-CROSSSLOT` for keys in different
+    /// slots (`conn::redirect`). Otherwise every node serves every key.
+    pub redirects: bool,
+    /// The leader's client address, as last learnt: `(leader id, host:port)`. Held while
+    /// it is asked for, so that a failover costs one round of questions, not one per
+    /// client.
+    leader_addr: Arc<tokio::sync::Mutex<Option<(u64, String)>>>,
+}
+
+impl Cluster {
+    /// A cluster over `replicator` applying through `applier`; every node serves every
+    /// key (see [`Cluster::redirects`]).
+    pub fn new(replicator: Arc<dyn Replicator>, applier: Arc<Applier>) -> Cluster {
+        Cluster {
+            replicator,
+            applier,
+            redirects: false,
+            leader_addr: Arc::default(),
+        }
+    }
+
+    /// Where clients of node `leader` connect (`host:port`), asked of the members when not
+    /// known for that node; `None` when it does not answer or has not said.
+    pub async fn client_addr_of(&self, leader: u64) -> Option<String> {
+        let mut known = self.leader_addr.lock().await;
+        if let Some((id, addr)) = known.as_ref()
+            && *id == leader
+        {
+            return Some(addr.clone());
+        }
+        let addr = self
+            .replicator
+            .cluster_status()
+            .await
+            .into_iter()
+            .find(|p| p.id == leader)
+            .and_then(|p| p.status.ok())
+            .and_then(|s| s.client_addr)?;
+        *known = Some((leader, addr.clone()));
+        Some(addr)
+    }
 }
 
 impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cluster")
             .field("node_id", &self.replicator.node_id())
+            .field("redirects", &self.redirects)
             .finish_non_exhaustive()
     }
 }
