@@ -13,11 +13,20 @@ class SiteSpider(RedisSpider):
     redis_key = "site:start_urls"
     custom_settings = {
         "REDIS_URL": os.environ["REDIS_URL"],
+        # scrapy-redis's client class (its `redis_cls` parameter, default redis.StrictRedis):
+        # redis.cluster.RedisCluster against a cluster answering as Redis Cluster.
+        "REDIS_PARAMS": {"redis_cls": os.environ.get("REDIS_CLS", "redis.StrictRedis")},
         "SCHEDULER": "scrapy_redis_bloomfilter.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "scrapy_redis_bloomfilter.dupefilter.RFPDupeFilter",
         "BLOOMFILTER_HASH_NUMBER": 6,
         "BLOOMFILTER_BIT": 20,
-        "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.PriorityQueue",
+        # The priority queue pops with MULTI on a plain pipeline, which redis-py's
+        # RedisCluster refuses client-side ("multi() is not supported outside of
+        # transactional context"), against Redis Cluster as here: run.sh picks the FIFO
+        # queue (RPOP) for SERVER=cluster.
+        "SCHEDULER_QUEUE_CLASS": os.environ.get(
+            "SCHEDULER_QUEUE_CLASS", "scrapy_redis.queue.PriorityQueue"
+        ),
         "SCHEDULER_PERSIST": True,
         "ITEM_PIPELINES": {"scrapy_redis.pipelines.RedisPipeline": 300},
         "STATS_CLASS": "scrapy_redis.stats.RedisStatsCollector",

@@ -6,6 +6,9 @@
 #
 #   examples/scrapy-redis/run.sh            # against bloomkv-server (built if needed)
 #   SERVER=redis examples/scrapy-redis/run.sh   # the same crawl against redis-server
+#   SERVER=cluster examples/scrapy-redis/run.sh # against a 3-node bloomkv-cluster answering
+#                                               # as Redis Cluster (--cluster-redirects yes),
+#                                               # through redis-py's RedisCluster (REDIS_CLS)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -14,7 +17,7 @@ PAGES=${PAGES:-300}
 CRAWLERS=${CRAWLERS:-3}
 SERVER=${SERVER:-bloomkv}
 PORT=${PORT:-7391}
-SITE_PORT=${SITE_PORT:-7392}
+SITE_PORT=${SITE_PORT:-7390}
 WORK=$(mktemp -d /tmp/scrapy-redis-example.XXXXXX)
 
 if [ ! -x "$VENV/bin/scrapy" ]; then
@@ -28,6 +31,28 @@ trap cleanup EXIT
 
 if [ "$SERVER" = redis ]; then
   redis-server --port "$PORT" --save "" --appendonly yes --dir "$WORK" > "$WORK/server.log" 2>&1 &
+elif [ "$SERVER" = cluster ]; then
+  (cd "$ROOT" && cargo build --release -q -p bloomkv-cluster)
+  # Client ports PORT..PORT+2, Raft ports PORT+100..PORT+102.
+  initial="1=127.0.0.1:$((PORT + 100)),2=127.0.0.1:$((PORT + 101)),3=127.0.0.1:$((PORT + 102))"
+  for i in 1 2 3; do
+    "$ROOT/target/release/bloomkv-cluster" --node-id $i --port $((PORT + i - 1)) \
+      --dir "$WORK/node$i" --cluster-addr "127.0.0.1:$((PORT + 99 + i))" \
+      --initial-cluster "$initial" --cluster-redirects yes --logfile "$WORK/node$i.log" &
+    pids+=($!)
+  done
+  # Cluster clients: redis-py's RedisCluster, and a queue it can pop (crawler.py says why).
+  export REDIS_CLS=redis.cluster.RedisCluster SCHEDULER_QUEUE_CLASS=scrapy_redis.queue.FifoQueue
+  # Until a leader is elected, CLUSTER SLOTS is empty and a cluster client cannot start.
+  "$VENV/bin/python" - "$PORT" <<'PY'
+import sys, time, redis
+for _ in range(300):
+    try:
+        redis.cluster.RedisCluster(port=int(sys.argv[1])).set("site:ready", 1)
+        break
+    except (redis.RedisError, redis.exceptions.RedisClusterException, IndexError):
+        time.sleep(0.1)
+PY
 else
   (cd "$ROOT" && cargo build --release -q -p bloomkv-server)
   "$ROOT/target/release/bloomkv-server" --dir "$WORK/db" --port "$PORT" 2> "$WORK/server.log" &
@@ -37,10 +62,10 @@ pids+=($!)
 pids+=($!)
 export REDIS_URL="redis://127.0.0.1:$PORT" SITE_PORT CRAWLERS
 for _ in $(seq 50); do
-  "$VENV/bin/python" -c "import redis,os; redis.Redis.from_url(os.environ['REDIS_URL']).ping()" 2>/dev/null && break
+  "$VENV/bin/python" "$HERE/check.py" --ping 2>/dev/null && break
   sleep 0.1
 done
-"$VENV/bin/python" -c "import redis,os; redis.Redis.from_url(os.environ['REDIS_URL']).lpush('site:start_urls', 'http://127.0.0.1:$SITE_PORT/page/0')"
+"$VENV/bin/python" "$HERE/check.py" --seed "http://127.0.0.1:$SITE_PORT/page/0"
 
 start=$(date +%s.%N)
 crawls=()
@@ -52,7 +77,7 @@ status=0
 for p in "${crawls[@]}"; do wait "$p" || status=1; done
 end=$(date +%s.%N)
 if [ $status != 0 ]; then
-  echo "a crawler failed:"; tail -20 "$WORK"/crawl-*.log; exit 1
+  echo "a crawler failed:"; tail -n 20 "$WORK"/crawl-*.log; exit 1
 fi
 echo "$CRAWLERS crawlers against $SERVER, $PAGES pages: $(echo "$end - $start" | bc) s (including ${MAX_IDLE:-8} s of idle wait at the end)"
 "$VENV/bin/python" "$HERE/check.py" "$PAGES"
