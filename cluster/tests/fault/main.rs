@@ -15,6 +15,7 @@ mod resp;
 
 mod catch_up;
 mod cluster_protocol;
+mod databases;
 mod failover;
 mod functions;
 mod gc;

@@ -282,18 +282,26 @@ impl Conn {
     }
 
     /// `SELECT index`: later commands (and queued ones after it in MULTI) address that
-    /// database. A cluster serves database 0 only, and says so as Redis Cluster does.
+    /// database.
     pub(super) fn select(&mut self, index: &[u8]) -> Reply {
-        let db = match crate::cmd::db_index(&self.shared.store, index) {
+        let db = match self.select_index(index) {
             Ok(db) => db,
             Err(e) => return e,
         };
-        if db != 0 && self.cluster.is_some() {
-            return Reply::err("SELECT is not allowed in cluster mode");
-        }
         self.db = db;
         self.publish_meta();
         Reply::Ok
+    }
+
+    /// The database `SELECT index` would address, or its error. A node answering as Redis
+    /// Cluster (`--cluster-redirects yes`) serves database 0 only, and says so as Redis
+    /// Cluster does.
+    pub(super) fn select_index(&self, index: &[u8]) -> Result<crate::store::DbIndex, Reply> {
+        let db = crate::cmd::db_index(&self.shared.store, index)?;
+        if db != 0 && self.cluster.as_ref().is_some_and(|c| c.cluster.redirects) {
+            return Err(Reply::err("SELECT is not allowed in cluster mode"));
+        }
+        Ok(db)
     }
 
     pub(super) fn publish_meta(&self) {

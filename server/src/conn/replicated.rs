@@ -408,7 +408,7 @@ impl Conn {
         // Each command of the entry is charged an equal share of its time.
         let names: Vec<Bytes> = cmds.iter().map(|c| c[0].clone()).collect();
         let started = Instant::now();
-        let answers = propose(cluster, Request::Commands(cmds)).await;
+        let answers = propose(cluster, Request::in_db(self.db, Request::Commands(cmds))).await;
         let usec = micros(started) / n.max(1) as u64;
         let answers = match answers {
             Ok(a) if a.len() == n => a,
@@ -491,7 +491,12 @@ impl Conn {
                 },
                 _ = io.shutdown.changed() => return None,
             }
-            match propose(cluster, Request::Commands(vec![args.clone()])).await {
+            match propose(
+                cluster,
+                Request::in_db(self.db, Request::Commands(vec![args.clone()])),
+            )
+            .await
+            {
                 Err(e) => return Some(e),
                 Ok(mut a) if a.len() == 1 => match a.remove(0) {
                     Answer::Reply(r) => return Some(r),
@@ -523,16 +528,22 @@ impl Conn {
                 "EXECABORT Transaction discarded because of previous errors.".into(),
             );
         }
+        let db = self.db;
         let data: Vec<Args> = queue
             .iter()
-            .filter(|a| cmd::lookup(&a[0]).is_some_and(|c| !matches!(c.kind, Kind::Conn)))
+            .filter(|a| cmd::lookup(&a[0]).is_some_and(|c| self.replicated_in_exec(c, a)))
             .cloned()
             .map(|a| self.inline_script(a))
             .collect();
-        let req = Request::Exec {
-            watch: token,
-            commands: data,
-        };
+        // The database the EXEC starts in; a queued SELECT changes it for the commands
+        // after it there as here.
+        let req = Request::in_db(
+            db,
+            Request::Exec {
+                watch: token,
+                commands: data,
+            },
+        );
         let answer = match propose(cluster, req).await {
             Ok(mut a) if a.len() == 1 => a.remove(0),
             Ok(a) => {
@@ -555,6 +566,12 @@ impl Conn {
         let mut out = Vec::with_capacity(queue.len());
         for args in &queue {
             match cmd::lookup(&args[0]) {
+                Some(c) if c.name == "select" && self.replicated_in_exec(c, args) => {
+                    // Applied in the entry too; this node's connection follows it here.
+                    let applied = data_replies.next().unwrap_or(Reply::Nil);
+                    let here = self.conn_command(c, args).0;
+                    out.push(if here.is_error() { here } else { applied });
+                }
                 Some(c) if matches!(c.kind, Kind::Conn) => match self.conn_command(c, args).0 {
                     Reply::Seq(rs) => out.extend(rs),
                     r => out.push(r),
@@ -566,6 +583,13 @@ impl Conn {
         Reply::Array(out)
     }
 
+    /// Whether a command queued in MULTI goes into the EXEC's log entry: the data commands,
+    /// and a SELECT this node accepts (the commands after it address its database on every
+    /// node; one it refuses answers its error and changes nothing, as in Redis).
+    fn replicated_in_exec(&self, c: &cmd::Command, args: &Args) -> bool {
+        !matches!(c.kind, Kind::Conn) || (c.name == "select" && self.select_index(&args[1]).is_ok())
+    }
+
     /// WATCH: registers the keys under this connection's token through the log.
     async fn watch_replicated(&mut self, cluster: &Cluster, args: &Args) -> Reply {
         let node = cluster.replicator.node_id();
@@ -574,10 +598,13 @@ impl Conn {
             return Reply::err("not in cluster mode");
         };
         let token = *c.watch_token.get_or_insert_with(|| new_token(id, node));
-        let req = Request::Watch {
-            token,
-            keys: args[1..].to_vec(),
-        };
+        let req = Request::in_db(
+            self.db,
+            Request::Watch {
+                token,
+                keys: args[1..].to_vec(),
+            },
+        );
         match propose(cluster, req).await {
             Ok(_) => Reply::Ok,
             Err(e) => e,

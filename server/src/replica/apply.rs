@@ -181,6 +181,9 @@ impl Applier {
             if !watches.is_empty() {
                 txn.track_touched();
             }
+            // Every request starts in database 0 ([`Request::InDb`] and a SELECT inside an
+            // EXEC change it for the rest of theirs only).
+            txn.select(0);
             let answers = match Request::decode(c.request) {
                 Err(e) => vec![Answer::Reply(Reply::err(e))],
                 Ok(req) => {
@@ -201,8 +204,8 @@ impl Applier {
                     a
                 }
             };
-            // Cluster mode serves database 0 only (SELECT is refused there, as in Redis
-            // Cluster).
+            // Clients blocked on a key of that name in any database look again (a key
+            // ready in another database only costs them one more attempt).
             ready.extend(txn.take_ready().into_iter().map(|(_, k)| k));
             out.push(encode_answers(&answers));
         }
@@ -260,6 +263,14 @@ struct Entry<'a, 't> {
 impl Entry<'_, '_> {
     fn apply(&mut self, req: Request, delivered: &mut Vec<Delivery>, store: &Store) -> Vec<Answer> {
         match req {
+            // Any index the store has, whatever this node's `--databases`: the nodes'
+            // flags may differ, their state may not (the client's node checked SELECT).
+            Request::InDb { db, request } => {
+                self.txn.select(db);
+                let answers = self.apply(*request, delivered, store);
+                self.txn.select(0);
+                answers
+            }
             Request::Commands(cmds) => cmds.iter().map(|a| self.command(a, false)).collect(),
             Request::Exec { watch, commands } => vec![Answer::Reply(self.exec(watch, &commands))],
             Request::Watch { token, keys } => {
@@ -338,7 +349,18 @@ impl Entry<'_, '_> {
             "script" => {
                 return Answer::Reply(crate::script::script(self.txn.store().scripts(), args));
             }
-            // A cluster serves database 0 only, as Redis Cluster does.
+            // SELECT queued in a MULTI: the EXEC's later commands address that database.
+            "select" => {
+                return Answer::Reply(match crate::cmd::parse_i64(&args[1]) {
+                    Some(n @ 0..=255) => {
+                        self.txn.select(n as crate::store::DbIndex);
+                        Reply::Ok
+                    }
+                    _ => Reply::err("DB index is out of range"),
+                });
+            }
+            // Data does not move between databases in a cluster, as in Redis Cluster (the
+            // log's entries from before databases were replicated refused these too).
             "move" => {
                 return Answer::Reply(Reply::err("MOVE is not allowed in cluster mode"));
             }

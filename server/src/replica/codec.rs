@@ -17,6 +17,7 @@
 //!   kind 5 expire     (at(u64) key(bytes))*
 //!   kind 6 publish    origin(u64) channel(bytes) message(bytes)
 //!   kind 7 spublish   origin(u64) channel(bytes) message(bytes)   (a shard channel)
+//!   kind 8 in-db      db(u8) kind(u8: 1, 2, 3 or 5) body   (that request, in database db)
 //! args-list = u32 count, bytes per argument;  bytes = u32 length, the bytes
 //! answers  = u32 count, answer per request part
 //! answer   = 0 reply | 1 block: bytes* (keys) timeout(u64, u64::MAX: none) reply (on timeout)
@@ -83,6 +84,15 @@ pub enum Request {
         /// The message.
         message: Bytes,
     },
+    /// `request` (commands, an EXEC, a WATCH or an expiry sweep) addresses database `db`
+    /// (never 0: a request without this wrapper addresses database 0, as every request
+    /// written before databases were replicated does). Build it with [`Request::in_db`].
+    InDb {
+        /// The SELECT index.
+        db: u8,
+        /// The request.
+        request: Box<Request>,
+    },
 }
 
 /// One answer of the state machine.
@@ -143,39 +153,57 @@ fn put_args_list(out: &mut Vec<u8>, cmds: &[Args]) {
 }
 
 impl Request {
+    /// `request` in database `db`: itself for database 0 (its bytes as before databases
+    /// were replicated), else wrapped in [`Request::InDb`].
+    pub fn in_db(db: u8, request: Request) -> Request {
+        if db == 0 {
+            request
+        } else {
+            Request::InDb {
+                db,
+                request: Box::new(request),
+            }
+        }
+    }
+
     /// The request's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
         out.extend_from_slice(MAGIC);
         out.push(VERSION);
+        self.encode_kind_and_body(&mut out);
+        out
+    }
+
+    fn encode_kind_and_body(&self, out: &mut Vec<u8>) {
         match self {
             Request::Commands(cmds) => {
                 out.push(1);
-                put_args_list(&mut out, cmds);
+                put_args_list(out, cmds);
             }
             Request::Exec { watch, commands } => {
                 out.push(2);
-                put_u64(&mut out, watch.unwrap_or(0));
-                put_args_list(&mut out, commands);
+                put_u64(out, watch.unwrap_or(0));
+                put_args_list(out, commands);
             }
             Request::Watch { token, keys } => {
                 out.push(3);
-                put_u64(&mut out, *token);
-                put_u32(&mut out, keys.len());
+                put_u64(out, *token);
+                put_u32(out, keys.len());
                 for k in keys {
-                    put_bytes(&mut out, k);
+                    put_bytes(out, k);
                 }
             }
             Request::Unwatch { token } => {
                 out.push(4);
-                put_u64(&mut out, *token);
+                put_u64(out, *token);
             }
             Request::Expire { due } => {
                 out.push(5);
-                put_u32(&mut out, due.len());
+                put_u32(out, due.len());
                 for (at, k) in due {
-                    put_u64(&mut out, *at);
-                    put_bytes(&mut out, k);
+                    put_u64(out, *at);
+                    put_bytes(out, k);
                 }
             }
             Request::Publish {
@@ -185,12 +213,16 @@ impl Request {
                 message,
             } => {
                 out.push(if *shard { 7 } else { 6 });
-                put_u64(&mut out, *origin);
-                put_bytes(&mut out, channel);
-                put_bytes(&mut out, message);
+                put_u64(out, *origin);
+                put_bytes(out, channel);
+                put_bytes(out, message);
+            }
+            Request::InDb { db, request } => {
+                out.push(8);
+                out.push(*db);
+                request.encode_kind_and_body(out);
             }
         }
-        out
     }
 
     /// Reads a request.
@@ -210,6 +242,28 @@ impl Request {
             )));
         }
         let kind = r.u8()?;
+        let req = match kind {
+            8 => {
+                let db = r.u8()?;
+                let inner = r.u8()?;
+                if !matches!(inner, 1 | 2 | 3 | 5) || db == 0 {
+                    return Err(DecodeError(format!(
+                        "request kind {inner} in database {db}"
+                    )));
+                }
+                Request::InDb {
+                    db,
+                    request: Box::new(Request::body(&mut r, inner)?),
+                }
+            }
+            k => Request::body(&mut r, k)?,
+        };
+        r.end()?;
+        Ok(req)
+    }
+
+    /// The body of a request of kind `kind` (not 8).
+    fn body(r: &mut Reader<'_>, kind: u8) -> Result<Request, DecodeError> {
         let req = match kind {
             1 => Request::Commands(r.args_list()?),
             2 => {
@@ -241,7 +295,6 @@ impl Request {
             },
             k => return Err(DecodeError(format!("unknown request kind {k}"))),
         };
-        r.end()?;
         Ok(req)
     }
 }
@@ -627,7 +680,46 @@ mod tests {
                 channel: Bytes::from_static(b"sch"),
                 message: Bytes::from_static(b"hi"),
             },
+            Request::in_db(
+                3,
+                Request::Commands(vec![args(&["SET", "k", "v"]), args(&["SELECT", "0"])]),
+            ),
+            Request::in_db(
+                15,
+                Request::Exec {
+                    watch: Some(7),
+                    commands: vec![args(&["GET", "k"])],
+                },
+            ),
+            Request::in_db(
+                1,
+                Request::Watch {
+                    token: 9,
+                    keys: vec![Bytes::from_static(b"a")],
+                },
+            ),
+            Request::in_db(
+                255,
+                Request::Expire {
+                    due: vec![(12, Bytes::from_static(b"k"))],
+                },
+            ),
         ];
+        // Database 0 is no wrapper: those requests' bytes are what they always were.
+        let plain = Request::Commands(vec![args(&["SET", "k", "v"])]);
+        assert_eq!(Request::in_db(0, plain.clone()), plain);
+        assert_eq!(plain.encode(), b"BKR\x01\x01\x01\x00\x00\x00\x03\x00\x00\x00\x03\x00\x00\x00SET\x01\x00\x00\x00k\x01\x00\x00\x00v");
+        let mut nested = Request::in_db(2, Request::Unwatch { token: 1 }).encode();
+        assert!(
+            Request::decode(&nested).is_err(),
+            "only data requests go in a database"
+        );
+        nested = Request::in_db(2, Request::Commands(vec![])).encode();
+        nested[5] = 0;
+        assert!(
+            Request::decode(&nested).is_err(),
+            "database 0 is never wrapped"
+        );
         for r in reqs {
             assert_eq!(Request::decode(&r.encode()).unwrap(), r);
         }

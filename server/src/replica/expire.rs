@@ -2,7 +2,8 @@
 //! through the log, so every node removes the same keys at the same point of the log.
 //!
 //! Ten times a second the leader scans the start of its expiry index (as the standalone
-//! reclaimer, `store::expire`) and proposes the keys due as one [`Request::Expire`]; each
+//! reclaimer, `store::expire`) and proposes the keys due as one [`Request::Expire`] per
+//! database (wrapped in [`Request::InDb`] but for database 0); each
 //! node applies it with `store::expire::remove_if_due` at the entry's (leader) time, so a
 //! key whose expiry changed meanwhile is left alone everywhere. Reads never see an expired
 //! key in any case (`Txn::live`). The same entries drop replicated WATCHes older than an
@@ -60,10 +61,27 @@ pub async fn run(cluster: Cluster, store: Arc<Store>, mut stop: watch::Receiver<
             }
             last_sweep = Instant::now();
             let n = due.len();
-            let req = Request::Expire {
-                due: due.into_iter().map(|(_, at, k)| (at, k.into())).collect(),
-            };
-            if cluster.replicator.propose(req.encode()).await.is_err() || n < PER_ENTRY {
+            // One request per database, in one entry's worth of proposals (`due` lists
+            // the databases in order).
+            let mut per_db: Vec<(u8, Vec<(u64, bytes::Bytes)>)> = Vec::new();
+            for (db, at, k) in due {
+                match per_db.last_mut() {
+                    Some((d, keys)) if *d == db => keys.push((at, k.into())),
+                    _ => per_db.push((db, vec![(at, k.into())])),
+                }
+            }
+            if per_db.is_empty() {
+                per_db.push((0, Vec::new()));
+            }
+            let mut failed = false;
+            for (db, keys) in per_db {
+                let req = Request::in_db(db, Request::Expire { due: keys });
+                failed |= cluster.replicator.propose(req.encode()).await.is_err();
+                if failed {
+                    break;
+                }
+            }
+            if failed || n < PER_ENTRY {
                 // Lost the leadership or no quorum: the next tick looks again.
                 break;
             }

@@ -176,7 +176,9 @@ impl WatchTable {
     /// watch is stale only stops being stale).
     pub fn touch(&mut self, touched: &[Touched], batch: &mut WriteBatch) {
         let mut changed = BTreeSet::new();
-        // Cluster mode serves database 0 only.
+        // Keys are watched by name, whatever their database: a write to a key of the same
+        // name in another database breaks the watch too (an extra EXEC failure, never a
+        // missed change).
         for (_, key, gone) in touched {
             let Some(tokens) = self.by_key.get(key) else {
                 continue;
