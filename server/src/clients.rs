@@ -212,8 +212,15 @@ impl Clients {
         }
     }
 
-    /// Every client, by id.
+    /// Every client, by id, but those killed: one is gone for Redis the moment CLIENT
+    /// KILL answers, so a later LIST does not show it and a later KILL does not count it
+    /// again, although its connection may still be closing.
     pub fn all(&self) -> Vec<Arc<ClientEntry>> {
-        self.map.lock().values().cloned().collect()
+        self.map
+            .lock()
+            .values()
+            .filter(|c| !c.killed.load(Ordering::Relaxed))
+            .cloned()
+            .collect()
     }
 }

@@ -101,6 +101,46 @@ fn client_list_info_and_kill() {
     assert_eq!(ok(&mut a, &["PING"]), Value::SimpleString("PONG".into()));
 }
 
+/// A killed client is gone for LIST and KILL the moment CLIENT KILL answers, as in Redis,
+/// even while its connection is still busy closing (here: in the middle of a DEBUG SLEEP).
+#[test]
+fn a_killed_client_is_gone_at_once() {
+    let s = TestServer::start();
+    let mut a = s.client();
+    let mut b = s.client();
+    let id_b = match ok(&mut b, &["CLIENT", "ID"]) {
+        Value::Int(n) => n,
+        v => panic!("{v:?}"),
+    };
+    // b sleeps; wait until CLIENT LIST shows it in the command.
+    let sleeper = std::thread::spawn(move || {
+        let _ = q(&mut b, &["DEBUG", "SLEEP", "3"]);
+    });
+    let busy = format!("id={id_b} ");
+    loop {
+        let list = text(ok(&mut a, &["CLIENT", "LIST"]));
+        if list
+            .lines()
+            .any(|l| l.starts_with(&busy) && l.contains("cmd=debug"))
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        ok(&mut a, &["CLIENT", "KILL", "ID", &id_b.to_string()]),
+        int(1)
+    );
+    let list = text(ok(&mut a, &["CLIENT", "LIST"]));
+    assert!(!list.contains(&busy), "{list}");
+    assert_eq!(
+        ok(&mut a, &["CLIENT", "KILL", "ID", &id_b.to_string()]),
+        int(0)
+    );
+    assert_eq!(ok(&mut a, &["CLIENT", "KILL", "TYPE", "normal"]), int(0));
+    sleeper.join().unwrap();
+}
+
 #[test]
 fn help_and_unknown_subcommands() {
     let s = TestServer::start();
