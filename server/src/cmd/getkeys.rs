@@ -40,7 +40,7 @@ fn spec(name: &str) -> Spec {
         "xread" | "xreadgroup" => Spec::Streams,
         "sort" | "sort_ro" => Spec::Sort,
         "georadius" | "georadiusbymember" => Spec::GeoStore { from: 5 },
-        "object" | "xgroup" | "xinfo" => Spec::Container,
+        "object" | "xgroup" | "xinfo" | "memory" => Spec::Container,
         _ => Spec::Table,
     }
 }

@@ -19,6 +19,7 @@ pub mod keyspace;
 pub mod lcs;
 pub mod lists;
 pub mod longdouble;
+pub mod memory;
 pub mod object;
 pub mod random;
 pub mod ranges;
@@ -231,6 +232,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("del", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys with all their members."),
     cmd!("unlink", -2, Write(keyspace::del), 1, -1, 1, "generic", W, "Deletes keys (one metadata write each, as DEL)."),
     cmd!("exists", -2, Read(keyspace::exists), 1, -1, 1, "generic", RO, "Counts existing keys."),
+    cmd!("touch", -2, Read(keyspace::exists), 1, -1, 1, "generic", RO, "Counts existing keys (access times are not tracked, so that is all it does)."),
     cmd!("type", 2, Read(keyspace::type_), 1, 1, 1, "generic", RO, "Returns the type of a key."),
     cmd!("rename", 3, Write(keyspace::rename), 1, 2, 1, "generic", W, "Renames a key (a collection's members are copied)."),
     cmd!("renamenx", 3, Write(keyspace::renamenx), 1, 2, 1, "generic", W, "Renames a key unless the new name exists."),
@@ -242,6 +244,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("dump", 2, Read(dump::dump), 1, 1, 1, "generic", &["readonly"], "Serializes a value as Redis does (RDB object, version, CRC-64)."),
     cmd!("restore", -4, Write(dump::restore), 1, 1, 1, "generic", &["write", "denyoom"], "Creates a key from a DUMP payload (REPLACE, ABSTTL, IDLETIME, FREQ)."),
     cmd!("object", -2, Read(object::object), 2, 2, 1, "generic", RO, "Inspects a value (ENCODING, REFCOUNT as Redis 7.0 would answer)."),
+    cmd!("memory", -2, Read(memory::memory), 2, 2, 1, "server", &["readonly"], "Bytes a key takes in the engine (USAGE [SAMPLES n]), STATS, DOCTOR, PURGE, MALLOC-STATS."),
     cmd!("keys", 2, Read(keyspace::keys), 0, 0, 0, "generic", &["readonly"], "Returns all keys matching a pattern."),
     cmd!("scan", -2, Read(keyspace::scan), 0, 0, 0, "generic", &["readonly"], "Iterates over the keys."),
     // expiry

@@ -8,6 +8,7 @@ mod databases;
 mod expiry;
 mod mget_atomicity;
 mod model;
+mod memory_usage;
 mod object_encoding;
 mod renames;
 mod watch;
