@@ -130,11 +130,7 @@ fn stats(txn: &Txn<'_>) -> Reply {
     let db = store.db();
     let stats = db.stats();
     let tables: u64 = stats.levels.iter().map(|l| l.bytes).sum();
-    let per_key = if keys > 0 {
-        tables / keys as u64
-    } else {
-        0
-    };
+    let per_key = if keys > 0 { tables / keys as u64 } else { 0 };
     let fields = vec![
         (Reply::bulk("keys.count"), Reply::Int(keys)),
         (

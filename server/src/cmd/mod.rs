@@ -158,6 +158,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("wait", 3, Conn, 0, 0, 0, "generic", &["noscript"], "Blocks until the writes before it are on numreplicas replicas or the timeout passes; answers how many."),
     cmd!("latency", -2, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Reads or resets the latency monitor's events (LATEST, HISTORY, RESET, HELP)."),
     cmd!("monitor", 1, Conn, 0, 0, 0, "server", &["admin", "noscript", "loading", "stale"], "Listens for all requests received by the server in real time."),
+    cmd!("acl", -2, Conn, 0, 0, 0, "server", &["noscript", "loading", "stale"], "The one user, default: WHOAMI, USERS, LIST, GETUSER, CAT, DRYRUN, GENPASS, HELP."),
     cmd!("slowlog", -2, Conn, 0, 0, 0, "server", &["admin", "loading", "stale"], "Reads or resets the log of slow commands (GET, LEN, RESET, HELP)."),
     cmd!("cluster", -2, Conn, 0, 0, 0, "cluster", &["stale"], "Cluster mode: INFO, MYID, LEADER, ADDLEARNER, PROMOTE, REMOVE, SLOTS, SHARDS, NODES, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT."),
     cmd!("readonly", 1, Conn, 0, 0, 0, "cluster", &["loading", "stale", "fast"], "Cluster mode: serve this connection's reads from the node's own data, without a read barrier."),

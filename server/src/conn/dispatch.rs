@@ -378,6 +378,7 @@ impl Conn {
                 .background(&self.shared.store, false, true),
             "lastsave" => Reply::Int(self.shared.saves.last() as i64),
             "slowlog" => self.slowlog(a),
+            "acl" => self.acl(a),
             "monitor" => self.monitor(),
             "latency" => self.latency(a),
             "wait" => self.wait_now(a),

@@ -21,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+mod acl;
 mod cluster_cmds;
 mod commit;
 mod dispatch;

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acl;
 mod blocking;
 mod cli;
 mod commands;

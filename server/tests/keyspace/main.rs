@@ -6,9 +6,9 @@ mod common;
 
 mod databases;
 mod expiry;
+mod memory_usage;
 mod mget_atomicity;
 mod model;
-mod memory_usage;
 mod object_encoding;
 mod renames;
 mod watch;

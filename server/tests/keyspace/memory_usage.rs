@@ -29,12 +29,18 @@ fn memory_usage_grows_with_the_value_and_samples_collections() {
 
     // 1000 fields of about 20 bytes each: sampling 5 or reading all gives about the same.
     for i in 0..1000 {
-        ok(&mut c, &["HSET", "h", &format!("field:{i:05}"), "value-value"]);
+        ok(
+            &mut c,
+            &["HSET", "h", &format!("field:{i:05}"), "value-value"],
+        );
     }
     let all = usage(&mut c, &["h", "SAMPLES", "0"]);
     let sampled = usage(&mut c, &["h"]);
     assert!(all > 1000 * 20, "{all}");
-    assert!((sampled - all).abs() < all / 10, "sampled {sampled}, all {all}");
+    assert!(
+        (sampled - all).abs() < all / 10,
+        "sampled {sampled}, all {all}"
+    );
     // A sorted set counts its two records per member.
     for i in 0..100 {
         ok(&mut c, &["ZADD", "z", &i.to_string(), &format!("m{i:03}")]);
