@@ -11,7 +11,7 @@ fn texts(v: Value) -> Vec<String> {
         Value::Array(items) => items
             .into_iter()
             .map(|i| match i {
-                Value::BulkString(b) => String::from_utf8(b).unwrap(),
+                Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
                 other => panic!("{other:?}"),
             })
             .collect(),
