@@ -32,15 +32,8 @@ trap cleanup EXIT
 if [ "$SERVER" = redis ]; then
   redis-server --port "$PORT" --save "" --appendonly yes --dir "$WORK" > "$WORK/server.log" 2>&1 &
 elif [ "$SERVER" = cluster ]; then
-  (cd "$ROOT" && cargo build --release -q -p bloomkv-cluster)
-  # Client ports PORT..PORT+2, Raft ports PORT+100..PORT+102.
-  initial="1=127.0.0.1:$((PORT + 100)),2=127.0.0.1:$((PORT + 101)),3=127.0.0.1:$((PORT + 102))"
-  for i in 1 2 3; do
-    "$ROOT/target/release/bloomkv-cluster" --node-id $i --port $((PORT + i - 1)) \
-      --dir "$WORK/node$i" --cluster-addr "127.0.0.1:$((PORT + 99 + i))" \
-      --initial-cluster "$initial" --cluster-redirects yes --logfile "$WORK/node$i.log" &
-    pids+=($!)
-  done
+  . "$ROOT/examples/cluster.sh"
+  start_cluster "$PORT" --cluster-redirects yes
   # Cluster clients: redis-py's RedisCluster, and a queue it can pop (crawler.py says why).
   export REDIS_CLS=redis.cluster.RedisCluster SCHEDULER_QUEUE_CLASS=scrapy_redis.queue.FifoQueue
   # Until a leader is elected, CLUSTER SLOTS is empty and a cluster client cannot start.

@@ -46,6 +46,16 @@ fn slot_nodes(v: &Value) -> Vec<(i64, String)> {
         .collect()
 }
 
+/// The `redis` crate's cluster client, every node a seed.
+fn cluster_client(c: &ProcCluster) -> redis::cluster::ClusterClient {
+    let seeds: Vec<String> = c
+        .ids()
+        .into_iter()
+        .map(|id| format!("redis://127.0.0.1:{}", c.port(id)))
+        .collect();
+    redis::cluster::ClusterClient::new(seeds).unwrap()
+}
+
 /// Asks every running node for `CLUSTER SLOTS` until all name `leader` as the master and
 /// `serving` nodes in all.
 fn wait_map(c: &ProcCluster, leader: u64, serving: usize) {
@@ -110,12 +120,7 @@ fn cluster_clients_find_the_leader_and_follow_a_failover() {
     );
 
     // A real cluster client: keys spread over slots, a hash-tagged MSET in one slot.
-    let seeds: Vec<String> = c
-        .ids()
-        .into_iter()
-        .map(|id| format!("redis://127.0.0.1:{}", c.port(id)))
-        .collect();
-    let client = redis::cluster::ClusterClient::new(seeds).unwrap();
+    let client = cluster_client(&c);
     let mut cc = client.get_connection().unwrap();
     for i in 0..50 {
         let _: () = cc.set(format!("key:{i}"), i).unwrap();
@@ -275,12 +280,7 @@ fn redirecting_nodes_answer_moved_and_crossslot_as_redis_cluster() {
     // the connection it had: the old leader, paused until another is elected, answers as
     // a follower once it is back. (The `redis` crate's client does not look elsewhere on a
     // refused connection, so a dead master would not show this.)
-    let seeds: Vec<String> = c
-        .ids()
-        .into_iter()
-        .map(|id| format!("redis://127.0.0.1:{}", c.port(id)))
-        .collect();
-    let client = redis::cluster::ClusterClient::new(seeds).unwrap();
+    let client = cluster_client(&c);
     let mut cc = client.get_connection().unwrap();
     for i in 0..20 {
         let _: () = cc.set(format!("key:{i}"), i).unwrap();
