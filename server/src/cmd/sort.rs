@@ -131,7 +131,9 @@ fn elements(txn: &Txn<'_>, key: &[u8], desc: bool) -> Result<Option<Vec<Vec<u8>>
             let start = if desc { l.len().saturating_sub(1) } else { 0 };
             Ok(Some(read_range(txn, key, l, start, l.len(), desc)?))
         }
-        Some(Meta::Set { version, .. }) => Ok(Some(super::sets::all_members(txn, key, version)?)),
+        Some(Meta::Set { version, .. }) => {
+            Ok(Some(super::sets::store::all_members(txn, key, version)?))
+        }
         Some(Meta::Zset { version, card }) => {
             let mut out = Vec::new();
             for_each_ranked(txn, key, Zset { version, card }, desc, |_, m, _| {
