@@ -22,6 +22,7 @@ pub mod longdouble;
 pub mod object;
 pub mod random;
 pub mod ranges;
+pub mod scan;
 pub mod sets;
 pub mod sort;
 pub mod streams;
@@ -528,7 +529,7 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
     (!v.is_nan()).then_some(v)
 }
 
-/// Options of SCAN and SSCAN.
+/// Options of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN).
 #[derive(Debug)]
 pub struct ScanArgs {
     /// The cursor (0 starts).

@@ -7,7 +7,7 @@ pub mod store;
 use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
-use super::{NOT_INT, parse_i64, parse_scan_args};
+use super::{NOT_INT, parse_i64, parse_scan_args, scan};
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Txn};
@@ -281,39 +281,18 @@ pub fn hscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
     }
     let opts = parse_scan_args(&rest, false)?;
-    let done = || Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]);
     let Some((version, _)) = hash(txn, &a[1])? else {
-        return Ok(done());
+        return Ok(scan::done());
     };
     let prefix = field_prefix(&a[1], version);
-    let after = match opts.cursor {
-        0 => None,
-        c => match txn.store().cursor(c) {
-            Some(k) if k.starts_with(&prefix) => Some(k),
-            _ => return Ok(done()),
-        },
-    };
-    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
-    let next = match page.last() {
-        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
-        _ => 0,
-    };
-    let mut out = Vec::new();
-    for (k, v) in &page {
+    scan::page(txn, &prefix, &opts, |k, v, out| {
         let (f, value) = decode_field(&a[1], &prefix, k, v)?;
-        if opts
-            .pattern
-            .as_ref()
-            .is_none_or(|p| crate::glob::matches(p, &f))
-        {
+        if scan::matches(opts.pattern.as_deref(), &f) {
             out.push(Reply::bulk(f.into_owned()));
             if !novalues {
                 out.push(Reply::bulk(value.to_vec()));
             }
         }
-    }
-    Ok(Reply::Array(vec![
-        Reply::bulk(next.to_string()),
-        Reply::Array(out),
-    ]))
+        Ok(())
+    })
 }

@@ -7,7 +7,7 @@ pub mod store;
 
 use bytes::Bytes;
 
-use super::parse_scan_args;
+use super::{parse_scan_args, scan};
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 use store::{add_members, all_members, card, decode_member, has, member_prefix, remove_members};
@@ -78,34 +78,14 @@ pub fn smembers(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 pub fn sscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[2..], false)?;
     let Some((version, _)) = card(txn, &a[1])? else {
-        return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]));
+        return Ok(scan::done());
     };
     let prefix = member_prefix(&a[1], version);
-    let after = match opts.cursor {
-        0 => None,
-        c => match txn.store().cursor(c) {
-            Some(k) if k.starts_with(&prefix) => Some(k),
-            _ => return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])),
-        },
-    };
-    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
-    let next = match page.last() {
-        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
-        _ => 0,
-    };
-    let mut members = Vec::new();
-    for (k, v) in &page {
+    scan::page(txn, &prefix, &opts, |k, v, out| {
         let m = decode_member(&a[1], &prefix, k, v)?;
-        if opts
-            .pattern
-            .as_ref()
-            .is_none_or(|p| crate::glob::matches(p, &m))
-        {
-            members.push(Reply::bulk(m.into_owned()));
+        if scan::matches(opts.pattern.as_deref(), &m) {
+            out.push(Reply::bulk(m.into_owned()));
         }
-    }
-    Ok(Reply::Array(vec![
-        Reply::bulk(next.to_string()),
-        Reply::Array(members),
-    ]))
+        Ok(())
+    })
 }
