@@ -185,42 +185,21 @@ pub fn keys_in_slot(txn: &Txn<'_>, slot: u16, limit: usize) -> Result<Vec<Vec<u8
 pub fn scan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[1..], true)?;
     let prefix = meta_prefix(txn.db());
-    let after = match opts.cursor {
-        0 => None,
-        c => match txn.store().cursor(c) {
-            Some(k) if k.starts_with(&prefix) => Some(k),
-            _ => return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])])),
-        },
-    };
-    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
-    let next = match page.last() {
-        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
-        _ => 0,
-    };
     let now = txn.now_ms();
-    let mut out = Vec::new();
-    for (k, v) in &page {
+    super::scan::page(txn, &prefix, &opts, |k, v, out| {
         let key = &k[prefix.len()..];
-        if expired(v, now) {
-            continue;
-        }
-        if let Some(p) = &opts.pattern
-            && !crate::glob::matches(p, key)
-        {
-            continue;
+        if expired(v, now) || !super::scan::matches(opts.pattern.as_deref(), key) {
+            return Ok(());
         }
         if let Some(t) = &opts.type_name {
             let m = Record::decode(v)?.meta;
             if !m.type_name().eq_ignore_ascii_case(t) {
-                continue;
+                return Ok(());
             }
         }
         out.push(Reply::bulk(key.to_vec()));
-    }
-    Ok(Reply::Array(vec![
-        Reply::bulk(next.to_string()),
-        Reply::Array(out),
-    ]))
+        Ok(())
+    })
 }
 
 /// RANDOMKEY: a random live key of the selected database; nil when it has none.

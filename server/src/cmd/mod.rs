@@ -23,7 +23,7 @@ pub mod memory;
 pub mod object;
 pub mod random;
 pub mod ranges;
-pub mod setops;
+pub mod scan;
 pub mod sets;
 pub mod sort;
 pub mod streams;
@@ -266,16 +266,16 @@ pub static COMMANDS: &[Command] = &[
     cmd!("scard", 2, Read(sets::scard), 1, 1, 1, "set", RO, "Returns the number of members."),
     cmd!("smembers", 2, Read(sets::smembers), 1, 1, 1, "set", &["readonly"], "Returns all members."),
     cmd!("sscan", -3, Read(sets::sscan), 1, 1, 1, "set", &["readonly"], "Iterates over the members."),
-    cmd!("spop", -2, Write(setops::spop), 1, 1, 1, "set", W, "Removes and returns random members."),
-    cmd!("srandmember", -2, Read(setops::srandmember), 1, 1, 1, "set", &["readonly"], "Returns random members."),
-    cmd!("smove", 4, Write(setops::smove), 1, 2, 1, "set", W, "Moves a member from one set to another."),
-    cmd!("sinter", -2, Read(setops::sinter), 1, -1, 1, "set", &["readonly"], "Returns the intersection of sets."),
-    cmd!("sintercard", -3, Read(setops::sintercard), 2, -1, 1, "set", &["readonly"], "Returns the size of the intersection of sets (LIMIT)."),
-    cmd!("sinterstore", -3, Write(setops::sinterstore), 1, -1, 1, "set", W, "Stores the intersection of sets."),
-    cmd!("sunion", -2, Read(setops::sunion), 1, -1, 1, "set", &["readonly"], "Returns the union of sets."),
-    cmd!("sunionstore", -3, Write(setops::sunionstore), 1, -1, 1, "set", W, "Stores the union of sets."),
-    cmd!("sdiff", -2, Read(setops::sdiff), 1, -1, 1, "set", &["readonly"], "Returns the members of a set missing from others."),
-    cmd!("sdiffstore", -3, Write(setops::sdiffstore), 1, -1, 1, "set", W, "Stores the difference of sets."),
+    cmd!("spop", -2, Write(sets::spop), 1, 1, 1, "set", W, "Removes and returns random members."),
+    cmd!("srandmember", -2, Read(sets::srandmember), 1, 1, 1, "set", &["readonly"], "Returns random members."),
+    cmd!("smove", 4, Write(sets::smove), 1, 2, 1, "set", W, "Moves a member from one set to another."),
+    cmd!("sinter", -2, Read(sets::sinter), 1, -1, 1, "set", &["readonly"], "Returns the intersection of sets."),
+    cmd!("sintercard", -3, Read(sets::sintercard), 2, -1, 1, "set", &["readonly"], "Returns the size of the intersection of sets (LIMIT)."),
+    cmd!("sinterstore", -3, Write(sets::sinterstore), 1, -1, 1, "set", W, "Stores the intersection of sets."),
+    cmd!("sunion", -2, Read(sets::sunion), 1, -1, 1, "set", &["readonly"], "Returns the union of sets."),
+    cmd!("sunionstore", -3, Write(sets::sunionstore), 1, -1, 1, "set", W, "Stores the union of sets."),
+    cmd!("sdiff", -2, Read(sets::sdiff), 1, -1, 1, "set", &["readonly"], "Returns the members of a set missing from others."),
+    cmd!("sdiffstore", -3, Write(sets::sdiffstore), 1, -1, 1, "set", W, "Stores the difference of sets."),
     // hashes
     cmd!("hset", -4, Write(hashes::hset), 1, 1, 1, "hash", W, "Sets fields of a hash."),
     cmd!("hmset", -4, Write(hashes::hmset), 1, 1, 1, "hash", W, "Sets fields of a hash (answers OK)."),
@@ -533,7 +533,7 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
     (!v.is_nan()).then_some(v)
 }
 
-/// Options of SCAN and SSCAN.
+/// Options of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN).
 #[derive(Debug)]
 pub struct ScanArgs {
     /// The cursor (0 starts).

@@ -59,7 +59,7 @@ fn encoding(txn: &Txn<'_>, key: &[u8], meta: &Meta) -> Result<&'static str, Repl
         Meta::Set { version, card } => {
             let mut ints = *card <= INTSET_ENTRIES;
             if ints {
-                super::sets::for_each_member(txn, key, *version, |m| {
+                super::sets::store::for_each_member(txn, key, *version, |m| {
                     ints = m.len() <= 20 && parse_i64(m).is_some();
                     Ok(ints)
                 })?;

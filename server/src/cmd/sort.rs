@@ -104,7 +104,7 @@ fn lookup(txn: &Txn<'_>, pattern: &[u8], elem: &[u8]) -> Result<Option<Vec<u8>>,
         (None, Meta::Str(_) | Meta::Chunked { .. }) => {
             Ok(Some(strings::read_string(txn, &key, &meta)?))
         }
-        (Some(f), Meta::Hash { version, .. }) => hashes::get_field(txn, &key, *version, f),
+        (Some(f), Meta::Hash { version, .. }) => hashes::store::get_field(txn, &key, *version, f),
         _ => Ok(None),
     }
 }
@@ -131,7 +131,9 @@ fn elements(txn: &Txn<'_>, key: &[u8], desc: bool) -> Result<Option<Vec<Vec<u8>>
             let start = if desc { l.len().saturating_sub(1) } else { 0 };
             Ok(Some(read_range(txn, key, l, start, l.len(), desc)?))
         }
-        Some(Meta::Set { version, .. }) => Ok(Some(super::sets::all_members(txn, key, version)?)),
+        Some(Meta::Set { version, .. }) => {
+            Ok(Some(super::sets::store::all_members(txn, key, version)?))
+        }
         Some(Meta::Zset { version, card }) => {
             let mut out = Vec::new();
             for_each_ranked(txn, key, Zset { version, card }, desc, |_, m, _| {

@@ -274,6 +274,7 @@ pub(crate) fn tags_of(meta: &Meta) -> &'static [u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::sets::store as sets;
 
     fn decide(key: &[u8], value: &[u8], meta: Option<Vec<u8>>) -> CompactionDecision {
         let read = move |_k: &[u8]| -> bloomkv::Result<Option<Vec<u8>>> { Ok(meta.clone()) };
@@ -432,11 +433,11 @@ mod tests {
             let members: Vec<Vec<u8>> = (0..SWEEP_MIN + 10)
                 .map(|i| format!("m{i}").into_bytes())
                 .collect();
-            crate::cmd::sets::add_members(&mut t, key, members.iter().map(Vec::as_slice)).unwrap();
+            sets::add_members(&mut t, key, members.iter().map(Vec::as_slice)).unwrap();
             t.commit().unwrap();
         }
         let mut t = store.txn();
-        crate::cmd::sets::add_members(&mut t, b"small", [&b"x"[..]]).unwrap();
+        sets::add_members(&mut t, b"small", [&b"x"[..]]).unwrap();
         t.commit().unwrap();
         store.db().flush().unwrap();
         let before = raw_count(&store, tag::MEMBER);
@@ -460,7 +461,7 @@ mod tests {
         );
         let mut t = store.txn();
         assert!(t.meta(b"small").unwrap().is_some());
-        assert!(crate::cmd::sets::remove_members(&mut t, b"small", [&b"x"[..]]).unwrap() == 1);
+        assert!(sets::remove_members(&mut t, b"small", [&b"x"[..]]).unwrap() == 1);
     }
 
     /// Gives `key` an expiry time long past, as an expiry that fired while nothing read it.

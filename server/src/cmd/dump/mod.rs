@@ -37,7 +37,7 @@ pub fn dump_value(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
         Meta::Set { version, card } => {
             out.push(kind::SET);
             rdb::put_len(&mut out, *card);
-            sets::for_each_member(txn, key, *version, |m| {
+            sets::store::for_each_member(txn, key, *version, |m| {
                 rdb::put_string(&mut out, m);
                 Ok(true)
             })?;
@@ -45,7 +45,7 @@ pub fn dump_value(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
         Meta::Hash { version, len } => {
             out.push(kind::HASH);
             rdb::put_len(&mut out, *len);
-            hashes::for_each_field(txn, key, *version, |f, v| {
+            hashes::store::for_each_field(txn, key, *version, |f, v| {
                 rdb::put_string(&mut out, f);
                 rdb::put_string(&mut out, v);
                 Ok(true)

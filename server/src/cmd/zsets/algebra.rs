@@ -113,10 +113,12 @@ fn read_input(txn: &Txn<'_>, key: &[u8]) -> Result<Vec<(Vec<u8>, f64)>, Reply> {
             })?;
             Ok(out)
         }
-        Some(Meta::Set { version, .. }) => Ok(crate::cmd::sets::all_members(txn, key, version)?
-            .into_iter()
-            .map(|m| (m, 1.0))
-            .collect()),
+        Some(Meta::Set { version, .. }) => {
+            Ok(crate::cmd::sets::store::all_members(txn, key, version)?
+                .into_iter()
+                .map(|m| (m, 1.0))
+                .collect())
+        }
         Some(_) => Err(Reply::Error(WRONGTYPE.into())),
     }
 }

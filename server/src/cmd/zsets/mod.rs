@@ -12,7 +12,7 @@ pub mod stream;
 
 use bytes::Bytes;
 
-use super::{NOT_INT, parse_i64, parse_scan_args};
+use super::{NOT_INT, parse_i64, parse_scan_args, scan};
 use crate::notify::class;
 use crate::resp::{Reply, format_double};
 use crate::store::{R, Txn, member_fits, member_too_long, sub_prefix, tag};
@@ -273,57 +273,31 @@ pub fn zrevrank(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// as ZSCORE prints them.
 pub fn zscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let opts = parse_scan_args(&a[2..], false)?;
-    let empty = || Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]);
     let Some(z) = get_zset(txn, &a[1])? else {
-        return Ok(empty());
+        return Ok(scan::done());
     };
     if let Some(all) = small_in_score_order(txn, &a[1], z)? {
         // Redis keeps a small sorted set in one listpack, by score, and answers a scan of
         // it whole, in that order, with cursor 0 (whatever cursor and COUNT were given).
         let mut out = Vec::with_capacity(all.len() * 2);
         for (m, s) in all {
-            if opts
-                .pattern
-                .as_ref()
-                .is_none_or(|p| crate::glob::matches(p, &m))
-            {
+            if scan::matches(opts.pattern.as_deref(), &m) {
                 out.push(Reply::bulk(m));
                 out.push(Reply::bulk(format_double(s)));
             }
         }
-        return Ok(Reply::Array(vec![Reply::bulk("0"), Reply::Array(out)]));
+        return Ok(scan::reply(0, out));
     }
     let prefix = sub_prefix(tag::ZMEMBER, &a[1], z.version);
-    let after = match opts.cursor {
-        0 => None,
-        c => match txn.store().cursor(c) {
-            Some(k) if k.starts_with(&prefix) => Some(k),
-            _ => return Ok(empty()),
-        },
-    };
-    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
-    let next = match page.last() {
-        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
-        _ => 0,
-    };
-    let mut out = Vec::new();
-    for (k, v) in &page {
+    scan::page(txn, &prefix, &opts, |k, v, out| {
         let m = &k[prefix.len()..];
-        if opts
-            .pattern
-            .as_ref()
-            .is_some_and(|p| !crate::glob::matches(p, m))
-        {
-            continue;
+        if scan::matches(opts.pattern.as_deref(), m) {
+            let s = store::decode_member_value(&a[1], v)?;
+            out.push(Reply::bulk(m.to_vec()));
+            out.push(Reply::bulk(format_double(s)));
         }
-        let s = store::decode_member_value(&a[1], v)?;
-        out.push(Reply::bulk(m.to_vec()));
-        out.push(Reply::bulk(format_double(s)));
-    }
-    Ok(Reply::Array(vec![
-        Reply::bulk(next.to_string()),
-        Reply::Array(out),
-    ]))
+        Ok(())
+    })
 }
 
 /// Redis's `zset-max-listpack-entries` and `zset-max-listpack-value`: a sorted set within

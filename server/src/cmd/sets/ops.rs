@@ -10,13 +10,15 @@ use std::collections::BTreeSet;
 
 use bytes::Bytes;
 
-use super::random::{self, MAX_REPEATED, signed_count, too_many};
-use super::sets::{add_members, all_members, card, has, remove_members};
-use super::{WRONGTYPE, parse_i64};
+use super::store::{
+    self, add_members, all_members, card, for_each_member, has, member_of, member_prefix,
+    remove_members,
+};
+use crate::cmd::parse_i64;
+use crate::cmd::random::{self, MAX_REPEATED, signed_count, too_many};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::members;
-use crate::store::{Meta, R, Record, Txn, sub_prefix, tag};
+use crate::store::{R, Txn};
 
 /// A count as Redis's `getPositiveLongFromObjectOrReply` reads it (one error for both).
 fn positive_count(b: &[u8]) -> Result<u64, Reply> {
@@ -24,11 +26,6 @@ fn positive_count(b: &[u8]) -> Result<u64, Reply> {
         Some(n) if n >= 0 => Ok(n as u64),
         _ => Err(Reply::err("value is out of range, must be positive")),
     }
-}
-
-/// The member of a set entry from a sampler.
-fn member_of(key: &[u8], prefix: &[u8], (k, v): &(Vec<u8>, Vec<u8>)) -> Result<Vec<u8>, Reply> {
-    Ok(members::decode(key, prefix.len(), k, v)?.0.into_owned())
 }
 
 /// `SPOP key [count]`
@@ -44,24 +41,13 @@ pub fn spop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             None => Reply::Nil,
         });
     };
-    let prefix = sub_prefix(tag::MEMBER, key, version);
+    let prefix = member_prefix(key, version);
     let Some(count) = count else {
         let Some(e) = random::one(txn, &prefix, n)? else {
             return Ok(Reply::Nil);
         };
         let m = member_of(key, &prefix, &e)?;
-        txn.delete(e.0);
-        if n <= 1 {
-            txn.remove_key(key)?;
-        } else {
-            txn.put_meta(
-                key,
-                Meta::Set {
-                    version,
-                    card: n - 1,
-                },
-            )?;
-        }
+        store::remove_entries(txn, key, version, n, [e.0])?;
         txn.notify_then_del_if_gone(class::SET, "spop", key)?;
         return Ok(Reply::bulk(m));
     };
@@ -79,16 +65,7 @@ pub fn spop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     for e in &picked {
         out.push(Reply::bulk(member_of(key, &prefix, e)?));
     }
-    for (k, _) in picked {
-        txn.delete(k);
-    }
-    txn.put_meta(
-        key,
-        Meta::Set {
-            version,
-            card: n - out.len() as u64,
-        },
-    )?;
+    store::remove_entries(txn, key, version, n, picked.into_iter().map(|(k, _)| k))?;
     txn.notify(class::SET, "spop", key);
     Ok(Reply::Set(out))
 }
@@ -106,7 +83,7 @@ pub fn srandmember(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             None => Reply::Nil,
         });
     };
-    let prefix = sub_prefix(tag::MEMBER, key, version);
+    let prefix = member_prefix(key, version);
     let Some(count) = count else {
         return Ok(match random::one(txn, &prefix, n)? {
             Some(e) => Reply::bulk(member_of(key, &prefix, &e)?),
@@ -139,10 +116,7 @@ pub fn smove(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some((version, _)) = card(txn, src)? else {
         return Ok(Reply::Int(0));
     };
-    match txn.meta(dst)? {
-        None | Some(Meta::Set { .. }) => {}
-        Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
-    }
+    card(txn, dst)?; // the destination's type, checked before anything moves
     if src == dst {
         return Ok(Reply::Int(i64::from(has(txn, src, version, member)?)));
     }
@@ -185,7 +159,7 @@ fn inter(txn: &Txn<'_>, keys: &[Bytes], limit: usize) -> Result<Vec<Vec<u8>>, Re
         .ok_or_else(|| Reply::err("syntax error"))?;
     let mut out = Vec::new();
     let mut err = None;
-    super::sets::for_each_member(txn, first.0, first.1, |m| {
+    for_each_member(txn, first.0, first.1, |m| {
         for (k, v, _) in rest {
             match has(txn, k, *v, m) {
                 Ok(true) => {}
@@ -209,7 +183,7 @@ fn inter(txn: &Txn<'_>, keys: &[Bytes], limit: usize) -> Result<Vec<Vec<u8>>, Re
 fn union(txn: &Txn<'_>, keys: &[Bytes]) -> Result<Vec<Vec<u8>>, Reply> {
     let mut out = BTreeSet::new();
     for (k, v, _) in load(txn, keys)?.into_iter().flatten() {
-        super::sets::for_each_member(txn, k, v, |m| {
+        for_each_member(txn, k, v, |m| {
             if !out.contains(m) {
                 out.insert(m.to_vec());
             }
@@ -231,7 +205,7 @@ fn diff(txn: &Txn<'_>, keys: &[Bytes]) -> Result<Vec<Vec<u8>>, Reply> {
     }
     let mut out = Vec::new();
     let mut err = None;
-    super::sets::for_each_member(txn, first.0, first.1, |m| {
+    for_each_member(txn, first.0, first.1, |m| {
         for (k, v, _) in &rest {
             match has(txn, k, *v, m) {
                 Ok(false) => {}
@@ -256,33 +230,14 @@ fn set_reply(members: Vec<Vec<u8>>) -> Reply {
 }
 
 /// Replaces `dst` with a new set of `members` (none: `dst` is removed). Returns the count.
-fn store(txn: &mut Txn<'_>, dst: &[u8], members: Vec<Vec<u8>>, event: &'static str) -> R {
+fn store_result(txn: &mut Txn<'_>, dst: &[u8], members: Vec<Vec<u8>>, event: &'static str) -> R {
     if members.is_empty() {
         if txn.remove_key(dst)? {
             txn.notify(class::GENERIC, "del", dst);
         }
         return Ok(Reply::Int(0));
     }
-    // The new record replaces the old one whole (its members, under their version, go with
-    // it): no removal first, so an existing destination is overwritten, not created anew
-    // (Redis's `new` event is for keys that did not exist).
-    let version = txn.new_version()?;
-    let n = members.len() as u64;
-    for m in members {
-        // Members come from sets, each once: they need no lookup, only their slot (a long
-        // member's bucket holds just the members written here before it).
-        match members::locate(txn, tag::MEMBER, dst, version, &m)? {
-            members::Slot::Free(k) => txn.put(k, members::entry_value(dst, &m, b"")),
-            members::Slot::Found(..) => {}
-        }
-    }
-    txn.put_record(
-        dst,
-        Record {
-            expire_at: 0,
-            meta: Meta::Set { version, card: n },
-        },
-    )?;
+    let n = store::replace(txn, dst, members)?;
     txn.notify(class::SET, event, dst);
     Ok(Reply::Int(n as i64))
 }
@@ -295,7 +250,7 @@ pub fn sinter(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SINTERSTORE destination key [key ...]`
 pub fn sinterstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = inter(txn, &a[2..], 0)?;
-    store(txn, &a[1], result, "sinterstore")
+    store_result(txn, &a[1], result, "sinterstore")
 }
 
 /// `SUNION key [key ...]`
@@ -306,7 +261,7 @@ pub fn sunion(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SUNIONSTORE destination key [key ...]`
 pub fn sunionstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = union(txn, &a[2..])?;
-    store(txn, &a[1], result, "sunionstore")
+    store_result(txn, &a[1], result, "sunionstore")
 }
 
 /// `SDIFF key [key ...]`
@@ -317,7 +272,7 @@ pub fn sdiff(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// `SDIFFSTORE destination key [key ...]`
 pub fn sdiffstore(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let result = diff(txn, &a[2..])?;
-    store(txn, &a[1], result, "sdiffstore")
+    store_result(txn, &a[1], result, "sdiffstore")
 }
 
 /// `SINTERCARD numkeys key [key ...] [LIMIT limit]`

@@ -1,81 +1,21 @@
 //! Hashes: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL, HDEL, HEXISTS, HINCRBY, HINCRBYFLOAT,
-//! HLEN, HKEYS, HVALS, HSTRLEN, HRANDFIELD, HSCAN.
-//!
-//! A hash is a metadata key holding its version and field count, plus one engine key per
-//! field under that version (`'h'`, `store::members`: a field of any length) whose value is
-//! the field's value. HGET and HEXISTS are one point lookup; HGETALL, HKEYS and HVALS one
-//! prefix scan; HSET reads and writes only the fields it names (and the metadata).
+//! HLEN, HKEYS, HVALS, HSTRLEN, HRANDFIELD, HSCAN. Storage layout and costs: [`store`] and
+//! docs/SERVER.md.
+
+pub mod store;
 
 use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
-use super::{NOT_INT, WRONGTYPE, parse_i64, parse_scan_args};
+use super::{NOT_INT, parse_i64, parse_scan_args, scan};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::members::{self, Slot};
-use crate::store::{Meta, R, Txn, sub_prefix, tag};
+use crate::store::{R, Txn};
+use store::{
+    Pair, decode_field, field_prefix, for_each_field, get_field, has_field, hash, set_fields,
+};
 
-/// Hash `key`'s version and field count: `None` if missing, WRONGTYPE for other types.
-///
-/// # Errors
-/// WRONGTYPE, engine errors.
-pub fn hash(txn: &Txn<'_>, key: &[u8]) -> Result<Option<(u64, u64)>, Reply> {
-    match txn.meta(key)? {
-        None => Ok(None),
-        Some(Meta::Hash { version, len }) => Ok(Some((version, len))),
-        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
-    }
-}
-
-/// The value of `field` in version `version` of hash `key`.
-pub(crate) fn get_field(
-    txn: &Txn<'_>,
-    key: &[u8],
-    version: u64,
-    field: &[u8],
-) -> Result<Option<Vec<u8>>, Reply> {
-    Ok(
-        match members::locate(txn, tag::FIELD, key, version, field)? {
-            Slot::Found(_, v) => Some(v),
-            Slot::Free(_) => None,
-        },
-    )
-}
-
-/// Sets each `(field, value)` of `pairs` in hash `key` (creating it); returns how many fields
-/// were new. Sizes are checked before anything is written.
-///
-/// # Errors
-/// WRONGTYPE, a field and value too large for one engine value, engine errors.
-pub fn set_fields(txn: &mut Txn<'_>, key: &[u8], pairs: &[Pair<'_>]) -> Result<i64, Reply> {
-    if pairs.iter().any(|(f, v)| !members::fits(key, f, v.len())) {
-        return Err(members::too_large());
-    }
-    let (version, mut len) = match hash(txn, key)? {
-        Some(h) => h,
-        None => (txn.new_version()?, 0),
-    };
-    let mut added = 0;
-    for (f, v) in pairs {
-        let slot = members::locate(txn, tag::FIELD, key, version, f)?;
-        if matches!(slot, Slot::Free(_)) {
-            added += 1;
-            len += 1;
-        }
-        let k = match slot {
-            Slot::Found(k, _) | Slot::Free(k) => k,
-        };
-        txn.put(k, members::entry_value(key, f, v));
-    }
-    if added > 0 {
-        txn.put_meta(key, Meta::Hash { version, len })?;
-    }
-    Ok(added)
-}
-
-/// A field and its value.
-type Pair<'a> = (&'a [u8], &'a [u8]);
-
+/// The field-value pairs after HSET's or HMSET's key (`cmd` names it in the arity error).
 fn pairs<'a>(a: &'a [Bytes], cmd: &str) -> Result<Vec<Pair<'a>>, Reply> {
     if a.len() < 4 || !a.len().is_multiple_of(2) {
         return Err(Reply::err(format!(
@@ -143,11 +83,9 @@ pub fn hexists(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some((version, _)) = hash(txn, &a[1])? else {
         return Ok(Reply::Int(0));
     };
-    let hit = matches!(
-        members::locate(txn, tag::FIELD, &a[1], version, &a[2])?,
-        Slot::Found(..)
-    );
-    Ok(Reply::Int(i64::from(hit)))
+    Ok(Reply::Int(i64::from(has_field(
+        txn, &a[1], version, &a[2],
+    )?)))
 }
 
 /// `HSTRLEN key field`
@@ -167,42 +105,11 @@ pub fn hlen(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 
 /// `HDEL key field [field ...]`: the key goes with its last field.
 pub fn hdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let key = &a[1];
-    let Some((version, mut len)) = hash(txn, key)? else {
-        return Ok(Reply::Int(0));
-    };
-    let mut removed = 0;
-    for f in &a[2..] {
-        if let Slot::Found(k, _) = members::locate(txn, tag::FIELD, key, version, f)? {
-            txn.delete(k);
-            removed += 1;
-            len = len.saturating_sub(1);
-        }
-    }
+    let removed = store::remove_fields(txn, &a[1], a[2..].iter().map(|f| f.as_ref()))?;
     if removed > 0 {
-        if len == 0 {
-            txn.remove_key(key)?;
-        } else {
-            txn.put_meta(key, Meta::Hash { version, len })?;
-        }
-        txn.notify_then_del_if_gone(class::HASH, "hdel", key)?;
+        txn.notify_then_del_if_gone(class::HASH, "hdel", &a[1])?;
     }
     Ok(Reply::Int(removed))
-}
-
-/// Calls `f` with each field and value of version `version` of hash `key`, in engine key
-/// order, until it returns `false`.
-pub fn for_each_field(
-    txn: &Txn<'_>,
-    key: &[u8],
-    version: u64,
-    mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Reply>,
-) -> Result<(), Reply> {
-    let prefix = sub_prefix(tag::FIELD, key, version);
-    txn.for_each_prefix(&prefix, None, false, |k, v| {
-        let (field, value) = members::decode(key, prefix.len(), k, v)?;
-        f(&field, value)
-    })
 }
 
 /// Which parts of each field HGETALL, HKEYS and HVALS answer.
@@ -321,10 +228,10 @@ pub fn hrandfield(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             None => Reply::Nil,
         });
     };
-    let prefix = sub_prefix(tag::FIELD, key, version);
+    let prefix = field_prefix(key, version);
     let Some(count) = count else {
         return Ok(match random::one(txn, &prefix, len)? {
-            Some((k, v)) => Reply::bulk(members::decode(key, prefix.len(), &k, &v)?.0.into_owned()),
+            Some((k, v)) => Reply::bulk(decode_field(key, &prefix, &k, &v)?.0.into_owned()),
             None => Reply::Nil,
         });
     };
@@ -344,7 +251,7 @@ pub fn hrandfield(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let mut fields = Vec::with_capacity(picked.len());
     let mut pairs = Vec::with_capacity(if with_values { picked.len() } else { 0 });
     for (k, v) in &picked {
-        let (f, value) = members::decode(key, prefix.len(), k, v)?;
+        let (f, value) = decode_field(key, &prefix, k, v)?;
         let f = Reply::bulk(f.into_owned());
         if with_values {
             pairs.push((f, Reply::bulk(value.to_vec())));
@@ -374,39 +281,18 @@ pub fn hscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
     }
     let opts = parse_scan_args(&rest, false)?;
-    let done = || Reply::Array(vec![Reply::bulk("0"), Reply::Array(vec![])]);
     let Some((version, _)) = hash(txn, &a[1])? else {
-        return Ok(done());
+        return Ok(scan::done());
     };
-    let prefix = sub_prefix(tag::FIELD, &a[1], version);
-    let after = match opts.cursor {
-        0 => None,
-        c => match txn.store().cursor(c) {
-            Some(k) if k.starts_with(&prefix) => Some(k),
-            _ => return Ok(done()),
-        },
-    };
-    let page = txn.scan_prefix(&prefix, after.as_deref(), opts.count)?;
-    let next = match page.last() {
-        Some((k, _)) if page.len() == opts.count => txn.store().save_cursor(k.clone()),
-        _ => 0,
-    };
-    let mut out = Vec::new();
-    for (k, v) in &page {
-        let (f, value) = members::decode(&a[1], prefix.len(), k, v)?;
-        if opts
-            .pattern
-            .as_ref()
-            .is_none_or(|p| crate::glob::matches(p, &f))
-        {
+    let prefix = field_prefix(&a[1], version);
+    scan::page(txn, &prefix, &opts, |k, v, out| {
+        let (f, value) = decode_field(&a[1], &prefix, k, v)?;
+        if scan::matches(opts.pattern.as_deref(), &f) {
             out.push(Reply::bulk(f.into_owned()));
             if !novalues {
                 out.push(Reply::bulk(value.to_vec()));
             }
         }
-    }
-    Ok(Reply::Array(vec![
-        Reply::bulk(next.to_string()),
-        Reply::Array(out),
-    ]))
+        Ok(())
+    })
 }
