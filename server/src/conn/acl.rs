@@ -2,9 +2,9 @@
 //! channel, whose password is `--requirepass` (none: `nopass`).
 //!
 //! The questions clients and tools ask are answered as Redis 7 answers them for that user
-//! (`WHOAMI`, `USERS`, `LIST`, `GETUSER`, `CAT`, `DRYRUN`, `GENPASS`); what would create,
-//! change or remove users, or load and save an ACL file, is refused with an error naming
-//! how this server is configured instead. Failed authentications are not recorded, so
+//! (`WHOAMI`, `USERS`, `LIST`, `GETUSER`, `CAT`, `DRYRUN`, `GENPASS`, and `DELUSER`, which
+//! finds no user to remove); what would create or change users, or load and save an ACL
+//! file, is refused with an error naming how this server is configured instead. Failed authentications are not recorded, so
 //! `ACL LOG` is refused rather than answered with an empty log.
 
 use std::io::Read as _;
@@ -59,7 +59,9 @@ const HELP: &[&str] = &[
     "    A random password of <bits> bits (default 256), in hex.",
     "HELP",
     "    This help.",
-    "(SETUSER, DELUSER, LOAD, SAVE and LOG are refused: the one user is 'default',",
+    "DELUSER <username> [<username> ...]",
+    "    Removes nothing: there is no user but 'default', which cannot be removed.",
+    "(SETUSER, LOAD, SAVE and LOG are refused: the one user is 'default',",
     "its password --requirepass or CONFIG SET requirepass.)",
 ];
 
@@ -83,7 +85,15 @@ impl Conn {
             (b"DRYRUN", n) if n >= 4 => dryrun(&a[2], &a[3..]),
             (b"GENPASS", 2 | 3) => genpass(a.get(2)),
             (b"HELP", 2) => Reply::Array(HELP.iter().map(|l| Reply::Status((*l).into())).collect()),
-            (b"SETUSER" | b"DELUSER" | b"LOAD" | b"SAVE" | b"LOG", _) => Reply::err(format!(
+            // No user but `default`, which cannot go: none of the names is removed.
+            (b"DELUSER", n) if n >= 3 => {
+                if a[2..].iter().any(|u| u.as_ref() == b"default") {
+                    Reply::err("The 'default' user cannot be removed")
+                } else {
+                    Reply::Int(0)
+                }
+            }
+            (b"SETUSER" | b"LOAD" | b"SAVE" | b"LOG", _) => Reply::err(format!(
                 "ACL {} is not supported: {ONE_USER}",
                 String::from_utf8_lossy(&sub)
             )),

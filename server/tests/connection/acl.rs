@@ -97,7 +97,15 @@ fn categories_dry_runs_passwords_and_refusals() {
         panic!("GENPASS 10")
     };
     assert_eq!(short.len(), 3);
-    for refused in ["SETUSER", "DELUSER", "LOG"] {
+    assert_eq!(
+        ok(&mut c, &["ACL", "DELUSER", "nobody", "other"]),
+        common::int(0)
+    );
+    assert_eq!(
+        err(&mut c, &["ACL", "DELUSER", "nobody", "default"]),
+        "ERR The 'default' user cannot be removed"
+    );
+    for refused in ["SETUSER", "LOG"] {
         let e = err(&mut c, &["ACL", refused, "x"]);
         assert!(e.contains("one user, 'default'"), "{refused}: {e}");
     }
