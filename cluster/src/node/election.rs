@@ -47,8 +47,13 @@ pub(crate) struct PreVoteAnswer {
     pub granted: bool,
     pub why: String,
     /// The candidate is not in this voter's membership at all: it was removed (a removed
-    /// node may never receive the change that removed it; a majority saying so is proof).
+    /// node may never receive the change that removed it; a majority saying so, each from a
+    /// membership at least as new as the candidate's, is proof).
     pub not_member: bool,
+    /// The log index of the membership this voter answered from (`None`: it has none yet,
+    /// a node waiting for its first leader). Older nodes do not send it.
+    #[serde(default)]
+    pub membership_index: Option<u64>,
     /// A follower that heard from its leader a moment ago: in how many milliseconds it would
     /// say yes if it hears nothing more (the candidate may ask again then, not a whole
     /// election timeout later).
@@ -61,6 +66,7 @@ impl PreVoteAnswer {
             granted: false,
             why,
             not_member: false,
+            membership_index: None,
             lease_left_ms: None,
         }
     }
@@ -71,12 +77,18 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
     let lease = core.config.election_timeout.1;
     let metrics = core.raft.metrics().borrow().clone();
     let membership = metrics.membership_config.membership();
-    if !membership.voter_ids().any(|v| v == req.candidate) {
+    let membership_index = metrics.membership_config.log_id().map(|l| l.index);
+    // A node that has no membership yet (started without `--initial-cluster`, or one whose
+    // bootstrap lost the race to the first vote request) knows of no voters: it cannot
+    // judge the candidate, and learns the membership from whoever wins. Refusing would
+    // leave a cluster whose bootstrapped node can never win with no leader for good.
+    if membership_index.is_some() && !membership.voter_ids().any(|v| v == req.candidate) {
         let mut no = PreVoteAnswer::no(format!(
             "node {} is not a voter in node {}'s membership",
             req.candidate, core.id
         ));
         no.not_member = membership.get_node(&req.candidate).is_none();
+        no.membership_index = membership_index;
         return no;
     }
     match metrics.state {
@@ -116,6 +128,7 @@ pub(crate) fn judge(core: &Core, req: &PreVote) -> PreVoteAnswer {
         granted: true,
         why: String::new(),
         not_member: false,
+        membership_index,
         lease_left_ms: None,
     }
 }
@@ -249,6 +262,7 @@ struct Tally {
 async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> Tally {
     let ttl = core.config.election_timeout.0;
     let membership = core.raft.metrics().borrow().membership_config.clone();
+    let own_index = membership.log_id().map(|l| l.index);
     let asks = voters.iter().filter(|&&v| v != core.id).map(|&v| {
         let addr = membership
             .membership()
@@ -275,7 +289,9 @@ async fn pre_vote(core: &Core, voters: &[NodeId], req: &PreVote) -> Tally {
         match a {
             Ok(a) if a.granted => t.granted += 1,
             Ok(a) => {
-                t.not_member += usize::from(a.not_member);
+                // Only a membership at least as new as this node's proves a removal: one
+                // that has not caught up with this node's addition says nothing.
+                t.not_member += usize::from(a.not_member && a.membership_index >= own_index);
                 t.lease_left.extend(a.lease_left_ms);
                 t.refusals.push(a.why);
             }

@@ -75,6 +75,14 @@ impl Cluster {
         c
     }
 
+    /// Starts node `id` of the initial cluster without `--initial-cluster`: it has no
+    /// membership until a leader sends it one (as a node whose bootstrap lost the race
+    /// to the first vote request).
+    pub async fn launch_unbootstrapped(&mut self, id: u64) {
+        let l = bind(&self.addrs[&id]);
+        self.launch(id, l, false).await;
+    }
+
     /// Starts node `id` (not in the initial cluster: it waits to be added).
     pub async fn add_node(&mut self, id: u64) {
         let l = bind("127.0.0.1:0");

@@ -55,3 +55,29 @@ async fn add_promote_remove() {
         "{e}"
     );
 }
+
+/// Only node 1 knows the initial membership; nodes 2 and 3 start with none (as when their
+/// bootstrap loses the race to node 1's first vote request, seen under load). They cannot
+/// judge node 1, so they must not refuse it: node 1 wins, leads, and sends them the
+/// membership. They used to answer "not a member", and node 1, hearing that from a majority,
+/// took itself for removed: a cluster with no leader, for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn voters_without_a_membership_yet_let_the_bootstrapped_node_lead() {
+    let mut c = Cluster::start_some(3, 1, |_| {}).await;
+    // Node 1's first election (at its bootstrap) finds nobody; by the time the others are
+    // up, it campaigns through pre-votes.
+    let timeout = c.config(1, true).election_timeout.1;
+    tokio::time::sleep(timeout * 3).await;
+    assert_eq!(c.node(1).leader(), None);
+    c.launch_unbootstrapped(2).await;
+    c.launch_unbootstrapped(3).await;
+    assert_eq!(c.wait_leader().await, 1);
+    let mut acked = BTreeMap::new();
+    c.fill(0..10, &mut acked).await;
+    c.wait_converged().await;
+    for id in [2, 3] {
+        let members: Vec<u64> = c.node(id).status().members.iter().map(|m| m.id).collect();
+        assert_eq!(members, [1, 2, 3], "node {id}");
+    }
+    c.check_all(&acked).await;
+}
