@@ -20,14 +20,14 @@ pub mod wait;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::cmd::blocking::{Block, Op};
 use crate::resp::Reply;
-use crate::store::ScopedKey;
+use crate::store::{DbIndex, ScopedKey};
 
 /// Where a waiter stands.
 #[derive(Debug)]
@@ -49,6 +49,9 @@ pub struct Waiter {
     /// The client's id (CLIENT UNBLOCK finds it by that), 0 until [`Registry::name`].
     client: AtomicU64,
     block: Block,
+    /// The stored database of the keys it waits on: `block.db` until a SWAPDB moves the
+    /// client's database to other stored data ([`Registry::swap_dbs`]).
+    db: AtomicU8,
     state: Mutex<State>,
     notify: Notify,
     /// Set by the first [`Registry::remove`]: the count drops once, also for a waiter on no
@@ -202,6 +205,7 @@ impl Registry {
         let w = Arc::new(Waiter {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             client: AtomicU64::new(0),
+            db: AtomicU8::new(block.db),
             block,
             state: Mutex::new(State::Waiting),
             notify: Notify::new(),
@@ -266,8 +270,9 @@ impl Registry {
             return;
         }
         let mut q = self.queues.lock();
+        let db = w.db.load(Ordering::Acquire);
         for k in &w.block.keys {
-            let scoped = (w.block.db, k.to_vec());
+            let scoped = (db, k.to_vec());
             if let Some(list) = q.get_mut(&scoped) {
                 list.retain(|x| x.id != w.id);
                 if list.is_empty() {
@@ -276,6 +281,29 @@ impl Registry {
             }
         }
         self.count.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// SWAPDB of stored databases `a` and `b`: a client blocked on a key of one now waits on
+    /// that key of the other (its SELECTed index names the other's data now). Returns the
+    /// keys waited on afterwards, to look at as if pushed to: Redis serves a client whose
+    /// key the swap brought. The caller holds every writer lock.
+    pub fn swap_dbs(&self, a: DbIndex, b: DbIndex) -> Vec<ScopedKey> {
+        let other = |db: DbIndex| if db == a { b } else { a };
+        let mut q = self.queues.lock();
+        let moved: Vec<(ScopedKey, VecDeque<Arc<Waiter>>)> =
+            q.extract_if(|(db, _), _| *db == a || *db == b).collect();
+        let mut keys = Vec::with_capacity(moved.len());
+        for ((db, key), waiters) in moved {
+            let to = other(db);
+            for w in &waiters {
+                // Once per waiter: each of its keys' queues holds it.
+                let _ =
+                    w.db.compare_exchange(db, to, Ordering::AcqRel, Ordering::Acquire);
+            }
+            keys.push((to, key.clone()));
+            q.insert((to, key), waiters);
+        }
+        keys
     }
 
     /// Number of keys with blocked clients (for tests: nothing is left behind).

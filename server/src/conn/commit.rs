@@ -105,7 +105,7 @@ impl Conn {
                         e
                     }
                 },
-                Kind::Conn if c.name == "swapdb" => self.swapdb(args, true),
+                Kind::Conn if c.name == "swapdb" => self.swapdb_waking(args, true, Some(&mut txn)),
                 Kind::Conn => self.conn_command(c, args).0,
             };
             self.called(pos, args, micros(started), r.is_error());

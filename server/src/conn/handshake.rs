@@ -247,6 +247,18 @@ impl Conn {
     /// in either database are touched, so their EXEC fails. `locked`: the caller (EXEC)
     /// already holds every writer lock.
     pub(super) fn swapdb(&mut self, a: &[Bytes], locked: bool) -> Reply {
+        self.swapdb_waking(a, locked, None)
+    }
+
+    /// [`Conn::swapdb`]; the clients blocked on keys of either database now wait on the
+    /// other's, and are served at once if it holds what they wait for: in `exec_txn` (EXEC's
+    /// write set, served when it commits), or in a write set of its own.
+    pub(super) fn swapdb_waking(
+        &mut self,
+        a: &[Bytes],
+        locked: bool,
+        exec_txn: Option<&mut crate::store::Txn<'_>>,
+    ) -> Reply {
         if self.cluster.is_some() {
             return Reply::err("SWAPDB is not allowed in cluster mode");
         }
@@ -265,11 +277,17 @@ impl Conn {
         if x == y {
             return Reply::Ok;
         }
-        let _g = (!locked).then(|| store.lock_all());
+        let guard = (!locked).then(|| store.lock_all());
         let stored = [store.physical(x), store.physical(y)];
         if let Err(e) = store.swap_dbs(x, y) {
             return e;
         }
+        let reg = &self.shared.blocked;
+        let waited = if reg.is_empty() {
+            Vec::new()
+        } else {
+            reg.swap_dbs(stored[0], stored[1])
+        };
         let touched: Vec<crate::store::watch::Touched> = store
             .watches()
             .keys()
@@ -278,7 +296,31 @@ impl Conn {
             .map(|(db, key)| (db, key, false))
             .collect();
         store.watches().touch(&touched);
-        Reply::Ok
+        if waited.is_empty() {
+            return Reply::Ok;
+        }
+        let mark = |txn: &mut crate::store::Txn<'_>| {
+            let db = txn.db();
+            for (stored, key) in &waited {
+                txn.select_stored(*stored);
+                txn.signal_ready(key);
+            }
+            txn.select_stored(db);
+        };
+        match (exec_txn, guard) {
+            (Some(txn), _) => {
+                mark(txn);
+                Reply::Ok
+            }
+            (None, Some(g)) => {
+                let mut txn = store.txn();
+                mark(&mut txn);
+                super::commit::commit_serving(reg, txn, super::commit::Lock::All(g), Reply::Ok)
+            }
+            // Locked by the caller without its write set: the clients stay blocked until
+            // their keys are next written (not reached: EXEC passes its write set).
+            (None, None) => Reply::Ok,
+        }
     }
 
     /// `SELECT index`: later commands (and queued ones after it in MULTI) address that

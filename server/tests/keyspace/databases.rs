@@ -387,3 +387,36 @@ fn swapdb_exchanges_two_databases_for_every_client() {
     assert!(err(&mut zero, &["SWAPDB", "0"]).contains("wrong number of arguments"));
     assert_eq!(ok(&mut zero, &["SWAPDB", "3", "3"]), Value::Okay);
 }
+
+/// SWAPDB moves blocked clients with their database, as Redis 7 does: a client blocked on
+/// `q` in database 1 waits on database 1's `q` after the swap too, and is served at once
+/// when the swap brings a `q` with elements; also when the SWAPDB runs inside MULTI.
+#[test]
+fn swapdb_serves_a_client_blocked_on_a_key_it_brings() {
+    let s = TestServer::start();
+    let mut zero = s.client();
+    for in_multi in [false, true] {
+        let mut waiter = s.client_db(1);
+        let t = std::thread::spawn(move || ok(&mut waiter, &["BLPOP", "q", "0"]));
+        common::wait_blocked(&mut zero, 1);
+        // A push to database 0 is not database 1's: the client stays blocked.
+        assert_eq!(ok(&mut zero, &["RPUSH", "q", "a", "b"]), int(2));
+        assert_eq!(common::blocked(&mut zero), 1);
+        if in_multi {
+            ok(&mut zero, &["MULTI"]);
+            ok(&mut zero, &["SWAPDB", "0", "1"]);
+            assert_eq!(ok(&mut zero, &["EXEC"]), Value::Array(vec![Value::Okay]));
+        } else {
+            assert_eq!(ok(&mut zero, &["SWAPDB", "0", "1"]), Value::Okay);
+        }
+        assert_eq!(t.join().unwrap(), Value::Array(vec![bulk("q"), bulk("a")]));
+        common::wait_blocked(&mut zero, 0);
+        // The list is database 1's now, less what the client popped; database 0 has none.
+        assert_eq!(
+            ok(&mut s.client_db(1), &["LRANGE", "q", "0", "-1"]),
+            Value::Array(vec![bulk("b")])
+        );
+        assert_eq!(ok(&mut zero, &["EXISTS", "q"]), int(0));
+        ok(&mut s.client_db(1), &["DEL", "q"]);
+    }
+}
