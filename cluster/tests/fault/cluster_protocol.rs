@@ -46,6 +46,19 @@ fn slot_nodes(v: &Value) -> Vec<(i64, String)> {
         .collect()
 }
 
+/// Waits until the running nodes agree on a leader other than `old`.
+fn wait_new_leader(c: &ProcCluster, old: u64) -> u64 {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let l = c.wait_leader();
+        if l != old {
+            return l;
+        }
+        assert!(Instant::now() < until, "no new leader");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// The `redis` crate's cluster client, every node a seed.
 fn cluster_client(c: &ProcCluster) -> redis::cluster::ClusterClient {
     let seeds: Vec<String> = c
@@ -172,15 +185,7 @@ fn cluster_clients_find_the_leader_and_follow_a_failover() {
     // (The `redis` crate's client does not refresh its map on a refused connection to a
     // master, against Redis as here; redis-py's `RedisCluster` does.)
     c.kill(leader);
-    let until = Instant::now() + Duration::from_secs(30);
-    let new_leader = loop {
-        let l = c.wait_leader();
-        if l != leader {
-            break l;
-        }
-        assert!(Instant::now() < until, "no new leader");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let new_leader = wait_new_leader(&c, leader);
     wait_map(&c, new_leader, 2);
     let mut cc = client.get_connection().unwrap();
     let v: i64 = cc.get("key:3").unwrap();
@@ -286,15 +291,7 @@ fn redirecting_nodes_answer_moved_and_crossslot_as_redis_cluster() {
         let _: () = cc.set(format!("key:{i}"), i).unwrap();
     }
     c.pause(leader);
-    let until = Instant::now() + Duration::from_secs(30);
-    let new_leader = loop {
-        let l = c.wait_leader();
-        if l != leader {
-            break l;
-        }
-        assert!(Instant::now() < until, "no new leader");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let new_leader = wait_new_leader(&c, leader);
     c.resume(leader);
     wait_map(&c, new_leader, 3);
     let moved_to_new = format!("MOVED 12182 127.0.0.1:{}", c.port(new_leader));
