@@ -148,7 +148,11 @@ fn eval_generic(
     let scripts = txn.store().scripts();
     let (sha, body) = if by_sha {
         match scripts.get(&a[1]) {
-            Some(body) => (cache::sha1_hex(&body), body),
+            // Found under `a[1]`, 40 hex digits: its name, without hashing the body again.
+            Some(body) => (
+                cache::key(&a[1]).unwrap_or_else(|| cache::sha1_hex(&body)),
+                body,
+            ),
             None => return Err(Reply::Error(NOSCRIPT.into())),
         }
     } else {

@@ -1,10 +1,9 @@
-//! Running one script: in this thread's sandboxed Lua 5.1 state, with a fresh environment
-//! per run (`sandbox`), `redis.*` bound to the command's write set, Redis's error texts.
+//! Running one script: in this thread's sandboxed Lua 5.1 state and its read-only
+//! environment (`sandbox`), `redis.*` bound to the command's write set, Redis's error texts.
 //!
 //! Building a Lua state costs several times a short script (callgrind: 2.6 million instructions
 //! per `EVALSHA` of `return 1` with a state per run, 0.34 million without), so each
-//! thread keeps one and compiled scripts with it; nothing a script sets survives its run
-//! (its globals and library tables are its own), and a state whose run was killed or ran out
+//! thread keeps one and compiled scripts with it; a state whose run was killed or ran out
 //! of memory is dropped and built afresh.
 
 use std::cell::{Cell, RefCell};
@@ -18,7 +17,7 @@ use mlua::chunk::ChunkMode;
 
 use super::call;
 use super::convert::{error_table, error_text, fmt_g17, lua_to_reply, reply_to_lua};
-use super::sandbox::Vm;
+use super::sandbox::{Unlimited, Vm};
 use crate::resp::Reply;
 use crate::store::Txn;
 
@@ -115,15 +114,19 @@ pub fn compile(body: &[u8]) -> Result<(), Reply> {
     with_vm(|vm| (compiled(vm, &sha, &body[start..], false).map(|_| ()), false))?
 }
 
-fn load(lua: &Lua, code: &[u8], library: bool) -> Result<Function, Reply> {
+/// Compiles a script into the environment its runs share, or a library's code (which
+/// gets its environment when it runs).
+fn load(vm: &Vm, code: &[u8], library: bool) -> Result<Function, Reply> {
     let (chunk, what) = if library {
         (LIBRARY_CHUNK, "Error compiling function")
     } else {
         (CHUNK, "Error compiling script (new function)")
     };
-    lua.load(code)
-        .set_name(chunk)
-        .set_mode(ChunkMode::Text)
+    let mut chunk = vm.lua.load(code).set_name(chunk).set_mode(ChunkMode::Text);
+    if !library {
+        chunk = chunk.set_environment(vm.env().clone());
+    }
+    chunk
         .into_function()
         .map_err(|e| Reply::err(format!("{what}: {}", message(&e))))
 }
@@ -308,7 +311,7 @@ fn compiled(vm: &mut Vm, sha: &[u8; 40], code: &[u8], library: bool) -> Result<F
     if let Some(f) = vm.compiled.get(sha) {
         return Ok(f.clone());
     }
-    let f = load(&vm.lua, code, library)?;
+    let f = load(vm, code, library)?;
     if vm.compiled.len() >= MAX_COMPILED {
         vm.compiled.clear();
     }
@@ -363,6 +366,8 @@ fn execute_in(
     let f = compiled(vm, key, code, library)?;
     let vm = &*vm;
     let lua = &vm.lua;
+    // The limit is back on (`limited`) only while the script's own code runs.
+    let mut unlimited = Some(Unlimited::new(lua));
     let sequence = |items: &[Bytes]| -> mlua::Result<Table> {
         let t = lua.create_table_with_capacity(items.len(), 0)?;
         for (i, v) in items.iter().enumerate() {
@@ -374,62 +379,73 @@ fn execute_in(
     let argv = sequence(argv).map_err(internal)?;
     let resp3 = Cell::new(false);
     let result = lua.scope(|scope| {
+        let resp3 = &resp3;
         // Runs a command; `Err`: its error text.
-        let dispatch = |lua: &Lua, args: Variadic<Value>| -> mlua::Result<Result<Value, String>> {
-            if args.is_empty() {
-                return Ok(Err(
-                    "ERR Please specify at least one argument for this redis lib call".into(),
-                ));
-            }
-            let mut words = Vec::with_capacity(args.len());
-            for a in args.iter() {
-                match a {
-                    Value::String(s) => words.push(Bytes::copy_from_slice(&s.as_bytes())),
-                    Value::Integer(i) => words.push(Bytes::from(fmt_g17(*i as f64))),
-                    Value::Number(n) => words.push(Bytes::from(fmt_g17(*n))),
-                    _ => {
-                        return Ok(Err(
-                            "ERR Lua redis lib command arguments must be strings or integers"
-                                .into(),
-                        ));
+        let dispatch =
+            move |lua: &Lua, args: Variadic<Value>| -> mlua::Result<Result<Value, String>> {
+                if args.is_empty() {
+                    return Ok(Err(
+                        "ERR Please specify at least one argument for this redis lib call".into(),
+                    ));
+                }
+                let mut words = Vec::with_capacity(args.len());
+                for a in args.iter() {
+                    match a {
+                        Value::String(s) => words.push(Bytes::copy_from_slice(&s.as_bytes())),
+                        Value::Integer(i) => words.push(Bytes::from(fmt_g17(*i as f64))),
+                        Value::Number(n) => words.push(Bytes::from(fmt_g17(*n))),
+                        _ => {
+                            return Ok(Err(
+                                "ERR Lua redis lib command arguments must be strings or integers"
+                                    .into(),
+                            ));
+                        }
                     }
                 }
+                match call::dispatch(&mut txn.borrow_mut(), &words, read_only) {
+                    Reply::Error(e) => Ok(Err(error_text(&format!("-{e}")))),
+                    reply => {
+                        let _unlimited = Unlimited::new(lua);
+                        Ok(Ok(reply_to_lua(lua, reply, resp3.get())?.0))
+                    }
+                }
+            };
+        // `redis.call` (0), `redis.pcall` (1) and `redis.setresp` (2) of this run: one
+        // function, as binding each to the run costs about as much as a short script.
+        let bound = scope.create_function(move |lua, mut args: Variadic<Value>| {
+            let mode = match args.first() {
+                Some(Value::Integer(m)) => *m,
+                _ => return Err(mlua::Error::runtime("no script is running")),
+            };
+            args.remove(0);
+            match mode {
+                0 => dispatch(lua, args)?.map_err(|e| mlua::Error::external(CallError(e))),
+                1 => match dispatch(lua, args)? {
+                    Ok(v) => Ok(v),
+                    Err(e) => Ok(Value::Table(error_table(lua, &e)?)),
+                },
+                _ => {
+                    if args.len() != 1 {
+                        return Err(mlua::Error::runtime(
+                            "redis.setresp() requires one argument.",
+                        ));
+                    }
+                    match &args[0] {
+                        Value::Integer(2) => resp3.set(false),
+                        Value::Integer(3) => resp3.set(true),
+                        _ => return Err(mlua::Error::runtime("RESP version must be 2 or 3.")),
+                    }
+                    Ok(Value::Nil)
+                }
             }
-            match call::dispatch(&mut txn.borrow_mut(), &words, read_only) {
-                Reply::Error(e) => Ok(Err(error_text(&format!("-{e}")))),
-                reply => Ok(Ok(reply_to_lua(lua, reply, resp3.get())?.0)),
-            }
-        };
-        // Both are Rust functions, as in Redis: a `return redis.call(...)` is then no tail
-        // call, and the error's position is the script's line.
-        let rcall = scope.create_function(move |lua, args: Variadic<Value>| {
-            dispatch(lua, args)?.map_err(|e| mlua::Error::external(CallError(e)))
-        })?;
-        let rpcall = scope.create_function(move |lua, args: Variadic<Value>| {
-            match dispatch(lua, args)? {
-                Ok(v) => Ok(v),
-                Err(e) => Ok(Value::Table(error_table(lua, &e)?)),
-            }
-        })?;
-        let setresp = scope.create_function(|_, args: Variadic<Value>| {
-            if args.len() != 1 {
-                return Err(mlua::Error::runtime(
-                    "redis.setresp() requires one argument.",
-                ));
-            }
-            match &args[0] {
-                Value::Integer(2) => resp3.set(false),
-                Value::Integer(3) => resp3.set(true),
-                _ => return Err(mlua::Error::runtime("RESP version must be 2 or 3.")),
-            }
-            Ok(())
         })?;
         let env = vm.environment(
             seed,
             kill,
-            [rcall, rpcall, setresp],
+            bound,
             (!library).then(|| (keys.clone(), argv.clone())),
         )?;
+        drop(unlimited.take());
         let out: MultiValue = if library {
             // Functions get their keys and arguments as arguments, not as globals.
             let ran = match super::functions::engine::register(vm, &f) {
@@ -447,9 +463,11 @@ fn execute_in(
             vm.call_with
                 .call((target.callback, vm.handler.clone(), keys, argv))?
         } else {
-            f.set_environment(env)?;
+            // The same for every run (set when it was compiled): no run's state is in it.
+            debug_assert!(f.environment().is_some_and(|e| e == env));
             vm.raw_xpcall.call((f.clone(), vm.handler.clone()))?
         };
+        unlimited = Some(Unlimited::new(lua));
         let mut out = out.into_iter();
         let ok = matches!(out.next(), Some(Value::Boolean(true)));
         let v = out.next().unwrap_or(Value::Nil);
@@ -459,9 +477,6 @@ fn execute_in(
             failure(sha, &v)
         })
     });
-    // The cached function must not keep the run's environment (its KEYS, ARGV, whatever it
-    // built) alive until the script's next run.
-    vm.retire(&f);
     result.map_err(|e| Reply::err(format!("Error running script {sha}, {}", message(&e))))
 }
 
@@ -562,8 +577,9 @@ mod tests {
         assert_eq!(items[2], Reply::bulk("1700000000"));
     }
 
-    /// Runs share this thread's Lua state: nothing one script stores, in its globals, in a
-    /// library table, in a metatable or in the collector's settings, reaches the next.
+    /// Runs share this thread's Lua state and its globals: every way of writing to them, or
+    /// to a library table, fails as in Redis 7 ("Attempt to modify a readonly table"), and
+    /// nothing one script does reaches the next, not even through the raw functions.
     #[test]
     fn scripts_do_not_see_each_others_state() {
         let (_dir, store) = temp_store();
@@ -574,31 +590,54 @@ mod tests {
                 Ran::Done(r) => r,
                 Ran::Killed(r) => panic!("killed: {r:?}"),
             };
-        let plant = "rawset(_G, 'leak', 1) \
-            string.leak = 2; table.leak = 3; math.leak = 4; bit.leak = 5; redis.leak = 6 \
-            math.random = function() return 7 end \
-            string.upper = function() return 'planted' end \
-            pcall(setmetatable, _G, nil) \
-            local mt = getmetatable(_G); if type(mt) == 'table' then mt.leak = 8 end \
-            local smt = getmetatable(''); if type(smt) == 'table' then smt.__index = {} end \
-            collectgarbage('stop') \
-            return 'planted'";
-        assert_eq!(eval(plant), Reply::bulk("planted"));
+        let attempts = [
+            "rawset(_G, 'leak', 1)",
+            "leak = 1",
+            "_G.leak = 1",
+            "KEYS = {'planted'}",
+            "string.leak = 2",
+            "table.leak = 3",
+            "math.leak = 4",
+            "bit.leak = 5",
+            "redis.leak = 6",
+            "cjson.leak = 7",
+            "cmsgpack.leak = 8",
+            "math.random = function() return 7 end",
+            "string.upper = function() return 'planted' end",
+            "rawset(string, 'upper', function() return 'planted' end)",
+            "table.insert(_G, 'planted')",
+            "table.insert(string, 'planted')",
+            "table.sort(math)",
+            "table.remove(redis)",
+            "setmetatable(_G, nil)",
+            "setmetatable(string, {__index = function() return 'planted' end})",
+            "getmetatable('').__index = {}",
+        ];
+        let plant = attempts
+            .iter()
+            .map(|a| format!("if pcall(function() {a} end) then table.insert(ok, {a:?}) end"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let plant = format!("local ok = {{}}\n{plant}\ncollectgarbage('stop')\nreturn ok");
+        // Each attempt is refused; whatever is not must not be seen by the next run.
+        assert_eq!(eval(&plant), Reply::Array(vec![]));
         let look = "local mt = getmetatable(_G) \
             return {tostring(rawget(_G, 'leak')), tostring(string.leak), tostring(table.leak), \
               tostring(math.leak), tostring(bit.leak), tostring(redis.leak), \
-              tostring(type(mt) == 'table' and mt.leak), ('x'):upper(), string.upper('y'), \
-              tostring(math.random(1000000) ~= 7)}";
+              tostring(cjson.leak), tostring(cmsgpack.leak), tostring(mt), \
+              tostring(rawget(_G, 1)), tostring(rawget(string, 1)), tostring(KEYS[1]), \
+              ('x'):upper(), string.upper('y'), tostring(math.random(1000000) ~= 7)}";
         let expect = Reply::Array(
             [
-                "nil", "nil", "nil", "nil", "nil", "nil", "false", "X", "Y", "true",
+                "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil", "nil",
+                "X", "Y", "true",
             ]
             .map(Reply::bulk)
             .to_vec(),
         );
         assert_eq!(eval(look), expect);
         // The same script again (its compiled function is cached) starts clean too.
-        assert_eq!(eval(plant), Reply::bulk("planted"));
+        assert_eq!(eval(&plant), Reply::Array(vec![]));
         assert_eq!(eval(look), expect);
         // The collector runs again after a script stopped it.
         // (200,000 empty tables are about 8 MB of garbage; a live heap of well under 1 MB
@@ -607,6 +646,31 @@ mod tests {
             for i = 1, 200000 do local t = {} end \
             return tostring(collectgarbage('count') - before < 4000)";
         assert_eq!(eval(churn), Reply::bulk("true"));
+    }
+
+    /// The raw functions read through the read-only globals and libraries, as Redis's
+    /// (whose tables are read-only themselves, not proxies).
+    #[test]
+    fn the_read_only_tables_read_as_plain_ones() {
+        let reply = run_with(
+            Ctx::replicated(1, 1_700_000_000_000),
+            "local n, m = 0, 0 \
+             for _ in pairs(string) do n = n + 1 end \
+             for k, v in next, _G do if k == 'tostring' then m = m + 1 end end \
+             return {n, m, type(rawget(_G, 'redis')), type(rawget(math, 'floor')), \
+               type(getmetatable(string)), type(getmetatable(setmetatable({}, {})))}",
+        );
+        assert_eq!(
+            reply,
+            Reply::Array(vec![
+                Reply::Int(15),
+                Reply::Int(1),
+                Reply::bulk("table"),
+                Reply::bulk("function"),
+                Reply::bulk("nil"),
+                Reply::bulk("table"),
+            ])
+        );
     }
 
     #[test]

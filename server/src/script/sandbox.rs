@@ -4,12 +4,11 @@
 //! source text only, never precompiled bytecode). `math.random` draws from the command's
 //! randomness, so a replica re-running the script draws the same numbers.
 //!
-//! A [`Vm`] (one per thread, reused) holds the libraries; each run gets a fresh environment:
-//! a globals table of its own (guarded as in Redis 7: reading an unknown global or creating
-//! one is an error) whose library tables are per-run proxies over the shared ones, so
-//! nothing a script sets, in its globals or in a library table, outlives the run. The shared
-//! tables are out of the script's reach: the proxies' and the environment's metatables are
-//! protected, and so is the string metatable.
+//! A [`Vm`] (one per thread, reused) holds the libraries and one environment every run
+//! shares, read-only as in Redis 7: reading an unknown global, creating or changing one, or
+//! writing to a library table is an error, so nothing a script does outlives its run. The
+//! shared tables are out of the script's reach: it sees empty proxies with protected
+//! metatables, and the string metatable is protected too.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -57,6 +56,29 @@ pub const KILL_CHECK_EVERY: u32 = 1000;
 /// Most memory a thread's Lua state may hold.
 pub const MEMORY_LIMIT: usize = 1 << 30;
 
+/// Lifts a state's memory limit while Rust, not a script, works on it (building `KEYS`,
+/// `ARGV` and a command's reply, setting up and tearing down a run), and puts it back when
+/// dropped. With a limit, mlua runs every string or table it creates in a protected call of
+/// its own, as an allocation may fail; that cost a one-command script a quarter of its
+/// instructions. What Rust puts in the state is bounded by the request or reply it already
+/// holds; the limit is there for what a script's own code allocates.
+pub struct Unlimited<'l>(&'l Lua);
+
+impl<'l> Unlimited<'l> {
+    /// Lifts `lua`'s limit until the guard drops.
+    pub fn new(lua: &'l Lua) -> Unlimited<'l> {
+        // Fails only for a state without mlua's allocator, which `Vm::new` never makes.
+        let _ = lua.set_memory_limit(0);
+        Unlimited(lua)
+    }
+}
+
+impl Drop for Unlimited<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.set_memory_limit(MEMORY_LIMIT);
+    }
+}
+
 /// Most memory a state is kept with between runs: a script that left more garbage than
 /// this gets its state dropped (and its memory returned) rather than held by the thread.
 const KEEP_MEMORY: usize = 32 << 20;
@@ -67,12 +89,11 @@ const GC_STEP_MULTIPLIER: i32 = 200;
 
 /// Helpers written in Lua (loaded as the `=redis_api` chunk, which error positions skip):
 /// `pcall` hands back the text of a `{err=...}` error (or of an error `redis.call` raised) as
-/// Redis 7 does, neither `pcall` nor `xpcall` can catch a kill; and the metatable that guards
-/// each run's globals.
+/// Redis 7 does, and neither `pcall` nor `xpcall` can catch a kill.
 const PRELUDE: &str = r#"
-local killed, errtext, base = ...
-local rawpcall, rawxpcall, error, select, unpack, type, tostring =
-    pcall, xpcall, error, select, unpack, type, tostring
+local killed, errtext = ...
+local rawpcall, rawxpcall, error, select, unpack, type =
+    pcall, xpcall, error, select, unpack, type
 local function pack(...) return {n = select('#', ...), ...} end
 local wrapped_pcall = function(f, ...)
   local r = pack(rawpcall(f, ...))
@@ -92,55 +113,95 @@ local wrapped_xpcall = function(f, h)
   if not r[1] and killed() then error(r[2], 0) end
   return unpack(r, 1, r.n)
 end
-local guard = {
+return wrapped_pcall, wrapped_xpcall
+"#;
+
+/// Builds the environment every run on a state shares (loaded once per state), as Redis 7
+/// does: the globals and every library table are read-only, so nothing a script does
+/// outlives its run, and a run costs no tables of its own beyond `KEYS` and `ARGV`. Its
+/// arguments: the base globals, the names of the libraries, `math.random` and
+/// `math.randomseed`, and `loadstring` and `load` (Rust functions, as Lua's own are C
+/// functions, compiling into this environment).
+///
+/// Plain Lua 5.1 has no read-only tables (Redis patched its Lua for them), so each library
+/// and the globals are empty proxies whose `__newindex` refuses, over tables out of the
+/// script's reach; and the functions that write without `__newindex` (`rawset`,
+/// `setmetatable`, `table.insert`, `table.remove`, `table.sort`) refuse a proxy, while the
+/// ones that read raw (`rawget`, `next`, `pairs`) read through it. It returns the
+/// environment and the table behind it (where each run's `KEYS` and `ARGV` go).
+const ENVIRONMENT: &str = r#"
+local base, names, random, randomseed, compile, pieces = ...
+local setmetatable, getmetatable, rawset, rawget, next, pairs, error, tostring =
+    setmetatable, getmetatable, rawset, rawget, next, pairs, error, tostring
+local insert, remove, sort = base.table.insert, base.table.remove, base.table.sort
+local behind = setmetatable({}, {__mode = 'k'})
+local function readonly() error("Attempt to modify a readonly table", 2) end
+local function refuse(t)
+  if behind[t] then error("Attempt to modify a readonly table", 0) end
+end
+local function protect(t)
+  local p = setmetatable({}, {__index = t, __newindex = readonly, __metatable = false})
+  behind[p] = t
+  return p
+end
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+local globals = copy(base)
+for i = 1, #names do globals[names[i]] = copy(base[names[i]]) end
+globals.math.random, globals.math.randomseed = random, randomseed
+local tbl = globals.table
+tbl.insert = function(t, ...) refuse(t) return insert(t, ...) end
+tbl.remove = function(t, ...) refuse(t) return remove(t, ...) end
+tbl.sort = function(t, ...) refuse(t) return sort(t, ...) end
+globals.rawset = function(t, k, v) refuse(t) return rawset(t, k, v) end
+globals.setmetatable = function(t, mt) refuse(t) return setmetatable(t, mt) end
+globals.getmetatable = function(t)
+  if behind[t] then return nil end
+  return getmetatable(t)
+end
+globals.rawget = function(t, k) return rawget(behind[t] or t, k) end
+local function next_of(t, k) return next(behind[t] or t, k) end
+globals.next = next_of
+globals.pairs = function(t)
+  if behind[t] then return next_of, t, nil end
+  return pairs(t)
+end
+for i = 1, #names do globals[names[i]] = protect(globals[names[i]]) end
+globals.loadstring, globals.load = compile, pieces
+local env = setmetatable({}, {
   __index = function(_, k)
-    local v = base[k]
+    local v = globals[k]
     if v == nil then
       error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end
     return v
   end,
-  __newindex = function()
-    error("Attempt to modify a readonly table", 2)
-  end,
+  __newindex = readonly,
   __metatable = false,
-}
-return wrapped_pcall, wrapped_xpcall, guard
-"#;
-
-/// Builds each run's environment inside Lua (loaded once per state): one call into Lua
-/// instead of a protected call from Rust for every table and field, which cost a short
-/// script more than its run (a third of an `EVALSHA` of one `GET`). Its arguments: the
-/// guard, the library names and their proxies' metatables, `math.random` and
-/// `math.randomseed`, and `loadstring` and `load` (Rust functions, as Lua's own are C
-/// functions, compiling into the running environment: `Vm::current`). It
-/// returns the builder: given `redis.call`, `redis.pcall`, `redis.setresp` (bound to the
-/// running command) and `KEYS` and `ARGV` (nil for a function), a fresh environment.
-const ENVIRONMENT: &str = r#"
-local guard, names, mts, random, randomseed, compile, pieces = ...
-local setmetatable, n = setmetatable, #names
-return function(call, rpcall, setresp, keys, argv)
-  local env = {}
-  for i = 1, n do env[names[i]] = setmetatable({}, mts[i]) end
-  local math, redis = env.math, env.redis
-  math.random, math.randomseed = random, randomseed
-  redis.call, redis.pcall, redis.setresp = call, rpcall, setresp
-  env.loadstring, env.load = compile, pieces
-  env.KEYS, env.ARGV, env._G = keys, argv, env
-  return setmetatable(env, guard)
-end
+})
+behind[env] = globals
+globals._G = env
+return env, globals
 "#;
 
 /// A reusable Lua state: the libraries, the `redis` table's fixed part, the helpers.
 pub struct Vm {
     /// The Lua state.
     pub lua: Lua,
-    /// Builds a run's environment ([`ENVIRONMENT`]).
-    new_env: Function,
+    /// The environment every run shares ([`ENVIRONMENT`]).
+    env: Table,
+    /// The table behind `env`: each run's `KEYS` and `ARGV` go there.
+    globals: Table,
+    /// The names `KEYS` and `ARGV`, made once (a name made for each run is hashed each time).
+    keys_argv_names: [LuaString; 2],
+    /// The running command's `redis.call` and friends: one function of the run's (bound to
+    /// its transaction), called with 0 (`call`), 1 (`pcall`) or 2 (`setresp`) first.
+    dispatch: Rc<RefCell<Option<Function>>>,
     /// The state of the run's `math.random`, seeded for each run.
     random: Rc<Cell<u64>>,
-    /// The running script's environment, which `loadstring` and `load` compile into.
-    current: Rc<RefCell<Option<Table>>>,
     /// Lua's own `xpcall`, to run scripts under the error handler.
     pub raw_xpcall: Function,
     /// The error handler scripts run under.
@@ -189,7 +250,12 @@ impl Vm {
         super::bit::install(&lua, &base)?;
         let cjson = super::cjson::install(&lua, &base)?;
         super::cmsgpack::install(&lua, &base)?;
-        base.raw_set("redis", redis_table(&lua)?)?;
+        let dispatch: Rc<RefCell<Option<Function>>> = Rc::new(RefCell::new(None));
+        let redis = redis_table(&lua)?;
+        for (mode, name) in ["call", "pcall", "setresp"].into_iter().enumerate() {
+            redis.raw_set(name, forward(&lua, &dispatch, mode as i64)?)?;
+        }
+        base.raw_set("redis", redis)?;
         // `("x"):upper()` reads the shared string table through the string metatable: keep
         // that metatable (and so the table) out of reach.
         let string_mt: Table = lua.load("return getmetatable('')").eval()?;
@@ -205,23 +271,14 @@ impl Vm {
                 _ => "ERR unknown error".into(),
             })
         })?;
-        let (pcall, xpcall, guard): (Function, Function, Table) = lua
+        let (pcall, xpcall): (Function, Function) = lua
             .load(PRELUDE)
             .set_name(super::run::api_chunk())
             .set_mode(ChunkMode::Text)
-            .call((killed, errtext, base.clone()))?;
+            .call((killed, errtext))?;
         base.raw_set("pcall", pcall)?;
         base.raw_set("xpcall", xpcall)?;
-        let names = lua.create_table()?;
-        let mts = lua.create_table()?;
-        for (i, name) in LIBRARIES.iter().enumerate() {
-            let lib: Table = base.raw_get(*name)?;
-            let mt = lua.create_table()?;
-            mt.raw_set("__index", lib)?;
-            mt.raw_set("__metatable", false)?;
-            names.raw_set(i + 1, *name)?;
-            mts.raw_set(i + 1, mt)?;
-        }
+        let names = lua.create_sequence_from(LIBRARIES.iter().copied())?;
         let random = Rc::new(Cell::new(1u64));
         let (random_fn, randomseed_fn) = random_functions(&lua, &random)?;
         let current: Rc<RefCell<Option<Table>>> = Rc::new(RefCell::new(None));
@@ -237,11 +294,19 @@ impl Vm {
                 load_pieces(lua, &running(&current)?, f, name)
             })?
         };
-        let new_env: Function = lua
+        let (env, globals): (Table, Table) = lua
             .load(ENVIRONMENT)
             .set_name(super::run::api_chunk())
             .set_mode(ChunkMode::Text)
-            .call((guard, names, mts, random_fn, randomseed_fn, compile, pieces))?;
+            .call((
+                base.clone(),
+                names,
+                random_fn,
+                randomseed_fn,
+                compile,
+                pieces,
+            ))?;
+        *current.borrow_mut() = Some(env.clone());
         let (library_env, call_with): (Function, Function) = lua
             .load(super::functions::engine::PRELUDE)
             .set_name(super::run::api_chunk())
@@ -268,12 +333,15 @@ impl Vm {
         )?;
         let handler = lua.create_function(error_handler)?;
         let idle = lua.create_table()?;
+        let keys_argv_names = [lua.create_string("KEYS")?, lua.create_string("ARGV")?];
         Ok(Vm {
             idle,
             lua,
-            new_env,
+            env,
+            globals,
+            keys_argv_names,
+            dispatch,
             random,
-            current,
             raw_xpcall,
             handler,
             kill,
@@ -286,10 +354,11 @@ impl Vm {
         })
     }
 
-    /// A fresh environment for one run: its own globals, proxies of the libraries, `KEYS`
-    /// and `ARGV` (a script's; `None` for a function), `math.random` seeded with `seed`,
-    /// `loadstring` and `load` compiling into it, and `call`, `pcall`, `setresp` (bound to
-    /// the running command by the caller) in its `redis`. `kill` stops the run.
+    /// The environment for one run, which every run shares: `KEYS` and `ARGV` (a
+    /// script's; `None` for a function, which has neither), `math.random` seeded with
+    /// `seed`, `cjson`'s settings at their defaults, and `dispatch` (bound to the running
+    /// command by the caller) behind `redis.call`, `redis.pcall` and `redis.setresp`. `kill`
+    /// stops the run.
     ///
     /// # Errors
     /// Lua's (out of memory).
@@ -297,19 +366,26 @@ impl Vm {
         &self,
         seed: u64,
         kill: &Arc<AtomicBool>,
-        [call, pcall, setresp]: [Function; 3],
+        dispatch: Function,
         keys_argv: Option<(Table, Table)>,
     ) -> Result<Table> {
         *self.kill.borrow_mut() = Arc::clone(kill);
         self.cjson.reset();
         self.random.set(seed | 1);
+        *self.dispatch.borrow_mut() = Some(dispatch);
         let (keys, argv) = match keys_argv {
             Some((k, a)) => (Value::Table(k), Value::Table(a)),
             None => (Value::Nil, Value::Nil),
         };
-        let env: Table = self.new_env.call((call, pcall, setresp, keys, argv))?;
-        *self.current.borrow_mut() = Some(env.clone());
-        Ok(env)
+        let [k, a] = &self.keys_argv_names;
+        self.globals.raw_set(k, keys)?;
+        self.globals.raw_set(a, argv)?;
+        Ok(self.env.clone())
+    }
+
+    /// The environment every script's run shares (its compiled chunk keeps it).
+    pub fn env(&self) -> &Table {
+        &self.env
     }
 
     /// Limits what runs from now on to `checks` kill-hook checks (of [`KILL_CHECK_EVERY`]
@@ -331,6 +407,7 @@ impl Vm {
     /// dropped than kept by an idle thread).
     pub fn after_run(&self) -> bool {
         let lua = &self.lua;
+        let unlimited = Unlimited::new(lua);
         lua.gc_restart();
         lua.gc_set_mode(GcMode::Incremental(
             GcIncParams::default()
@@ -338,10 +415,28 @@ impl Vm {
                 .step_multiplier(GC_STEP_MULTIPLIER),
         ));
         *self.kill.borrow_mut() = Arc::new(AtomicBool::new(false));
-        *self.current.borrow_mut() = None;
+        *self.dispatch.borrow_mut() = None;
+        // Failing only on memory exhaustion, when the state is dropped anyway.
+        let [k, a] = &self.keys_argv_names;
+        let _ = self.globals.raw_set(k, Value::Nil);
+        let _ = self.globals.raw_set(a, Value::Nil);
+        drop(unlimited);
         lua.used_memory() > KEEP_MEMORY
             && (lua.gc_collect().is_err() || lua.used_memory() > KEEP_MEMORY)
     }
+}
+
+/// `redis.call`, `redis.pcall` or `redis.setresp` (`mode` 0, 1, 2): Rust functions, as in
+/// Redis (a `return redis.call(...)` is then no tail call, and an error's position is the
+/// script's line), handing their arguments to the running command's `dispatch`.
+fn forward(lua: &Lua, dispatch: &Rc<RefCell<Option<Function>>>, mode: i64) -> Result<Function> {
+    let dispatch = Rc::clone(dispatch);
+    lua.create_function(move |_, mut args: MultiValue| {
+        let f = dispatch.borrow().clone();
+        let f = f.ok_or_else(|| mlua::Error::runtime("no script is running"))?;
+        args.push_front(Value::Integer(mode));
+        f.call::<MultiValue>(args)
+    })
 }
 
 /// The fixed part of the `redis` table (all but `call`, `pcall` and `setresp`).
@@ -603,22 +698,27 @@ fn bytes_of(s: &LuaString) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    /// A run reads the shared globals through its environment's `__index`: any table there
-    /// other than the proxied libraries would be one all scripts could write to.
+    /// Every table a script reaches from its globals is a read-only proxy (empty itself):
+    /// any other would be one all runs share and could write to.
     #[test]
     fn the_only_shared_tables_scripts_reach_are_proxied() {
         let vm = Vm::new(|lua, _| lua.create_table()).expect("state");
-        let base = vm.lua.globals();
-        for pair in base.pairs::<String, Value>() {
+        for pair in vm.globals.pairs::<String, Value>() {
             let (name, value) = pair.expect("global");
-            if matches!(
-                value,
-                Value::Table(_) | Value::UserData(_) | Value::Thread(_)
-            ) {
-                assert!(
-                    name == "_G" || LIBRARIES.contains(&name.as_str()),
-                    "global {name} is a shared {value:?}"
-                );
+            match value {
+                Value::Table(t) => {
+                    assert!(
+                        name == "_G" || LIBRARIES.contains(&name.as_str()),
+                        "global {name} is a shared table"
+                    );
+                    assert_eq!(t.raw_len(), 0, "{name}");
+                    assert!(
+                        t.pairs::<Value, Value>().next().is_none(),
+                        "{name} is no proxy"
+                    );
+                }
+                Value::UserData(_) | Value::Thread(_) => panic!("global {name} is a {value:?}"),
+                _ => {}
             }
         }
     }

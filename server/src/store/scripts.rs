@@ -93,14 +93,18 @@ impl Drop for RunGuard<'_> {
 
 /// The lowercase hex SHA1 of `body` (the script's name, as Redis computes it).
 pub fn sha1_hex(body: &[u8]) -> [u8; 40] {
-    let hex = sha1_smol::Sha1::from(body).digest().to_string();
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digest = sha1_smol::Sha1::from(body).digest().bytes();
     let mut out = [0u8; 40];
-    out.copy_from_slice(&hex.as_bytes()[..40]);
+    for (pair, b) in out.chunks_exact_mut(2).zip(digest) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 15)];
+    }
     out
 }
 
 /// `sha` as a cache key: 40 hex digits, lowercased; `None` for anything else.
-fn key(sha: &[u8]) -> Option<[u8; 40]> {
+pub fn key(sha: &[u8]) -> Option<[u8; 40]> {
     let mut k: [u8; 40] = sha.try_into().ok()?;
     k.make_ascii_lowercase();
     Some(k)

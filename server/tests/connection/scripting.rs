@@ -26,6 +26,39 @@ fn replies_and_errors_match_redis() {
                 r#"eval "x = 5" 0"#,
                 "-ERR user_script:1: Attempt to modify a readonly table script: 818a330663e3c3e78469660421595218e5ab5c48, on @user_script:1.\r\n",
             ),
+            // Redis 7's read-only globals and libraries.
+            (
+                r#"eval "string.foo = 1 return 1" 0"#,
+                "-ERR user_script:1: Attempt to modify a readonly table script: 61574b4b91ec75f725f3a3a2d314d3dcd1c1b577, on @user_script:1.\r\n",
+            ),
+            (
+                r#"eval "local t = string; rawset(t, 'x', 1) return 1" 0"#,
+                "-ERR Attempt to modify a readonly table script: d0982fd53499141cc5cd1ea2fd9efae4fa2cba86, on @user_script:1.\r\n",
+            ),
+            (
+                r#"eval "table.insert(string, 'x') return 1" 0"#,
+                "-ERR Attempt to modify a readonly table script: 005ab18fa6eae4cf45c460960e7f7ed29ad15d6c, on @user_script:1.\r\n",
+            ),
+            (
+                r#"eval "KEYS = 5 return 1" 0"#,
+                "-ERR user_script:1: Attempt to modify a readonly table script: 3b3f01067be1c0f02fca241e6a469637430d4eec, on @user_script:1.\r\n",
+            ),
+            (
+                r#"eval "setmetatable(_G, nil) return 1" 0"#,
+                "-ERR Attempt to modify a readonly table script: c122f21771d632cc334af0c2a37dd028f1a230b7, on @user_script:1.\r\n",
+            ),
+            (
+                r#"eval "return tostring(rawget(_G, 'string') ~= nil)" 0"#,
+                "$4\r\ntrue\r\n",
+            ),
+            (
+                r#"eval "local n = 0 for k in pairs(string) do n = n + 1 end return n" 0"#,
+                ":15\r\n",
+            ),
+            (
+                r#"eval "return type(getmetatable(string))" 0"#,
+                "$3\r\nnil\r\n",
+            ),
             (
                 r#"eval "error('boom')" 0"#,
                 "-ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1.\r\n",
