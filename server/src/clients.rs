@@ -27,6 +27,19 @@ pub struct ClientMeta {
     pub proto: u8,
     /// The selected database.
     pub db: u8,
+    /// The user it is logged in as (empty: `default`, before any AUTH).
+    pub user: String,
+}
+
+impl ClientMeta {
+    /// The user's name (`default` when none was set).
+    pub fn user_name(&self) -> &str {
+        if self.user.is_empty() {
+            "default"
+        } else {
+            &self.user
+        }
+    }
 }
 
 /// One connected client.
@@ -82,6 +95,11 @@ impl ClientEntry {
         *self.meta.lock() = meta;
     }
 
+    /// The user the client is logged in as.
+    pub fn user(&self) -> String {
+        self.meta.lock().user_name().to_string()
+    }
+
     /// Asks the connection to close (CLIENT KILL).
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Relaxed);
@@ -134,7 +152,7 @@ impl ClientEntry {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db={} sub={} psub={psubs} ssub={ssubs} multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={idle} flags={flags} db={} sub={} psub={psubs} ssub={ssubs} multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user={} redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -142,6 +160,7 @@ impl ClientEntry {
             self.age(),
             m.db,
             subs,
+            m.user_name(),
             m.proto,
             m.lib_name,
             m.lib_ver,

@@ -20,6 +20,7 @@
 //! [`run`] is what the `bloomkv-server` binary calls: it serves until SIGINT or SIGTERM.
 //! See `docs/SERVER.md` for the flags, commands, data model and durability.
 
+mod acl;
 mod blocking;
 mod clients;
 pub mod cmd;

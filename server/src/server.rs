@@ -99,6 +99,8 @@ pub struct Shared {
     /// The password clients must AUTH with (`None`: none); `--requirepass` at start,
     /// `CONFIG SET requirepass` later.
     pub requirepass: parking_lot::RwLock<Option<String>>,
+    /// The users (`default`'s password is `requirepass`) and the ACL log.
+    pub acl: crate::acl::Acl,
     /// The most clients served at once; `--maxclients` at start, `CONFIG SET maxclients`.
     pub maxclients: AtomicUsize,
 }
@@ -242,6 +244,7 @@ impl Server {
             latency: crate::latency::Latency::default(),
             pause: crate::pause::Pause::default(),
             requirepass: parking_lot::RwLock::new(config.requirepass.clone()),
+            acl: crate::acl::Acl::new(config.requirepass.as_deref()),
             maxclients: AtomicUsize::new(config.maxclients),
             config,
         });

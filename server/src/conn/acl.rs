@@ -1,174 +1,295 @@
-//! `ACL` for the one user this server has: `default`, allowed every command, key and
-//! channel, whose password is `--requirepass` (none: `nopass`).
+//! `ACL` (users, their rules, the log of refusals), and what a connection does with the
+//! registry (`crate::acl`): logging in as a user, and refusing what its user may not run
+//! with Redis's `NOPERM` errors, each recorded in `ACL LOG`.
 //!
-//! The questions clients and tools ask are answered as Redis 7 answers them for that user
-//! (`WHOAMI`, `USERS`, `LIST`, `GETUSER`, `CAT`, `DRYRUN`, `GENPASS`, and `DELUSER`, which
-//! finds no user to remove); what would create or change users, or load and save an ACL
-//! file, is refused with an error naming how this server is configured instead. Failed authentications are not recorded, so
-//! `ACL LOG` is refused rather than answered with an empty log.
+//! There is no ACL file: `ACL LOAD` and `ACL SAVE` answer Redis's error for a server
+//! started without one.
 
 use std::io::Read as _;
+use std::sync::Arc;
 
 use bytes::Bytes;
-use sha2::{Digest, Sha256};
 
 use super::Conn;
-use crate::cmd::{self, Command, Kind, parse_i64};
+use crate::acl::category::{CATEGORIES, in_category};
+use crate::acl::{Denied, User};
+use crate::cmd::{self, parse_i64};
 use crate::resp::Reply;
-
-/// Redis 7's command categories, in the order `ACL CAT` lists them.
-const CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-];
 
 const HELP: &[&str] = &[
     "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "WHOAMI",
-    "    The user this connection is authenticated as (always 'default').",
-    "USERS",
-    "    The users: 'default'.",
-    "LIST",
-    "    The users' rules, in Redis's ACL file syntax.",
-    "GETUSER <username>",
-    "    A user's flags, password hashes, commands, keys and channels.",
     "CAT [<category>]",
-    "    The command categories, or the commands of one.",
-    "DRYRUN <username> <command> [<arg> ...]",
-    "    Whether the user may run the command ('OK', or why not).",
-    "GENPASS [<bits>]",
-    "    A random password of <bits> bits (default 256), in hex.",
-    "HELP",
-    "    This help.",
+    "    List all commands that belong to <category>, or all command categories",
+    "    when no category is specified.",
     "DELUSER <username> [<username> ...]",
-    "    Removes nothing: there is no user but 'default', which cannot be removed.",
-    "(SETUSER, LOAD, SAVE and LOG are refused: the one user is 'default',",
-    "its password --requirepass or CONFIG SET requirepass.)",
+    "    Delete a list of users.",
+    "DRYRUN <username> <command> [<arg> ...]",
+    "    Returns whether the user can execute the given command without executing the command.",
+    "GETUSER <username>",
+    "    Get the user's details.",
+    "GENPASS [<bits>]",
+    "    Generate a secure 256-bit user password. The optional `bits` argument can",
+    "    be used to specify a different size.",
+    "LIST",
+    "    Show users details in config file format.",
+    "LOAD",
+    "    Reload users from the ACL file (bloomkv-server has none).",
+    "LOG [<count> | RESET]",
+    "    Show the ACL log entries.",
+    "SAVE",
+    "    Save the current config to the ACL file (bloomkv-server has none).",
+    "SETUSER <username> <attribute> [<attribute> ...]",
+    "    Create or modify a user with the specified attributes.",
+    "USERS",
+    "    List all the registered usernames.",
+    "WHOAMI",
+    "    Return the current connection username.",
+    "HELP",
+    "    Print this help.",
 ];
 
-const ONE_USER: &str = "bloomkv-server has one user, 'default', allowed everything; its password is \
-     --requirepass (CONFIG SET requirepass changes it)";
+const NO_FILE: &str = "This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
 
 impl Conn {
     /// `ACL subcommand ...`
-    pub(super) fn acl(&self, a: &[Bytes]) -> Reply {
+    pub(super) fn acl(&mut self, a: &[Bytes]) -> Reply {
         let sub = a[1].to_ascii_uppercase();
+        let acl = &self.shared.acl;
         match (&sub[..], a.len()) {
-            (b"WHOAMI", 2) => Reply::bulk("default"),
-            (b"USERS", 2) => Reply::Array(vec![Reply::bulk("default")]),
-            (b"LIST", 2) => Reply::Array(vec![Reply::bulk(format!(
-                "user default on {} ~* &* +@all",
-                self.password_rule()
-            ))]),
-            (b"GETUSER", 3) => self.getuser(&a[2]),
-            (b"CAT", 2) => Reply::Array(CATEGORIES.iter().map(|c| Reply::bulk(*c)).collect()),
-            (b"CAT", 3) => category(&a[2]),
-            (b"DRYRUN", n) if n >= 4 => dryrun(&a[2], &a[3..]),
-            (b"GENPASS", 2 | 3) => genpass(a.get(2)),
-            (b"HELP", 2) => Reply::Array(HELP.iter().map(|l| Reply::Status((*l).into())).collect()),
-            // No user but `default`, which cannot go: none of the names is removed.
+            (b"WHOAMI", 2) => Reply::bulk(self.user.name.clone()),
+            (b"USERS", 2) => Reply::Array(
+                acl.users()
+                    .iter()
+                    .map(|u| Reply::bulk(u.name.clone()))
+                    .collect(),
+            ),
+            (b"LIST", 2) => Reply::Array(
+                acl.users()
+                    .iter()
+                    .map(|u| Reply::bulk(u.describe()))
+                    .collect(),
+            ),
+            (b"GETUSER", 3) => acl.get(&text(&a[2])).map_or(Reply::Nil, |u| getuser(&u)),
+            (b"SETUSER", n) if n >= 3 => match acl.set_user(&text(&a[2]), &a[3..]) {
+                Ok(()) => Reply::Ok,
+                Err(e) => Reply::err(e),
+            },
             (b"DELUSER", n) if n >= 3 => {
-                if a[2..].iter().any(|u| u.as_ref() == b"default") {
-                    Reply::err("The 'default' user cannot be removed")
-                } else {
-                    Reply::Int(0)
+                let names: Vec<String> = a[2..].iter().map(|n| text(n)).collect();
+                match acl.delete(&names) {
+                    Ok(removed) => {
+                        // Redis disconnects the clients of a removed user.
+                        for c in self.shared.client_list.all() {
+                            if names.contains(&c.user()) {
+                                c.kill();
+                            }
+                        }
+                        Reply::Int(removed as i64)
+                    }
+                    Err(e) => Reply::err(e),
                 }
             }
-            (b"SETUSER" | b"LOAD" | b"SAVE" | b"LOG", _) => Reply::err(format!(
-                "ACL {} is not supported: {ONE_USER}",
-                String::from_utf8_lossy(&sub)
-            )),
+            (b"CAT", 2) => Reply::Array(CATEGORIES.iter().map(|c| Reply::bulk(*c)).collect()),
+            (b"CAT", 3) => category(&a[2]),
+            (b"DRYRUN", n) if n >= 4 => self.dryrun(&a[2], &a[3..]),
+            (b"GENPASS", 2 | 3) => genpass(a.get(2)),
+            (b"LOG", 2) => acl.log_reply(10),
+            (b"LOG", 3) if a[2].eq_ignore_ascii_case(b"reset") => {
+                acl.reset_log();
+                Reply::Ok
+            }
+            (b"LOG", 3) => match parse_i64(&a[2]) {
+                Some(n) if n >= 0 => acl.log_reply(n as usize),
+                _ => Reply::err("value is out of range, must be positive"),
+            },
+            (b"LOAD" | b"SAVE", 2) => Reply::err(NO_FILE),
+            (b"HELP", 2) => Reply::Array(HELP.iter().map(|l| Reply::Status((*l).into())).collect()),
             (
-                b"WHOAMI" | b"USERS" | b"LIST" | b"GETUSER" | b"CAT" | b"DRYRUN" | b"GENPASS"
-                | b"HELP",
+                b"WHOAMI" | b"USERS" | b"LIST" | b"GETUSER" | b"SETUSER" | b"DELUSER" | b"CAT"
+                | b"DRYRUN" | b"GENPASS" | b"LOG" | b"LOAD" | b"SAVE" | b"HELP",
                 _,
             ) => Reply::err(format!(
                 "wrong number of arguments for 'acl|{}' command",
-                String::from_utf8_lossy(&a[1]).to_ascii_lowercase()
+                text(&a[1]).to_ascii_lowercase()
             )),
             _ => Reply::err(format!(
                 "unknown subcommand '{}'. Try ACL HELP.",
-                String::from_utf8_lossy(&a[1])
+                text(&a[1])
             )),
         }
     }
 
-    /// The SHA-256 of the password in hex, or `None` without one.
-    fn password_hash(&self) -> Option<String> {
-        self.shared.requirepass.read().as_ref().map(|p| {
-            Sha256::digest(p.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
+    /// Looks the connection's user up again if any user changed since (a removed user's
+    /// connection is closed, as Redis closes it).
+    fn refresh_user(&mut self) {
+        let g = self.shared.acl.generation();
+        if g == self.user_generation {
+            return;
+        }
+        self.user_generation = g;
+        match self.shared.acl.get(&self.user.name) {
+            Some(u) => self.user = u,
+            None => {
+                self.authed = false;
+                self.entry.kill();
+            }
+        }
     }
 
-    /// `nopass` or `#<sha256>`, as ACL LIST writes a user's password.
-    fn password_rule(&self) -> String {
-        self.password_hash()
-            .map_or_else(|| "nopass".into(), |h| format!("#{h}"))
+    /// Whether the connection's user may not run `args` (without logging it: the request
+    /// is then answered by the path that refuses it).
+    pub(super) fn acl_denies(&self, args: &[Bytes]) -> bool {
+        if self.user.unrestricted() && self.user_generation == self.shared.acl.generation() {
+            return false;
+        }
+        match cmd::index(&args[0]) {
+            Some(pos) => self.user.check(pos, &cmd::COMMANDS[pos], args).is_err(),
+            None => false,
+        }
     }
 
-    fn getuser(&self, user: &[u8]) -> Reply {
-        if user != b"default" {
-            return Reply::Nil;
+    /// The `NOPERM` error for a request its user may not run (recorded in ACL LOG), if so.
+    pub(super) fn acl_refusal(&mut self, pos: usize, args: &[Bytes]) -> Option<Reply> {
+        self.refresh_user();
+        let c = &cmd::COMMANDS[pos];
+        // Commands a client may send before it logs in are always allowed (Redis's
+        // `no-auth` flag).
+        if self.user.unrestricted() || matches!(c.name, "auth" | "hello") {
+            return None;
         }
-        let hash = self.password_hash();
-        let mut flags = vec![Reply::bulk("on")];
-        if hash.is_none() {
-            flags.push(Reply::bulk("nopass"));
-        }
-        Reply::Map(vec![
-            (Reply::bulk("flags"), Reply::Array(flags)),
-            (
-                Reply::bulk("passwords"),
-                Reply::Array(hash.into_iter().map(Reply::bulk).collect()),
+        let denied = self.user.check(pos, c, args).err()?;
+        let (reason, object, error) = match &denied {
+            Denied::Command(name) => (
+                "command",
+                Bytes::from(name.clone()),
+                format!(
+                    "NOPERM User {} has no permissions to run the '{name}' command",
+                    self.user.name
+                ),
             ),
-            (Reply::bulk("commands"), Reply::bulk("+@all")),
-            (Reply::bulk("keys"), Reply::bulk("~*")),
-            (Reply::bulk("channels"), Reply::bulk("&*")),
-            (Reply::bulk("selectors"), Reply::Array(Vec::new())),
-        ])
+            Denied::Key(k) => (
+                "key",
+                k.clone(),
+                "NOPERM No permissions to access a key".into(),
+            ),
+            Denied::Channel(ch) => (
+                "channel",
+                ch.clone(),
+                "NOPERM No permissions to access a channel".into(),
+            ),
+        };
+        let context = if self.multi.is_some() {
+            "multi"
+        } else {
+            "toplevel"
+        };
+        self.shared
+            .acl
+            .log(reason, context, &object, &self.user.name, self.entry.line());
+        Some(Reply::Error(error))
+    }
+
+    /// AUTH or HELLO AUTH: the connection runs as `user` if `pass` opens it; a failure is
+    /// recorded in ACL LOG.
+    pub(super) fn log_in(&mut self, user: &[u8], pass: &[u8]) -> bool {
+        let generation = self.shared.acl.generation();
+        let name = text(user);
+        match self.shared.acl.get(&name) {
+            Some(u) if u.password_ok(pass) => {
+                self.user = u;
+                self.user_generation = generation;
+                self.authed = true;
+                self.publish_meta();
+                true
+            }
+            _ => {
+                self.shared
+                    .acl
+                    .log("auth", "toplevel", b"AUTH", &name, self.entry.line());
+                false
+            }
+        }
+    }
+
+    /// RESET: back to the default user, logged in if it needs no password.
+    pub(super) fn log_in_as_default(&mut self) {
+        self.user_generation = self.shared.acl.generation();
+        self.user = self
+            .shared
+            .acl
+            .get("default")
+            .unwrap_or_else(|| Arc::new(User::default_user(None)));
+        self.authed = self.user.enabled && self.user.nopass;
+    }
+
+    /// `ACL DRYRUN user command args...`, with Redis 7.0's texts.
+    fn dryrun(&self, user: &[u8], command: &[Bytes]) -> Reply {
+        let Some(u) = self.shared.acl.get(&text(user)) else {
+            return Reply::err(format!("User '{}' not found", text(user)));
+        };
+        let Some(pos) = cmd::index(&command[0]) else {
+            return Reply::err(format!("Command '{}' not found", text(&command[0])));
+        };
+        let c = &cmd::COMMANDS[pos];
+        if !c.arity_ok(command.len()) {
+            return Reply::err(format!(
+                "wrong number of arguments for '{}' command",
+                c.name
+            ));
+        }
+        match u.check(pos, c, command) {
+            Ok(()) => Reply::Ok,
+            Err(Denied::Command(name)) => Reply::bulk(format!(
+                "This user has no permissions to run the '{name}' command"
+            )),
+            Err(Denied::Key(k)) => Reply::bulk(format!(
+                "This user has no permissions to access the '{}' key",
+                text(&k)
+            )),
+            Err(Denied::Channel(ch)) => Reply::bulk(format!(
+                "This user has no permissions to access the '{}' channel",
+                text(&ch)
+            )),
+        }
     }
 }
 
-/// Whether command `c` is in ACL category `cat` (from its group, kind and flags).
-fn in_category(c: &Command, cat: &str) -> bool {
-    let flag = |f: &str| c.flags.contains(&f);
-    match cat {
-        "keyspace" => matches!(c.group, "generic" | "keyspace"),
-        "read" => matches!(c.kind, Kind::Read(_)) || flag("readonly"),
-        "write" => matches!(c.kind, Kind::Write(_) | Kind::Exclusive(_)) || flag("write"),
-        "set" | "list" | "hash" | "string" | "bitmap" | "hyperloglog" | "geo" | "stream"
-        | "pubsub" | "connection" | "scripting" => c.group == cat,
-        "sortedset" => c.group == "sorted-set",
-        "transaction" => c.group == "transactions",
-        "admin" => flag("admin"),
-        "dangerous" => flag("admin") || matches!(c.name, "keys" | "flushall" | "flushdb" | "sort"),
-        "fast" => flag("fast"),
-        "slow" => !flag("fast"),
-        "blocking" => matches!(c.kind, Kind::Blocking(_)) || flag("blocking"),
-        _ => false,
-    }
+/// ACL GETUSER's reply.
+fn getuser(u: &User) -> Reply {
+    let s = |x: &str| Reply::bulk(x.to_string());
+    let ([commands, keys, channels], selectors) = u.selector_parts();
+    Reply::Map(vec![
+        (
+            s("flags"),
+            Reply::Array(u.flags().iter().map(|f| s(f)).collect()),
+        ),
+        (
+            s("passwords"),
+            Reply::Array(u.passwords().iter().map(|p| s(p)).collect()),
+        ),
+        (s("commands"), s(&commands)),
+        (s("keys"), s(&keys)),
+        (s("channels"), s(&channels)),
+        (
+            s("selectors"),
+            Reply::Array(
+                selectors
+                    .iter()
+                    .map(|[c, k, ch]| {
+                        Reply::Map(vec![
+                            (s("commands"), s(c)),
+                            (s("keys"), s(k)),
+                            (s("channels"), s(ch)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
 }
 
 fn category(name: &[u8]) -> Reply {
@@ -186,26 +307,6 @@ fn category(name: &[u8]) -> Reply {
             .map(|c| Reply::bulk(c.name))
             .collect(),
     )
-}
-
-fn dryrun(user: &[u8], command: &[Bytes]) -> Reply {
-    if user != b"default" {
-        return Reply::err(format!(
-            "User '{}' not found",
-            String::from_utf8_lossy(user)
-        ));
-    }
-    match cmd::lookup(&command[0]) {
-        Some(c) if c.arity_ok(command.len()) => Reply::Ok,
-        Some(c) => Reply::err(format!(
-            "wrong number of arguments for '{}' command",
-            c.name
-        )),
-        None => Reply::err(format!(
-            "Command '{}' not found",
-            String::from_utf8_lossy(&command[0])
-        )),
-    }
 }
 
 fn genpass(bits: Option<&Bytes>) -> Reply {

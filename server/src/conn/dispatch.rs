@@ -50,7 +50,7 @@ impl Conn {
             return (unknown_command(args), Flow::Continue);
         };
         let c = &cmd::COMMANDS[pos];
-        if let Some(refused) = self.refusal(c, args) {
+        if let Some(refused) = self.refusal(pos, c, args) {
             self.shared.stats.rejected(pos);
             return (refused, Flow::Continue);
         }
@@ -83,7 +83,7 @@ impl Conn {
 
     /// Why a known command is refused before it runs (arity, authentication, a key too
     /// long, a subscribed RESP2 client), if it is; inside MULTI the transaction is flagged.
-    fn refusal(&mut self, c: &Command, args: &[Bytes]) -> Option<Reply> {
+    fn refusal(&mut self, pos: usize, c: &Command, args: &[Bytes]) -> Option<Reply> {
         if !c.arity_ok(args.len()) {
             if c.name == "exec" {
                 // Redis aborts the transaction on a malformed EXEC instead of leaving it open.
@@ -101,6 +101,10 @@ impl Conn {
         if !self.authed && !matches!(c.name, "auth" | "hello" | "quit") {
             self.flag_multi();
             return Some(Reply::Error(NOAUTH.into()));
+        }
+        if let Some(denied) = self.acl_refusal(pos, args) {
+            self.flag_multi();
+            return Some(denied);
         }
         if c.key_positions(args.len())
             .any(|i| args[i].len() > MAX_KEY_LEN)
@@ -307,7 +311,7 @@ impl Conn {
                 self.proto = 2;
                 self.db = 0;
                 self.name = None;
-                self.authed = self.shared.requirepass.read().is_none();
+                self.log_in_as_default();
                 self.replies_off = false;
                 self.replies_skipped = 0;
                 self.entry

@@ -255,6 +255,8 @@ impl Conn {
     /// authenticated, known, well-formed, outside MULTI.
     fn groupable(&self, args: &Args) -> Option<(usize, &'static Command, cmd::Handler)> {
         if !self.authed
+            || !self.user.unrestricted()
+            || self.user_generation != self.shared.acl.generation()
             || self.multi.is_some()
             || self.replies_off
             || self.replies_skipped > 0

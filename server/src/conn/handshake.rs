@@ -11,34 +11,19 @@ use crate::cmd::{self, COMMANDS, Command, parse_i64};
 use crate::resp::Reply;
 
 impl Conn {
-    fn password_ok(&self, user: &[u8], pass: &[u8]) -> bool {
-        let required = self.shared.requirepass.read();
-        let Some(want) = required.as_deref() else {
-            // Without a password the default user takes any (Redis's `nopass`).
-            return user == b"default";
-        };
-        // Compare without an early exit, so timing does not tell how much of it matched.
-        let want = want.as_bytes();
-        let mut diff = (want.len() != pass.len()) as u8;
-        for (i, w) in want.iter().enumerate() {
-            diff |= w ^ pass.get(i).copied().unwrap_or(0);
-        }
-        user == b"default" && diff == 0
-    }
-
     pub(super) fn auth(&mut self, a: &[Bytes]) -> Reply {
         let (user, pass) = match a.len() {
             2 => (&b"default"[..], &a[1][..]),
             3 => (&a[1][..], &a[2][..]),
             _ => return Reply::err("syntax error"),
         };
-        if self.shared.requirepass.read().is_none() && a.len() == 2 {
+        let default_nopass = self.shared.acl.get("default").is_some_and(|u| u.nopass);
+        if default_nopass && a.len() == 2 {
             return Reply::err(
                 "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
             );
         }
-        if self.password_ok(user, pass) {
-            self.authed = true;
+        if self.log_in(user, pass) {
             Reply::Ok
         } else {
             Reply::Error(WRONGPASS.into())
@@ -72,11 +57,10 @@ impl Conn {
                 ));
             }
         }
-        if let Some((user, pass)) = auth {
-            if !self.password_ok(&user, &pass) {
-                return Reply::Error(WRONGPASS.into());
-            }
-            self.authed = true;
+        if let Some((user, pass)) = auth
+            && !self.log_in(&user, &pass)
+        {
+            return Reply::Error(WRONGPASS.into());
         }
         if !self.authed {
             return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
@@ -358,6 +342,7 @@ impl Conn {
             lib_ver: s(&self.lib_ver),
             proto: self.proto,
             db: self.db,
+            user: self.user.name.clone(),
         });
     }
 
@@ -429,8 +414,9 @@ impl Conn {
                 },
                 b"ADDR" => filters.push(Box::new(move |c| c.addr.to_string() == v)),
                 b"LADDR" => filters.push(Box::new(move |c| c.laddr.to_string() == v)),
-                // `default` is the only user: every client is it.
-                b"USER" if v == "default" => filters.push(Box::new(|_| true)),
+                b"USER" if self.shared.acl.get(&v).is_some() => {
+                    filters.push(Box::new(move |c| c.user() == v));
+                }
                 b"USER" => return Reply::err(format!("No such user '{v}'")),
                 b"TYPE" => match v.to_ascii_lowercase().as_str() {
                     "normal" => filters.push(Box::new(|c| !c.is_pubsub())),
@@ -672,6 +658,7 @@ impl Conn {
                 }
                 if let Some(p) = password {
                     // Connections already authenticated stay so, as in Redis.
+                    self.shared.acl.set_default_password(p.as_deref());
                     *self.shared.requirepass.write() = p;
                 }
                 if let Some(n) = maxclients {

@@ -67,6 +67,10 @@ struct Conn {
     id: u64,
     proto: u8,
     authed: bool,
+    /// The user this connection runs as (`default` until AUTH says otherwise), as of
+    /// `user_generation` of the registry.
+    user: Arc<crate::acl::User>,
+    user_generation: u64,
     name: Option<Bytes>,
     lib_name: Option<Bytes>,
     lib_ver: Option<Bytes>,
@@ -129,7 +133,11 @@ async fn write_out(
 /// password), not past `maxclients`. A refused client gets Redis's error; an admitted one
 /// is counted for as long as the returned slot lives.
 async fn admit(sock: &mut TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> Option<ClientSlot> {
-    if shared.requirepass.read().is_none() && !peer.ip().is_loopback() {
+    let open = shared
+        .acl
+        .get("default")
+        .is_some_and(|u| u.enabled && u.nopass);
+    if open && !peer.ip().is_loopback() {
         let _ = sock.write_all(format!("-{DENIED}\r\n").as_bytes()).await;
         return None;
     }
@@ -168,11 +176,19 @@ async fn write_pending(
 impl Conn {
     /// A new connection's state: RESP2, database 0, authenticated when no password is set.
     fn new(shared: Arc<Shared>, id: u64, entry: Arc<crate::clients::ClientEntry>) -> Conn {
-        let authed = shared.requirepass.read().is_none();
+        let user_generation = shared.acl.generation();
+        let user = shared
+            .acl
+            .get("default")
+            .unwrap_or_else(|| Arc::new(crate::acl::User::default_user(None)));
+        // Redis: a new connection is the default user's when that needs no password.
+        let authed = user.enabled && user.nopass;
         Conn {
             entry,
             id,
             authed,
+            user,
+            user_generation,
             cluster: shared.replica.clone().map(replicated::ClusterConn::new),
             shared,
             proto: 2,

@@ -83,7 +83,10 @@ impl Conn {
             return None;
         }
         // What the standalone path refuses (arity, authentication, ...) it answers itself.
-        if !c.arity_ok(args.len()) || (!self.authed && !matches!(c.name, "auth" | "hello")) {
+        if !c.arity_ok(args.len())
+            || (!self.authed && !matches!(c.name, "auth" | "hello"))
+            || self.acl_denies(args)
+        {
             return None;
         }
         let slot = match request_slot(c, args) {

@@ -125,6 +125,7 @@ impl Conn {
         };
         if !c.arity_ok(args.len())
             || (!self.authed && !matches!(c.name, "auth" | "hello" | "quit"))
+            || self.acl_denies(args)
             || c.key_positions(args.len())
                 .any(|i| args[i].len() > MAX_KEY_LEN)
             || self.refused_while_subscribed(c.name).is_some()

@@ -1,5 +1,6 @@
-//! ACL for the one user, `default`: what Redis 7 answers for a user allowed everything, with
-//! and without a password (redis-server 7.0.15's replies), and the refusals.
+//! ACL: the `default` user as Redis 7 shows it, with and without a password (redis-server
+//! 7.0.15's replies), and users of one's own: their rules, logging in, what they are refused
+//! (Redis 7.2's `NOPERM` texts), ACL LOG, and a removed user's connections closed.
 
 use crate::common;
 
@@ -105,12 +106,149 @@ fn categories_dry_runs_passwords_and_refusals() {
         err(&mut c, &["ACL", "DELUSER", "nobody", "default"]),
         "ERR The 'default' user cannot be removed"
     );
-    for refused in ["SETUSER", "LOG"] {
-        let e = err(&mut c, &["ACL", refused, "x"]);
-        assert!(e.contains("one user, 'default'"), "{refused}: {e}");
+    for no_file in ["LOAD", "SAVE"] {
+        let e = err(&mut c, &["ACL", no_file]);
+        assert!(
+            e.contains("not configured to use an ACL file"),
+            "{no_file}: {e}"
+        );
     }
     assert_eq!(
         err(&mut c, &["ACL", "BOGUS"]),
         "ERR unknown subcommand 'BOGUS'. Try ACL HELP."
     );
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split(' ').collect()
+}
+
+#[test]
+fn users_log_in_and_are_refused_what_their_rules_do_not_allow() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    let set = |c: &mut redis::Connection, rules: &str| {
+        let mut w = vec!["ACL", "SETUSER"];
+        w.extend(words(rules));
+        ok(c, &w)
+    };
+    assert_eq!(
+        set(
+            &mut admin,
+            "app on >secret ~cache:* &news:* +get +set +publish +acl +multi +exec"
+        ),
+        Value::Okay
+    );
+    assert_eq!(
+        err(&mut admin, &["ACL", "SETUSER", "app", "+nosuch"]),
+        "ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"
+    );
+    assert_eq!(
+        texts(ok(&mut admin, &["ACL", "LIST"])),
+        [
+            "user app on #2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b ~cache:* resetchannels &news:* -@all +get +set +publish +acl +multi +exec",
+            "user default on nopass ~* &* +@all",
+        ]
+    );
+    let mut app = s.client();
+    assert_eq!(
+        err(&mut app, &["AUTH", "app", "wrong"]),
+        "WRONGPASS invalid username-password pair or user is disabled."
+    );
+    assert_eq!(ok(&mut app, &["AUTH", "app", "secret"]), Value::Okay);
+    assert_eq!(ok(&mut app, &["ACL", "WHOAMI"]), bulk("app"));
+    assert_eq!(ok(&mut app, &["SET", "cache:1", "v"]), Value::Okay);
+    assert_eq!(
+        err(&mut app, &["GET", "other"]),
+        "NOPERM No permissions to access a key"
+    );
+    assert_eq!(
+        err(&mut app, &["HSET", "cache:h", "f", "v"]),
+        "NOPERM User app has no permissions to run the 'hset' command"
+    );
+    assert_eq!(
+        err(&mut app, &["PUBLISH", "sports", "m"]),
+        "NOPERM No permissions to access a channel"
+    );
+    assert_eq!(ok(&mut app, &["PUBLISH", "news:1", "m"]), common::int(0));
+    // A refused command inside MULTI aborts the transaction, as any refused command does.
+    assert_eq!(ok(&mut app, &["MULTI"]), Value::Okay);
+    assert!(err(&mut app, &["DEL", "cache:1"]).starts_with("NOPERM"));
+    assert!(err(&mut app, &["EXEC"]).starts_with("EXECABORT"));
+    // The log, newest first; the same refusal again counts in its entry.
+    assert!(err(&mut app, &["GET", "other"]).starts_with("NOPERM"));
+    let Value::Array(log) = ok(&mut admin, &["ACL", "LOG"]) else {
+        panic!("ACL LOG")
+    };
+    let field = |entry: &Value, name: &str| -> Value {
+        let pairs: Vec<(Value, Value)> = match entry {
+            Value::Map(m) => m.clone(),
+            Value::Array(a) => a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect(),
+            other => panic!("{other:?}"),
+        };
+        pairs
+            .into_iter()
+            .find(|(k, _)| *k == bulk(name))
+            .map(|(_, v)| v)
+            .unwrap_or(Value::Nil)
+    };
+    let summary: Vec<(Value, Value, Value)> = log
+        .iter()
+        .map(|e| (field(e, "reason"), field(e, "object"), field(e, "count")))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (bulk("command"), bulk("del"), common::int(1)),
+            (bulk("channel"), bulk("sports"), common::int(1)),
+            (bulk("command"), bulk("hset"), common::int(1)),
+            (bulk("key"), bulk("other"), common::int(2)),
+            (bulk("auth"), bulk("AUTH"), common::int(1)),
+        ]
+    );
+    assert_eq!(field(&log[0], "username"), bulk("app"));
+    assert_eq!(ok(&mut admin, &["ACL", "LOG", "RESET"]), Value::Okay);
+    assert_eq!(ok(&mut admin, &["ACL", "LOG"]), Value::Array(vec![]));
+    // Changed rules reach a connection already logged in.
+    set(&mut admin, "app +hset");
+    assert_eq!(ok(&mut app, &["HSET", "cache:h", "f", "v"]), common::int(1));
+    assert_eq!(
+        ok(&mut admin, &["ACL", "DRYRUN", "app", "GET", "x"]),
+        bulk("This user has no permissions to access the 'x' key")
+    );
+    // A subcommand may be allowed alone.
+    set(&mut admin, "app +client|info");
+    assert!(err(&mut app, &["CLIENT", "LIST"]).contains("'client|list'"));
+    let info = ok(&mut app, &["CLIENT", "INFO"]);
+    let Value::BulkString(info) = info else {
+        panic!("{info:?}")
+    };
+    assert!(String::from_utf8_lossy(&info).contains(" user=app "));
+    // A user turned off cannot log in; removing it closes its connections.
+    set(&mut admin, "app off");
+    let mut late = s.client();
+    assert!(err(&mut late, &["AUTH", "app", "secret"]).starts_with("WRONGPASS"));
+    assert_eq!(ok(&mut admin, &["ACL", "DELUSER", "app"]), common::int(1));
+    assert!(redis::cmd("PING").query::<Value>(&mut app).is_err());
+    assert_eq!(texts(ok(&mut admin, &["ACL", "USERS"])), ["default"]);
+}
+
+#[test]
+fn the_default_user_can_be_restricted_and_turned_off() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    ok(
+        &mut admin,
+        &["ACL", "SETUSER", "root", "on", ">r", "+@all", "~*", "&*"],
+    );
+    ok(&mut admin, &["AUTH", "root", "r"]);
+    ok(&mut admin, &["ACL", "SETUSER", "default", "-@all", "+ping"]);
+    let mut c = s.client();
+    assert_eq!(ok(&mut c, &["PING"]), Value::SimpleString("PONG".into()));
+    assert!(err(&mut c, &["GET", "k"]).starts_with("NOPERM User default"));
+    ok(&mut admin, &["ACL", "SETUSER", "default", "off"]);
+    let mut d = s.client();
+    assert!(err(&mut d, &["PING"]).starts_with("NOAUTH"));
+    assert_eq!(ok(&mut d, &["AUTH", "root", "r"]), Value::Okay);
+    assert_eq!(ok(&mut d, &["GET", "k"]), Value::Nil);
 }
