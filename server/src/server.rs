@@ -100,7 +100,7 @@ pub struct Shared {
     /// `CONFIG SET requirepass` later.
     pub requirepass: parking_lot::RwLock<Option<String>>,
     /// The users (`default`'s password is `requirepass`) and the ACL log.
-    pub acl: crate::acl::Acl,
+    pub acl: Arc<crate::acl::Acl>,
     /// The most clients served at once; `--maxclients` at start, `CONFIG SET maxclients`.
     pub maxclients: AtomicUsize,
 }
@@ -244,7 +244,7 @@ impl Server {
             latency: crate::latency::Latency::default(),
             pause: crate::pause::Pause::default(),
             requirepass: parking_lot::RwLock::new(config.requirepass.clone()),
-            acl: crate::acl::Acl::new(config.requirepass.as_deref()),
+            acl: Arc::new(crate::acl::Acl::new(config.requirepass.as_deref())),
             maxclients: AtomicUsize::new(config.maxclients),
             config,
         });

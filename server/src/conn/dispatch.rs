@@ -157,6 +157,19 @@ impl Conn {
             return (busy, Flow::Continue);
         }
         let started = Instant::now();
+        // The scripts this command runs call commands as this connection's user.
+        let _caller = (!self.user.unrestricted()
+            && matches!(
+                c.name,
+                "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "exec"
+            ))
+        .then(|| {
+            crate::script::caller::enter(crate::script::caller::Caller {
+                user: Arc::clone(&self.user),
+                acl: Arc::clone(&self.shared.acl),
+                client_info: self.entry.line(),
+            })
+        });
         let (reply, flow) = self.run_checked(c, args);
         let failed = match &reply {
             Reply::Error(_) => true,

@@ -51,6 +51,11 @@ pub fn dispatch(txn: &mut Txn<'_>, args: &[Bytes], read_only: bool) -> Reply {
     if NOSCRIPT.contains(&c.name) {
         return Reply::err("This Redis command is not allowed from script");
     }
+    if let Some(pos) = cmd::index(&args[0])
+        && let Some(refused) = super::caller::refusal(pos, c, args)
+    {
+        return refused;
+    }
     if matches!(c.name, "xread" | "xreadgroup")
         && args
             .iter()

@@ -17,6 +17,7 @@
 
 pub mod bit;
 mod call;
+pub(crate) mod caller;
 mod cjson;
 mod cmsgpack;
 mod convert;

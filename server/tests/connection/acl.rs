@@ -252,3 +252,47 @@ fn the_default_user_can_be_restricted_and_turned_off() {
     assert_eq!(ok(&mut d, &["AUTH", "root", "r"]), Value::Okay);
     assert_eq!(ok(&mut d, &["GET", "k"]), Value::Nil);
 }
+
+/// A script runs its commands as the user that called it (Redis 7.0.15's texts).
+#[test]
+fn a_script_calls_commands_as_its_user() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    ok(
+        &mut admin,
+        &[
+            "ACL", "SETUSER", "s", "on", "nopass", "+eval", "+get", "~a*",
+        ],
+    );
+    let mut c = s.client();
+    ok(&mut c, &["AUTH", "s", "x"]);
+    let e = err(&mut c, &["EVAL", "return redis.call('set','a1','v')", "0"]);
+    assert!(
+        e.starts_with(
+            "ERR The user executing the script can't run this command or subcommand script: "
+        ),
+        "{e}"
+    );
+    let e = err(&mut c, &["EVAL", "return redis.call('get','b1')", "0"]);
+    assert!(
+        e.starts_with("ERR The user executing the script can't access at least one of the keys mentioned in the command arguments script: "),
+        "{e}"
+    );
+    assert_eq!(
+        ok(&mut c, &["EVAL", "return redis.call('get','a1')", "0"]),
+        Value::Nil
+    );
+    let Value::Array(log) = ok(&mut admin, &["ACL", "LOG", "1"]) else {
+        panic!("ACL LOG")
+    };
+    let text = format!("{:?}", log[0]);
+    assert!(text.contains("lua") && text.contains("b1"), "{text}");
+    // The default user's scripts are not checked (and cost nothing for it).
+    assert_eq!(
+        ok(
+            &mut admin,
+            &["EVAL", "return redis.call('set','b1','v')", "0"]
+        ),
+        Value::Okay
+    );
+}
