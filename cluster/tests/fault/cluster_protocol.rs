@@ -209,9 +209,18 @@ fn err(v: Value) -> String {
 /// through a failover on the connection it had.
 #[test]
 fn redirecting_nodes_answer_moved_and_crossslot_as_redis_cluster() {
+    // Every MOVED checked names the leader found here: a longer election timeout keeps a
+    // loaded machine's missed heartbeats from moving it before the failover below.
     let mut c = ProcCluster::start(
         3,
-        &["--request-timeout-ms", "3000", "--cluster-redirects", "yes"],
+        &[
+            "--request-timeout-ms",
+            "3000",
+            "--cluster-redirects",
+            "yes",
+            "--election-timeout-ms",
+            "2000-4000",
+        ],
     );
     let leader = c.wait_leader();
     wait_map(&c, leader, 3);

@@ -313,13 +313,40 @@ fn three_nodes_serve_every_command_from_every_node() {
     }
 
     // ROLE, INFO replication and CLUSTER INFO name the leader and every node's progress.
+    // Leadership may have moved since the start (a loaded machine misses heartbeats): the
+    // roles are taken as they are now, and taken again if the leader changed meanwhile.
     let first = |v: Value| match v {
         Value::Array(Some(items)) => items[0].text(),
         other => panic!("{other:?}"),
     };
-    assert_eq!(first(l.call(&["ROLE"]).unwrap()), "master");
-    assert_eq!(first(f.call(&["ROLE"]).unwrap()), "slave");
-    let info = o.call(&["INFO", "replication"]).unwrap().text();
+    let mut tries = 0;
+    let (leader, follower, roles, info, finfo, linfo, ci) = loop {
+        let ld = c.wait_leader();
+        let fo = c.ids().into_iter().find(|&i| i != ld).unwrap();
+        let ot = c.ids().into_iter().find(|&i| i != ld && i != fo).unwrap();
+        let (mut l, mut f, mut o) = (conn(&c, ld), conn(&c, fo), conn(&c, ot));
+        let roles = (
+            first(l.call(&["ROLE"]).unwrap()),
+            first(f.call(&["ROLE"]).unwrap()),
+        );
+        let info = o.call(&["INFO", "replication"]).unwrap().text();
+        let finfo = f.call(&["INFO", "replication"]).unwrap().text();
+        let linfo = l.call(&["INFO", "replication"]).unwrap().text();
+        let ci = f.call(&["CLUSTER", "INFO"]).unwrap().text();
+        // A leader elected just now has not heard from both followers yet: looked at again.
+        let settled =
+            linfo.contains("connected_slaves:2") && finfo.contains("master_link_status:up");
+        if c.wait_leader() == ld && settled {
+            break (ld, fo, roles, info, finfo, linfo, ci);
+        }
+        tries += 1;
+        assert!(
+            tries < 50,
+            "no settled leader after {tries} looks:\n{linfo}\n{finfo}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(roles, ("master".to_string(), "slave".to_string()));
     assert!(info.contains(&format!("raft_leader_id:{leader}")), "{info}");
     let field = |text: &str, name: &str| -> u64 {
         text.lines()
@@ -329,7 +356,6 @@ fn three_nodes_serve_every_command_from_every_node() {
     };
     // A follower knows the commit index and has applied up to it (everything above was
     // acknowledged and the nodes converged).
-    let finfo = f.call(&["INFO", "replication"]).unwrap().text();
     assert!(finfo.contains("role:slave\r\n") && finfo.contains("master_link_status:up"));
     let (commit, applied) = (
         field(&finfo, "raft_commit_index"),
@@ -338,7 +364,6 @@ fn three_nodes_serve_every_command_from_every_node() {
     assert!(commit > 0 && applied >= commit, "{finfo}");
     assert!(field(&finfo, "raft_term") >= 1, "{finfo}");
     // The leader lists both followers with their match index and lag (in entries).
-    let linfo = l.call(&["INFO", "replication"]).unwrap().text();
     assert_eq!(field(&linfo, "connected_slaves"), 2, "{linfo}");
     assert_eq!(
         linfo
@@ -348,7 +373,6 @@ fn three_nodes_serve_every_command_from_every_node() {
         2,
         "{linfo}"
     );
-    let ci = f.call(&["CLUSTER", "INFO"]).unwrap().text();
     assert!(ci.contains("cluster_state:ok"), "{ci}");
     assert_eq!(
         ci.lines()

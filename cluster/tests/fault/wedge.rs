@@ -61,6 +61,18 @@ fn reads_everywhere(c: &ProcCluster, from: Instant, bound: Duration) {
     }
 }
 
+/// One numeric field of a node's INFO replication.
+fn replication_field(c: &ProcCluster, id: u64, name: &str) -> u64 {
+    let text = Conn::connect(c.port(id), Duration::from_secs(5))
+        .and_then(|mut x| x.call(&["INFO", "replication"]))
+        .unwrap()
+        .text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
 #[test]
 fn a_paused_follower_rejoins_without_an_election() {
     let mut c = ProcCluster::start(3, &[]);
@@ -69,8 +81,10 @@ fn a_paused_follower_rejoins_without_an_election() {
     let w = Workload::new(ports, Duration::from_secs(8));
     let stop = Arc::new(AtomicBool::new(false));
     let threads = w.clients(4, &stop);
-    let before = terms(&c);
     let follower = c.ids().into_iter().find(|&i| i != first).unwrap();
+    // What the resumed node itself does is the point: on a loaded machine the leader may
+    // miss heartbeats and the other follower start an election, which says nothing of it.
+    let started = replication_field(&c, follower, "raft_elections_started");
     for round in 0..4u64 {
         c.pause(follower);
         // Well past the election timeout: the paused node's timer runs out while it sleeps.
@@ -78,11 +92,10 @@ fn a_paused_follower_rejoins_without_an_election() {
         c.resume(follower);
         std::thread::sleep(Duration::from_secs(1));
         assert_eq!(
-            terms(&c),
-            before,
-            "round {round}: the resumed node changed the term (it should lose its pre-vote)"
+            replication_field(&c, follower, "raft_elections_started"),
+            started,
+            "round {round}: the resumed node started an election (it should lose its pre-vote)"
         );
-        assert_eq!(leader(&c), Some(first), "round {round}: the leader changed");
     }
     stop.store(true, Ordering::Relaxed);
     for t in threads {
