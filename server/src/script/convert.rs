@@ -218,33 +218,30 @@ fn parse_resp2(b: &[u8], at: &mut usize) -> Option<Reply> {
     }
 }
 
-/// The reply a script's return value gives.
-pub fn lua_to_reply(v: &Value) -> Reply {
-    to_reply(v, 0)
+/// The reply a script's return value gives. Booleans follow the protocol the script chose
+/// with `redis.setresp` (`resp3`), not the client's, as in Redis: without `setresp(3)`
+/// `true` is `1` and `false` a null, in RESP3 too.
+pub fn lua_to_reply(v: &Value, resp3: bool) -> Reply {
+    to_reply(v, 0, resp3)
 }
 
-fn to_reply(v: &Value, depth: usize) -> Reply {
+fn to_reply(v: &Value, depth: usize, resp3: bool) -> Reply {
     if depth > MAX_DEPTH {
         return Reply::err("reached lua stack limit");
     }
     match v {
         Value::String(s) => Reply::Bulk(Bytes::copy_from_slice(&s.as_bytes())),
-        Value::Boolean(true) => Reply::ByProto {
-            resp2: Box::new(Reply::Int(1)),
-            resp3: Box::new(Reply::Bool(true)),
-        },
-        Value::Boolean(false) => Reply::ByProto {
-            resp2: Box::new(Reply::Nil),
-            resp3: Box::new(Reply::Bool(false)),
-        },
+        Value::Boolean(b) if resp3 => Reply::Bool(*b),
+        Value::Boolean(true) => Reply::Int(1),
+        Value::Boolean(false) => Reply::Nil,
         Value::Integer(i) => Reply::Int(truncate(*i as f64)),
         Value::Number(n) => Reply::Int(truncate(*n)),
-        Value::Table(t) => table_reply(t, depth),
+        Value::Table(t) => table_reply(t, depth, resp3),
         _ => Reply::Nil,
     }
 }
 
-fn table_reply(t: &Table, depth: usize) -> Reply {
+fn table_reply(t: &Table, depth: usize, resp3: bool) -> Reply {
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
         return Reply::Error(format_err(&e.to_string_lossy()));
     }
@@ -263,7 +260,10 @@ fn table_reply(t: &Table, depth: usize) -> Reply {
     if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
         let mut pairs = Vec::new();
         for (k, v) in m.pairs::<Value, Value>().flatten() {
-            pairs.push((to_reply(&k, depth + 1), to_reply(&v, depth + 1)));
+            pairs.push((
+                to_reply(&k, depth + 1, resp3),
+                to_reply(&v, depth + 1, resp3),
+            ));
         }
         return Reply::Map(pairs);
     }
@@ -271,7 +271,7 @@ fn table_reply(t: &Table, depth: usize) -> Reply {
         let items = s
             .pairs::<Value, Value>()
             .flatten()
-            .map(|(k, _)| to_reply(&k, depth + 1))
+            .map(|(k, _)| to_reply(&k, depth + 1, resp3))
             .collect();
         return Reply::Set(items);
     }
@@ -279,7 +279,7 @@ fn table_reply(t: &Table, depth: usize) -> Reply {
     for i in 1.. {
         match t.raw_get::<Value>(i) {
             Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(to_reply(&v, depth + 1)),
+            Ok(v) => items.push(to_reply(&v, depth + 1, resp3)),
         }
     }
     Reply::Array(items)

@@ -472,7 +472,7 @@ fn execute_in(
         let ok = matches!(out.next(), Some(Value::Boolean(true)));
         let v = out.next().unwrap_or(Value::Nil);
         Ok(if ok {
-            lua_to_reply(&v)
+            lua_to_reply(&v, resp3.get())
         } else {
             failure(sha, &v)
         })

@@ -343,8 +343,16 @@ fn resp3_conversions() {
     run_table(
         &mut raw,
         &[
-            (r#"eval "return true" 0"#, "#t\r\n"),
-            (r#"eval "return false" 0"#, "#f\r\n"),
+            // Booleans follow the script's protocol, not the client's (redis-server 7.0.15).
+            (r#"eval "return true" 0"#, ":1\r\n"),
+            (r#"eval "return false" 0"#, "_\r\n"),
+            (r#"eval "return {1,false,3}" 0"#, "*3\r\n:1\r\n_\r\n:3\r\n"),
+            (r#"eval "return redis.call('get','nokey')" 0"#, "_\r\n"),
+            (r#"eval "redis.setresp(3) return true" 0"#, "#t\r\n"),
+            (
+                r#"eval "redis.setresp(3) return {1, false}" 0"#,
+                "*2\r\n:1\r\n#f\r\n",
+            ),
             ("hset h f v", ":1\r\n"),
             ("zadd z 1.5 m", ":1\r\n"),
             (
