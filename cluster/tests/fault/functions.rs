@@ -25,7 +25,17 @@ const LIB: &str = "#!lua name=dice\n\
 
 #[test]
 fn functions_replicate_and_survive_a_kill() {
-    let mut c = ProcCluster::start(3, &["--request-timeout-ms", "2000"]);
+    // `other` must stay a follower until it is killed: an election timeout of 2-4 s keeps a
+    // loaded machine's missed heartbeats from moving the leader meanwhile.
+    let mut c = ProcCluster::start(
+        3,
+        &[
+            "--request-timeout-ms",
+            "2000",
+            "--election-timeout-ms",
+            "2000-4000",
+        ],
+    );
     let leader = c.wait_leader();
     let ids = c.ids();
     let follower = ids.iter().copied().find(|&i| i != leader).unwrap();

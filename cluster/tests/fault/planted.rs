@@ -15,7 +15,17 @@ use crate::resp::{Conn, Value};
 
 #[test]
 fn a_planted_stale_read_is_caught() {
-    let c = ProcCluster::start(3, &["--request-timeout-ms", "1500"]);
+    // `cut` must be a follower when its links are cut: an election timeout of 2-4 s keeps
+    // a loaded machine's missed heartbeats from moving the leader before.
+    let c = ProcCluster::start(
+        3,
+        &[
+            "--request-timeout-ms",
+            "1500",
+            "--election-timeout-ms",
+            "2000-4000",
+        ],
+    );
     let leader = c.wait_leader();
     let cut = c.ids().into_iter().find(|&i| i != leader).unwrap();
     let mut l = Conn::connect(c.port(leader), Duration::from_secs(10)).unwrap();

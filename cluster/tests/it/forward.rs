@@ -11,7 +11,7 @@ use crate::harness::Cluster;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_forwards_writes_and_reads_its_own_writes() {
-    let c = Cluster::start(3, |_| {}).await;
+    let c = Cluster::start_steady(3, |_| {}).await;
     let leader = c.wait_leader().await;
     for follower in c.running().into_iter().filter(|&id| id != leader) {
         let n = c.node(follower);

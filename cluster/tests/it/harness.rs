@@ -45,6 +45,20 @@ impl Cluster {
         Cluster::start_some(n, n, tweak).await
     }
 
+    /// Like [`Cluster::start`], with an election timeout of 2-4 s: for tests that name a
+    /// leader and a follower and rely on them keeping their roles, which a loaded machine's
+    /// missed heartbeats (fsyncs taking a second) would otherwise move now and then.
+    pub async fn start_steady(
+        n: u64,
+        tweak: impl Fn(&mut NodeConfig) + Send + Sync + 'static,
+    ) -> Cluster {
+        Cluster::start(n, move |cfg| {
+            cfg.election_timeout = (Duration::from_secs(2), Duration::from_secs(4));
+            tweak(cfg);
+        })
+        .await
+    }
+
     /// Like [`Cluster::start`], but only nodes 1..=`up` start (the others stay down).
     pub async fn start_some(
         n: u64,
@@ -229,9 +243,9 @@ impl Cluster {
     /// A settled cluster's leader and one follower, the follower reaching the leader through
     /// a proxy the caller controls (it passes everything until told otherwise).
     pub async fn follower_through_proxy(&self) -> (u64, u64, Proxy) {
+        self.wait_converged().await;
         let leader = self.wait_leader().await;
         let follower = self.running().into_iter().find(|&id| id != leader).unwrap();
-        self.wait_converged().await;
         let proxy = Proxy::start(self.addrs[&leader].parse().unwrap())
             .await
             .unwrap();

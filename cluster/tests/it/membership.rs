@@ -9,7 +9,7 @@ use crate::harness::Cluster;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_promote_remove() {
-    let mut c = Cluster::start(3, |_| {}).await;
+    let mut c = Cluster::start_steady(3, |_| {}).await;
     let mut acked = BTreeMap::new();
     c.fill(0..20, &mut acked).await;
     let leader = c.wait_leader().await;

@@ -11,7 +11,7 @@ use crate::harness::Cluster;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_forward_is_applied_once() {
-    let c = Cluster::start(3, |cfg| {
+    let c = Cluster::start_steady(3, |cfg| {
         cfg.forward_attempt_timeout = Duration::from_millis(300);
         cfg.request_timeout = Duration::from_secs(10);
     })

@@ -45,7 +45,7 @@ async fn a_read_sees_every_write_acknowledged_before_it() {
 /// out. Before, the second read waited for the first request to end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_read_index_request_does_not_hold_back_the_next() {
-    let c = Cluster::start(3, |cfg| {
+    let c = Cluster::start_steady(3, |cfg| {
         cfg.forward_attempt_timeout = Duration::from_secs(8);
         cfg.request_timeout = Duration::from_secs(30);
     })
