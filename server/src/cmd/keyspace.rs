@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::parse_scan_args;
+use super::scan::parse_scan_args;
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::copy::copy_value;

@@ -533,56 +533,6 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
     (!v.is_nan()).then_some(v)
 }
 
-/// Options of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN).
-#[derive(Debug)]
-pub struct ScanArgs {
-    /// The cursor (0 starts).
-    pub cursor: u64,
-    /// MATCH pattern.
-    pub pattern: Option<Vec<u8>>,
-    /// COUNT (default 10).
-    pub count: usize,
-    /// TYPE filter (SCAN only).
-    pub type_name: Option<String>,
-}
-
-/// Parses `cursor [MATCH p] [COUNT n] [TYPE t]` (TYPE only when `with_type`).
-///
-/// # Errors
-/// Redis's errors: `invalid cursor`, integer errors, `syntax error`.
-pub fn parse_scan_args(a: &[Bytes], with_type: bool) -> Result<ScanArgs, Reply> {
-    let cursor = std::str::from_utf8(&a[0])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| Reply::err("invalid cursor"))?;
-    let mut out = ScanArgs {
-        cursor,
-        pattern: None,
-        count: 10,
-        type_name: None,
-    };
-    let mut i = 1;
-    while i < a.len() {
-        let Some(v) = a.get(i + 1) else {
-            return Err(Reply::err("syntax error"));
-        };
-        match a[i].to_ascii_uppercase().as_slice() {
-            b"MATCH" => out.pattern = (v.as_ref() != b"*").then(|| v.to_vec()),
-            b"COUNT" => {
-                let n = parse_i64(v).ok_or_else(|| Reply::err(NOT_INT))?;
-                if n < 1 {
-                    return Err(Reply::err("syntax error"));
-                }
-                out.count = (n as usize).min(1 << 20);
-            }
-            b"TYPE" if with_type => out.type_name = Some(String::from_utf8_lossy(v).into_owned()),
-            _ => return Err(Reply::err("syntax error")),
-        }
-        i += 2;
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

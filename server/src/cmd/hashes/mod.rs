@@ -7,7 +7,8 @@ pub mod store;
 use bytes::Bytes;
 
 use super::random::{self, MAX_REPEATED, signed_count, too_many};
-use super::{NOT_INT, parse_i64, parse_scan_args, scan};
+use super::scan::{self, parse_scan_args};
+use super::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Txn};

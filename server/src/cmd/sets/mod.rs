@@ -7,7 +7,7 @@ pub mod store;
 
 use bytes::Bytes;
 
-use super::{parse_scan_args, scan};
+use super::scan::{self, parse_scan_args};
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 use store::{add_members, all_members, card, decode_member, has, member_prefix, remove_members};

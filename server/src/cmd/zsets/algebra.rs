@@ -12,7 +12,7 @@ use super::store::{Zset, decode_member_value, set_score, store_zset};
 use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::{Meta, R, Txn, sub_prefix, tag};
+use crate::store::{Meta, R, Txn};
 
 /// How scores of a member present in several inputs combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ fn read_input(txn: &Txn<'_>, key: &[u8]) -> Result<Vec<(Vec<u8>, f64)>, Reply> {
     match txn.meta(key)? {
         None => Ok(Vec::new()),
         Some(Meta::Zset { version, .. }) => {
-            let prefix = sub_prefix(tag::ZMEMBER, key, version);
+            let prefix = super::store::member_prefix(key, version);
             let mut out = Vec::new();
             txn.for_each_prefix(&prefix, None, false, |k, v| {
                 out.push((k[prefix.len()..].to_vec(), decode_member_value(key, v)?));

@@ -12,10 +12,11 @@ pub mod stream;
 
 use bytes::Bytes;
 
-use super::{NOT_INT, parse_i64, parse_scan_args, scan};
+use super::scan::{self, parse_scan_args};
+use super::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::{Reply, format_double};
-use crate::store::{R, Txn, member_fits, member_too_long, sub_prefix, tag};
+use crate::store::{R, Txn, member_fits, member_too_long};
 use store::{Zset, get_zset, score_of, set_score, store_zset};
 
 pub use algebra::{zdiff, zdiffstore, zinter, zintercard, zinterstore, zunion, zunionstore};
@@ -288,7 +289,7 @@ pub fn zscan(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
         return Ok(scan::reply(0, out));
     }
-    let prefix = sub_prefix(tag::ZMEMBER, &a[1], z.version);
+    let prefix = store::member_prefix(&a[1], z.version);
     scan::page(txn, &prefix, &opts, |k, v, out| {
         let m = &k[prefix.len()..];
         if scan::matches(opts.pattern.as_deref(), m) {

@@ -20,7 +20,7 @@ use super::store::{
 use crate::cmd::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::{MAX_MEMBER_KEY, R, Txn, prefix_end, sub_prefix, tag};
+use crate::store::{MAX_MEMBER_KEY, R, Txn, prefix_end};
 
 fn not_float_range() -> Reply {
     Reply::err("min or max is not a float")
@@ -95,7 +95,7 @@ type KeyBounds = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
 /// The member-key bounds of a lex range; `None` when it is empty by its ends alone.
 fn lex_bounds(key: &[u8], version: u64, min: &LexEnd, max: &LexEnd) -> Option<KeyBounds> {
-    let prefix = sub_prefix(tag::ZMEMBER, key, version);
+    let prefix = super::store::member_prefix(key, version);
     // No member is longer than this; a longer bound compares like its cut-off prefix
     // (exclusive at the start, inclusive at the end), which keeps engine keys in bounds.
     let room = MAX_MEMBER_KEY.saturating_sub(key.len());
@@ -138,7 +138,7 @@ fn for_each_in_lex_range(
     let Some((start, end)) = lex_bounds(key, z.version, min, max) else {
         return Ok(());
     };
-    let plen = sub_prefix(tag::ZMEMBER, key, z.version).len();
+    let plen = super::store::member_prefix(key, z.version).len();
     txn.for_each_in(start, end, reverse, |k, v| {
         f(&k[plen..], decode_member_value(key, v)?)
     })

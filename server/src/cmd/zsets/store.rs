@@ -69,9 +69,14 @@ pub fn member_key(key: &[u8], version: u64, member: &[u8]) -> Vec<u8> {
     sub_key(tag::ZMEMBER, key, version, member)
 }
 
+/// The prefix of every member's key of the set (what follows it is the member).
+pub fn member_prefix(key: &[u8], version: u64) -> Vec<u8> {
+    sub_prefix(tag::ZMEMBER, key, version)
+}
+
 /// The score-index key of `member` at `score`.
 pub fn index_key(key: &[u8], version: u64, score: f64, member: &[u8]) -> Vec<u8> {
-    let mut k = sub_prefix(tag::ZSCORE, key, version);
+    let mut k = index_prefix(key, version);
     k.extend_from_slice(&score::encode(score));
     k.extend_from_slice(member);
     k
