@@ -125,7 +125,7 @@ impl Conn {
 
     /// Looks the connection's user up again if any user changed since (a removed user's
     /// connection is closed, as Redis closes it).
-    fn refresh_user(&mut self) {
+    pub(super) fn refresh_user(&mut self) {
         let g = self.shared.acl.generation();
         if g == self.user_generation {
             return;
@@ -162,7 +162,17 @@ impl Conn {
             return None;
         }
         let denied = self.user.check(pos, c, args).err()?;
-        let (reason, object, error) = match &denied {
+        let context = if self.multi.is_some() {
+            "multi"
+        } else {
+            "toplevel"
+        };
+        Some(self.noperm(&denied, context))
+    }
+
+    /// The `NOPERM` error for `denied`, recorded in ACL LOG under `context`.
+    pub(super) fn noperm(&self, denied: &Denied, context: &'static str) -> Reply {
+        let (reason, object, error) = match denied {
             Denied::Command(name) => (
                 "command",
                 Bytes::from(name.clone()),
@@ -182,15 +192,24 @@ impl Conn {
                 "NOPERM No permissions to access a channel".into(),
             ),
         };
-        let context = if self.multi.is_some() {
-            "multi"
-        } else {
-            "toplevel"
-        };
         self.shared
             .acl
             .log(reason, context, &object, &self.user.name, self.entry.line());
-        Some(Reply::Error(error))
+        Reply::Error(error)
+    }
+
+    /// EXEC's error for a queued command the user's rules, changed since it was queued, now
+    /// refuse (recorded in ACL LOG), in redis-server 7.0.15's words.
+    pub(super) fn noperm_at_exec(&self, denied: &Denied) -> Reply {
+        self.noperm(denied, "multi");
+        let reason = match denied {
+            Denied::Command(_) => "no permission to execute the command or subcommand",
+            Denied::Key(_) => "no permission to touch the specified keys",
+            Denied::Channel(_) => "no permission to access one of the channels used as arguments",
+        };
+        Reply::Error(format!(
+            "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
+        ))
     }
 
     /// AUTH or HELLO AUTH: the connection runs as `user` if `pass` opens it; a failure is

@@ -77,6 +77,9 @@ impl Conn {
             Ok(true) => return Reply::NilArray,
             Err(e) => return e,
         }
+        // The user's rules may have changed since the commands were queued: each is checked
+        // again, and one now refused answers NOPERM in its place, as in Redis.
+        self.refresh_user();
         let mut replies = Vec::with_capacity(queue.len());
         for args in &queue {
             let Some(pos) = cmd::index(&args[0]) else {
@@ -84,6 +87,12 @@ impl Conn {
                 continue;
             };
             let c = &cmd::COMMANDS[pos];
+            if !self.user.unrestricted()
+                && let Err(denied) = self.user.check(pos, c, args)
+            {
+                replies.push(self.noperm_at_exec(&denied));
+                continue;
+            }
             let started = Instant::now();
             // A queued SELECT moves the commands after it (and the connection) to its
             // database.

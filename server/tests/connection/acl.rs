@@ -296,3 +296,28 @@ fn a_script_calls_commands_as_its_user() {
         Value::Okay
     );
 }
+
+/// Rules changed between MULTI and EXEC: the commands now refused answer NOPERM in their
+/// place, the others run (redis-server 7.0.15's text).
+#[test]
+fn exec_checks_each_queued_command_again() {
+    let s = TestServer::start();
+    let mut admin = s.client();
+    ok(
+        &mut admin,
+        &[
+            "ACL", "SETUSER", "ex", "on", "nopass", "+get", "+set", "+multi", "+exec", "allkeys",
+        ],
+    );
+    let mut u = s.raw();
+    u.expect(&[b"AUTH", b"ex", b"x"], b"+OK\r\n");
+    u.expect(&[b"MULTI"], b"+OK\r\n");
+    u.expect(&[b"SET", b"a1", b"v"], b"+QUEUED\r\n");
+    u.expect(&[b"GET", b"a1"], b"+QUEUED\r\n");
+    ok(&mut admin, &["ACL", "SETUSER", "ex", "-get"]);
+    u.expect(
+        &[b"EXEC"],
+        b"*2\r\n+OK\r\n-NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: no permission to execute the command or subcommand\r\n",
+    );
+    assert_eq!(ok(&mut admin, &["GET", "a1"]), bulk("v"));
+}
