@@ -442,9 +442,10 @@ impl Conn {
         if self.shared.pubsub.has_monitors() {
             self.feed_monitors(pos, args);
         }
-        if !matches!(cmd::COMMANDS[pos].name, "auth" | "hello") {
+        let name = cmd::COMMANDS[pos].name;
+        if !matches!(name, "auth" | "hello") {
             self.shared.slowlog.record(
-                args,
+                &monitor::redacted(name, args),
                 usec,
                 || self.entry.addr.to_string(),
                 self.name.as_deref(),

@@ -73,8 +73,9 @@ impl Conn {
 }
 
 /// `args` with any password replaced by `(redacted)`: every argument of AUTH, the two after
-/// HELLO's AUTH.
-fn redacted<'a>(name: &str, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
+/// HELLO's AUTH, and everything after `ACL SETUSER` (its rules may hold passwords), as
+/// Redis hides them.
+pub(super) fn redacted<'a>(name: &str, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> {
     const HIDDEN: Bytes = Bytes::from_static(b"(redacted)");
     match name {
         "auth" => {
@@ -91,6 +92,11 @@ fn redacted<'a>(name: &str, args: &'a [Bytes]) -> std::borrow::Cow<'a, [Bytes]> 
             }
             None => args.into(),
         },
+        "acl" if args.len() > 2 && args[1].eq_ignore_ascii_case(b"setuser") => {
+            let mut v = args.to_vec();
+            v[2..].fill(HIDDEN);
+            v.into()
+        }
         _ => args.into(),
     }
 }
@@ -162,6 +168,15 @@ mod tests {
         assert_eq!(
             &*redacted("get", &b(&["GET", "pw"])),
             &b(&["GET", "pw"])[..]
+        );
+        // As redis-server 7.0.15's SLOWLOG shows ACL SETUSER: everything after SETUSER.
+        assert_eq!(
+            &*redacted("acl", &b(&["acl", "setuser", "u", "on", ">secret"])),
+            &b(&["acl", "setuser", "(redacted)", "(redacted)", "(redacted)"])[..]
+        );
+        assert_eq!(
+            &*redacted("acl", &b(&["ACL", "GETUSER", "u"])),
+            &b(&["ACL", "GETUSER", "u"])[..]
         );
     }
 

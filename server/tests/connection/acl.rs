@@ -321,3 +321,16 @@ fn exec_checks_each_queued_command_again() {
     );
     assert_eq!(ok(&mut admin, &["GET", "a1"]), bulk("v"));
 }
+
+/// A user's rules may hold passwords: the slow log keeps ACL SETUSER's arguments hidden, as
+/// Redis does.
+#[test]
+fn the_slow_log_hides_setuser_rules() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    ok(&mut c, &["ACL", "SETUSER", "hidden", "on", ">secret", "+get"]);
+    let log = format!("{:?}", ok(&mut c, &["SLOWLOG", "GET", "5"]));
+    assert!(log.contains("(redacted)"), "{log}");
+    assert!(!log.contains("secret"), "{log}");
+}
