@@ -247,20 +247,11 @@ impl Node {
                 return Err(e);
             }
         };
-        let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&core));
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop_rx.await;
-                })
-                .await;
-        });
         let node = Node {
             session: Session::new(id),
             core,
             local_addr,
-            server: Mutex::new(Some((stop_tx, task))),
+            server: Mutex::new(None),
             tasks: Mutex::new(Some((stop_tasks, tasks))),
             roles,
         };
@@ -284,6 +275,21 @@ impl Node {
                 }
             }
         }
+        // Raft's requests are served only from here on, after the bootstrap: a vote request
+        // answered before it would move this node's vote, openraft would then refuse the
+        // bootstrap, and the node would be left without a membership, waiting on the
+        // requester to lead and send one (a cluster started on a loaded machine never
+        // elected a leader that way once). Until now the listener's backlog holds them.
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let app = server::router(Arc::clone(&node.core));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop_rx.await;
+                })
+                .await;
+        });
+        *node.server.lock() = Some((stop_tx, task));
         Ok(node)
     }
 

@@ -329,7 +329,10 @@ fn the_slow_log_hides_setuser_rules() {
     let s = TestServer::start();
     let mut c = s.client();
     ok(&mut c, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    ok(&mut c, &["ACL", "SETUSER", "hidden", "on", ">secret", "+get"]);
+    ok(
+        &mut c,
+        &["ACL", "SETUSER", "hidden", "on", ">secret", "+get"],
+    );
     let log = format!("{:?}", ok(&mut c, &["SLOWLOG", "GET", "5"]));
     assert!(log.contains("(redacted)"), "{log}");
     assert!(!log.contains("secret"), "{log}");
