@@ -52,11 +52,15 @@ impl Cluster {
         n: u64,
         tweak: impl Fn(&mut NodeConfig) + Send + Sync + 'static,
     ) -> Cluster {
-        Cluster::start(n, move |cfg| {
+        let c = Cluster::start(n, move |cfg| {
             cfg.election_timeout = (Duration::from_secs(2), Duration::from_secs(4));
             tweak(cfg);
         })
-        .await
+        .await;
+        // The first election at the bootstrap finds the others not yet serving; the next
+        // comes an election timeout later, 2-4 s here: tests start once there is a leader.
+        c.wait_leader().await;
+        c
     }
 
     /// Like [`Cluster::start`], but only nodes 1..=`up` start (the others stay down).
