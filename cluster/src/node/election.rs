@@ -153,6 +153,9 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
     let mut wait = next_wait(&core, attempt);
     // The later of the last leader contact and the last attempt starts the wait.
     let mut last_try: Option<Instant> = None;
+    // The term an election was last asked for in, and when: until Raft's core has begun
+    // that election (the term moved), asking again would only queue another behind it.
+    let mut asked: Option<(u64, Instant)> = None;
     loop {
         tokio::select! {
             _ = stop.changed() => return,
@@ -169,6 +172,17 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
         if state == ServerState::Leader || state == ServerState::Shutdown || !voter || removed {
             last_try = None;
             continue;
+        }
+        // A core stalled on storage (a slow fsync) has not taken the last request from its
+        // queue yet: each pre-vote won meanwhile queued one more, and when the core caught
+        // up it ran them back to back, the term jumping by one per request (15 -> 27 in the
+        // soak) and each election deposing the one before. A request the core dropped
+        // without an election is asked again after a few election timeouts.
+        if let Some((t, at)) = asked {
+            if t == term && at.elapsed() < core.config.election_timeout.1 * 4 {
+                continue;
+            }
+            asked = None;
         }
         let quiet = core.contact.elapsed();
         let since_try = last_try.map_or(Duration::MAX, |t| t.elapsed());
@@ -222,6 +236,7 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
             if core.raft.trigger().elect().await.is_err() {
                 return;
             }
+            asked = Some((term, Instant::now()));
         } else {
             core.counters
                 .prevotes_lost
