@@ -31,6 +31,23 @@ fn fill(c: &ProcCluster, leader: u64, keys: std::ops::Range<u32>) {
     }
 }
 
+/// Sets the links both ways between `node` and each of `others`.
+fn link_all(c: &ProcCluster, others: &[u64], node: u64, link: Link) {
+    for &o in others {
+        c.link(o, node, link);
+        c.link(node, o, link);
+    }
+}
+
+/// The last lines of each of `nodes`' logs.
+fn tails(c: &ProcCluster, nodes: &[u64]) -> String {
+    nodes
+        .iter()
+        .map(|&o| c.log_tail(o))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn a_stalled_snapshot_stream_is_sent_again() {
     let mut c = ProcCluster::start(3, &["--snapshot-every", "100", "--keep-logs", "0"]);
@@ -57,39 +74,25 @@ fn a_stalled_snapshot_stream_is_sent_again() {
     }
     // The node comes back behind links that swallow every byte: the leader's snapshot
     // stream to it stalls, neither side seeing an error.
-    for &o in &others {
-        c.link(o, behind, Link::Blackhole);
-        c.link(behind, o, Link::Blackhole);
-    }
+    link_all(&c, &others, behind, Link::Blackhole);
     c.restart(behind);
     let until = std::time::Instant::now() + Duration::from_secs(30);
     while !others.iter().any(|&o| c.log_text(o).contains("stalled")) {
         assert!(
             std::time::Instant::now() < until,
             "no node gave up the stalled snapshot:\n{}",
-            others
-                .iter()
-                .map(|&o| c.log_tail(o))
-                .collect::<Vec<_>>()
-                .join("\n")
+            tails(&c, &others)
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    for &o in &others {
-        c.link(o, behind, Link::Pass);
-        c.link(behind, o, Link::Pass);
-    }
+    link_all(&c, &others, behind, Link::Pass);
     c.wait_converged();
     assert!(
         others
             .iter()
             .any(|&o| c.log_text(o).contains(&format!("to node {behind} in"))),
         "the snapshot was sent again and arrived:\n{}",
-        others
-            .iter()
-            .map(|&o| c.log_tail(o))
-            .collect::<Vec<_>>()
-            .join("\n")
+        tails(&c, &others)
     );
     let mut conn = Conn::connect(c.port(behind), Duration::from_secs(5)).unwrap();
     let last = format!("k{}", next - 1);

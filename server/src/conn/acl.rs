@@ -140,28 +140,30 @@ impl Conn {
         }
     }
 
+    /// Whether the connection's user may run `args` (the command at `pos`), as its rules
+    /// stood when last looked up. Commands a client may send before it logs in are always
+    /// allowed (Redis's `no-auth` flag).
+    pub(super) fn acl_check(&self, pos: usize, args: &[Bytes]) -> Result<(), Denied> {
+        let c = &cmd::COMMANDS[pos];
+        if self.user.unrestricted() || matches!(c.name, "auth" | "hello") {
+            return Ok(());
+        }
+        self.user.check(pos, c, args)
+    }
+
     /// Whether the connection's user may not run `args` (without logging it: the request
     /// is then answered by the path that refuses it).
     pub(super) fn acl_denies(&self, args: &[Bytes]) -> bool {
         if self.user.unrestricted() && self.user_generation == self.shared.acl.generation() {
             return false;
         }
-        match cmd::index(&args[0]) {
-            Some(pos) => self.user.check(pos, &cmd::COMMANDS[pos], args).is_err(),
-            None => false,
-        }
+        cmd::index(&args[0]).is_some_and(|pos| self.acl_check(pos, args).is_err())
     }
 
     /// The `NOPERM` error for a request its user may not run (recorded in ACL LOG), if so.
     pub(super) fn acl_refusal(&mut self, pos: usize, args: &[Bytes]) -> Option<Reply> {
         self.refresh_user();
-        let c = &cmd::COMMANDS[pos];
-        // Commands a client may send before it logs in are always allowed (Redis's
-        // `no-auth` flag).
-        if self.user.unrestricted() || matches!(c.name, "auth" | "hello") {
-            return None;
-        }
-        let denied = self.user.check(pos, c, args).err()?;
+        let denied = self.acl_check(pos, args).err()?;
         let context = if self.multi.is_some() {
             "multi"
         } else {

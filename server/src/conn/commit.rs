@@ -87,9 +87,7 @@ impl Conn {
                 continue;
             };
             let c = &cmd::COMMANDS[pos];
-            if !self.user.unrestricted()
-                && let Err(denied) = self.user.check(pos, c, args)
-            {
+            if let Err(denied) = self.acl_check(pos, args) {
                 replies.push(self.noperm_at_exec(&denied));
                 continue;
             }

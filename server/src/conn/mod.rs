@@ -133,10 +133,8 @@ async fn write_out(
 /// password), not past `maxclients`. A refused client gets Redis's error; an admitted one
 /// is counted for as long as the returned slot lives.
 async fn admit(sock: &mut TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> Option<ClientSlot> {
-    let open = shared
-        .acl
-        .get("default")
-        .is_some_and(|u| u.enabled && u.nopass);
+    // Redis's test: the default user has no password (whether or not it is on).
+    let open = shared.acl.get("default").is_some_and(|u| u.nopass);
     if open && !peer.ip().is_loopback() {
         let _ = sock.write_all(format!("-{DENIED}\r\n").as_bytes()).await;
         return None;

@@ -648,6 +648,27 @@ mod tests {
         assert_eq!(eval(churn), Reply::bulk("true"));
     }
 
+    /// Reading through the proxies hands out the libraries' values: none may be a table
+    /// (or full userdata) of its own, or every run could write to it unchecked.
+    #[test]
+    fn no_library_holds_a_table_a_script_could_write() {
+        let reply = run_with(
+            Ctx::replicated(1, 1_700_000_000_000),
+            "local found = {} \
+             for name, lib in pairs(_G) do \
+               if type(lib) == 'table' and name ~= 'KEYS' and name ~= 'ARGV' and name ~= '_G' then \
+                 for k, v in pairs(lib) do \
+                   if type(v) == 'table' or (type(v) == 'userdata' and v ~= cjson.null) then \
+                     table.insert(found, name .. '.' .. tostring(k)) \
+                   end \
+                 end \
+               end \
+             end \
+             return found",
+        );
+        assert_eq!(reply, Reply::Array(vec![]));
+    }
+
     /// The raw functions read through the read-only globals and libraries, as Redis's
     /// (whose tables are read-only themselves, not proxies).
     #[test]
