@@ -163,6 +163,11 @@ impl Cluster {
         )
     }
 
+    /// Node `id`'s fault controller (it outlives restarts: one per node).
+    pub fn fault(&self, id: u64) -> Arc<FaultController> {
+        Arc::clone(&self.envs[&id].1)
+    }
+
     pub fn running(&self) -> Vec<u64> {
         self.nodes
             .iter()

@@ -19,4 +19,5 @@ mod power_cut;
 mod proxy;
 mod retry_once;
 mod shared_reads;
+mod slow_storage;
 mod snapshot_catch_up;
