@@ -39,6 +39,11 @@ pub struct Config {
     /// Password for the default user; clients must AUTH before other commands.
     #[arg(long)]
     pub requirepass: Option<String>,
+    /// The ACL file (Redis's `aclfile`): its users (`user <name> <rules...>` lines) are
+    /// loaded at start, replacing `default` if it names it (a server whose file has an
+    /// error does not start); `ACL LOAD` reads it again, `ACL SAVE` writes the users to it.
+    #[arg(long, value_name = "PATH")]
+    pub aclfile: Option<PathBuf>,
     /// WAL sync policy: always, everysec or no (Redis's meanings).
     #[arg(long, value_enum, default_value_t = AppendFsync::Everysec)]
     pub appendfsync: AppendFsync,
@@ -103,6 +108,7 @@ impl Default for Config {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 6379,
             requirepass: None,
+            aclfile: None,
             appendfsync: AppendFsync::Everysec,
             maxclients: 10_000,
             proto_max_bulk_len: 512 * 1024 * 1024,

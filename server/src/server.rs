@@ -28,6 +28,8 @@ pub enum ServerError {
     },
     /// A socket, runtime or thread error.
     Io(std::io::Error),
+    /// The ACL file (`--aclfile`) cannot be read or has errors (Redis's text for each).
+    Acl(String),
 }
 
 impl std::fmt::Display for ServerError {
@@ -36,6 +38,7 @@ impl std::fmt::Display for ServerError {
             ServerError::Engine(e) => write!(f, "database: {e}"),
             ServerError::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}"),
             ServerError::Io(e) => write!(f, "{e}"),
+            ServerError::Acl(e) => write!(f, "ACL errors: {e}"),
         }
     }
 }
@@ -186,6 +189,11 @@ impl Server {
     }
 
     fn launch(config: Config, backend: Backend) -> Result<Server, ServerError> {
+        // The users first: a server whose ACL file is bad must not start (as Redis).
+        let acl = crate::acl::Acl::new(config.requirepass.as_deref());
+        if let Some(path) = &config.aclfile {
+            acl.load(path).map_err(ServerError::Acl)?;
+        }
         let mut rt = tokio::runtime::Builder::new_multi_thread();
         rt.enable_all().thread_name("bloomkv-io");
         if config.threads > 0 {
@@ -244,7 +252,7 @@ impl Server {
             latency: crate::latency::Latency::default(),
             pause: crate::pause::Pause::default(),
             requirepass: parking_lot::RwLock::new(config.requirepass.clone()),
-            acl: Arc::new(crate::acl::Acl::new(config.requirepass.as_deref())),
+            acl: Arc::new(acl),
             maxclients: AtomicUsize::new(config.maxclients),
             config,
         });

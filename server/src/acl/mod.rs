@@ -1,15 +1,18 @@
 //! Users and what each may do, as Redis 7's ACL: the registry of users (`default` always
 //! among them, its password `--requirepass`), and the log of refusals and failed logins
-//! (`ACL LOG`). In memory only, per server (Redis Cluster keeps ACLs per node too); there is
-//! no ACL file.
+//! (`ACL LOG`). Per server (Redis Cluster keeps ACLs per node too), in memory, and in the
+//! ACL file when the server has one (`--aclfile`).
 //!
 //! * [`category`]: which commands `@read`, `@hash`, ... hold.
 //! * [`user`]: one user's rules, checks and canonical description.
+//! * [`file`]: the ACL file's lines.
 
 pub mod category;
+pub mod file;
 pub mod user;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -75,6 +78,36 @@ impl Acl {
             generation: AtomicU64::new(0),
             log: Mutex::new(Log::default()),
         }
+    }
+
+    /// `ACL LOAD`, and the start of a server with `--aclfile`: every user replaced by the
+    /// file's, all or none; `default` as the file defines it, else as a new server's with
+    /// no password. Returns the users that were replaced, whose connections Redis closes
+    /// (every one but `default`, which changes in place).
+    ///
+    /// # Errors
+    /// Redis's text for every error in the file (then nothing changes).
+    pub fn load(&self, path: &Path) -> Result<Vec<String>, String> {
+        let mut loaded = file::read(path)?;
+        if !loaded.contains_key("default") {
+            loaded.insert("default".to_string(), User::default_user(None));
+        }
+        let loaded = loaded
+            .into_iter()
+            .map(|(name, u)| (name, Arc::new(u)))
+            .collect();
+        let old = std::mem::replace(&mut *self.users.write(), loaded);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(old.into_keys().filter(|n| n != "default").collect())
+    }
+
+    /// `ACL SAVE`: writes every user to the file at `path`, replacing it whole.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let text = file::render(self.users.read().values().map(|u| &**u));
+        file::write(path, &text)
     }
 
     /// Changes whenever a user does.

@@ -338,6 +338,57 @@ const CONTAINERS: &[&str] = &[
     "object", "pubsub", "script", "slowlog", "xgroup", "xinfo",
 ];
 
+/// Why a list of rules was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuleError {
+    /// A selector opened by this word (`(+get`) is never closed.
+    Unmatched(String),
+    /// This rule is bad, for this reason (Redis's words, e.g. `Syntax error`).
+    Bad {
+        /// The rule as given.
+        rule: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl RuleError {
+    /// Whether the rule names a command or category that does not exist (Redis reports
+    /// those with the rule in an ACL file's errors, and only the first of the others).
+    pub fn unknown_name(&self) -> bool {
+        matches!(self, RuleError::Bad { why, .. } if why == UNKNOWN)
+    }
+}
+
+/// `rules` with each selector that spans several words (`(+get`, `~k)`) joined into one,
+/// with single spaces, as Redis joins them.
+fn merge_selectors(rules: &[Bytes]) -> Result<Vec<Bytes>, RuleError> {
+    let mut out = Vec::with_capacity(rules.len());
+    let mut open: Option<Vec<u8>> = None;
+    for rule in rules {
+        if let Some(sel) = open.as_mut() {
+            sel.push(b' ');
+            sel.extend_from_slice(rule);
+            if rule.ends_with(b")") {
+                out.extend(open.take().map(Bytes::from));
+            }
+        } else if rule.starts_with(b"(") && !rule.ends_with(b")") {
+            open = Some(rule.to_vec());
+        } else {
+            out.push(rule.clone());
+        }
+    }
+    match open {
+        Some(sel) => {
+            let first = sel.split(|&b| b == b' ').next().unwrap_or_default();
+            Err(RuleError::Unmatched(
+                String::from_utf8_lossy(first).into_owned(),
+            ))
+        }
+        None => Ok(out),
+    }
+}
+
 /// One user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct User {
@@ -416,12 +467,24 @@ impl User {
     /// Applies `ACL SETUSER` rules in order; on an error the user is unchanged (the caller
     /// applies them to a copy) and the error names the rule.
     pub fn apply(&mut self, rules: &[Bytes]) -> Result<(), String> {
-        for rule in rules {
-            self.apply_one(rule).map_err(|e| {
-                format!(
-                    "Error in ACL SETUSER modifier '{}': {e}",
-                    String::from_utf8_lossy(rule)
-                )
+        self.apply_rules(rules).map_err(|e| match e {
+            RuleError::Unmatched(start) => {
+                format!("Unmatched parenthesis in acl selector starting at '{start}'.")
+            }
+            RuleError::Bad { rule, why } => {
+                format!("Error in ACL SETUSER modifier '{rule}': {why}")
+            }
+        })
+    }
+
+    /// Applies rules in order, a selector split over several words (an ACL file's line is
+    /// split at spaces, and clients may send `(+get` and `~k)` apart) joined first; the
+    /// error says which rule failed and why, for the caller to word.
+    pub fn apply_rules(&mut self, rules: &[Bytes]) -> Result<(), RuleError> {
+        for rule in merge_selectors(rules)? {
+            self.apply_one(&rule).map_err(|why| RuleError::Bad {
+                rule: String::from_utf8_lossy(&rule).into_owned(),
+                why,
             })?;
         }
         self.finish();
@@ -676,5 +739,21 @@ mod tests {
         assert!(!user("on >a").password_ok(b"b"));
         assert!(!user("off >a").password_ok(b"a"));
         assert!(user("on >a <a nopass").password_ok(b"zz"));
+    }
+
+    #[test]
+    fn a_selector_sent_as_several_words_is_one_rule() {
+        let words =
+            |s: &str| -> Vec<Bytes> { s.split(' ').map(|w| Bytes::from(w.to_string())).collect() };
+        let mut u = User::new("u");
+        u.apply(&words("on (+get ~a:*) (+set ~b:*)")).unwrap();
+        assert_eq!(
+            u.describe(),
+            "user u on resetchannels -@all (~a:* resetchannels -@all +get) (~b:* resetchannels -@all +set)"
+        );
+        assert_eq!(
+            User::new("v").apply(&words("on (+get ~a:* +set")),
+            Err("Unmatched parenthesis in acl selector starting at '(+get'.".into())
+        );
     }
 }

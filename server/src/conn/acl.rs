@@ -2,8 +2,8 @@
 //! registry (`crate::acl`): logging in as a user, and refusing what its user may not run
 //! with Redis's `NOPERM` errors, each recorded in `ACL LOG`.
 //!
-//! There is no ACL file: `ACL LOAD` and `ACL SAVE` answer Redis's error for a server
-//! started without one.
+//! `ACL LOAD` and `ACL SAVE` read and write the server's ACL file (`--aclfile`); without
+//! one they answer Redis's error.
 
 use std::io::Read as _;
 use std::sync::Arc;
@@ -33,11 +33,11 @@ const HELP: &[&str] = &[
     "LIST",
     "    Show users details in config file format.",
     "LOAD",
-    "    Reload users from the ACL file (bloomkv-server has none).",
+    "    Reload users from the ACL file.",
     "LOG [<count> | RESET]",
     "    Show the ACL log entries.",
     "SAVE",
-    "    Save the current config to the ACL file (bloomkv-server has none).",
+    "    Save the current config to the ACL file.",
     "SETUSER <username> <attribute> [<attribute> ...]",
     "    Create or modify a user with the specified attributes.",
     "USERS",
@@ -49,6 +49,9 @@ const HELP: &[&str] = &[
 ];
 
 const NO_FILE: &str = "This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
+
+const SAVE_FAILED: &str =
+    "There was an error trying to save the ACLs. Please check the server logs for more information";
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -106,7 +109,28 @@ impl Conn {
                 Some(n) if n >= 0 => acl.log_reply(n as usize),
                 _ => Reply::err("value is out of range, must be positive"),
             },
-            (b"LOAD" | b"SAVE", 2) => Reply::err(NO_FILE),
+            (b"LOAD" | b"SAVE", 2) => match &self.shared.config.aclfile {
+                None => Reply::err(NO_FILE),
+                Some(path) if sub == b"LOAD" => match acl.load(path) {
+                    Ok(replaced) => {
+                        // Redis frees the users it replaced and closes their clients.
+                        for c in self.shared.client_list.all() {
+                            if replaced.contains(&c.user()) {
+                                c.kill();
+                            }
+                        }
+                        Reply::Ok
+                    }
+                    Err(e) => Reply::err(e),
+                },
+                Some(path) => match acl.save(path) {
+                    Ok(()) => Reply::Ok,
+                    Err(e) => {
+                        crate::log::warn(&format!("ACL SAVE: writing {}: {e}", path.display()));
+                        Reply::err(SAVE_FAILED)
+                    }
+                },
+            },
             (b"HELP", 2) => Reply::Array(HELP.iter().map(|l| Reply::Status((*l).into())).collect()),
             (
                 b"WHOAMI" | b"USERS" | b"LIST" | b"GETUSER" | b"SETUSER" | b"DELUSER" | b"CAT"

@@ -523,6 +523,13 @@ impl Conn {
                     ),
                     ("dir", cfg.dir.display().to_string()),
                     (
+                        "aclfile",
+                        cfg.aclfile
+                            .as_ref()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default(),
+                    ),
+                    (
                         "requirepass",
                         self.shared.requirepass.read().clone().unwrap_or_default(),
                     ),
@@ -637,6 +644,12 @@ impl Conn {
                                 );
                             }
                         },
+                        // Fixed at start in Redis too.
+                        "aclfile" | "databases" | "io-threads" | "logfile" => {
+                            return Reply::err(format!(
+                                "CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+                            ));
+                        }
                         _ => {
                             return Reply::err(format!(
                                 "Unknown option or number of arguments for CONFIG SET - '{name}'"

@@ -337,3 +337,107 @@ fn the_slow_log_hides_setuser_rules() {
     assert!(log.contains("(redacted)"), "{log}");
     assert!(!log.contains("secret"), "{log}");
 }
+
+#[test]
+fn the_acl_file_is_read_at_start_and_by_load_and_written_by_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("users.acl");
+    std::fs::write(
+        &path,
+        "user default on nopass ~* &* +@all\n\nuser app on >pw ~app:* +get (+set ~w:*)\n",
+    )
+    .unwrap();
+    let file = path.clone();
+    let s = TestServer::with(move |c| c.aclfile = Some(file));
+    let mut admin = s.client();
+    assert_eq!(texts(ok(&mut admin, &["ACL", "USERS"])), ["app", "default"]);
+    assert_eq!(
+        texts(ok(&mut admin, &["CONFIG", "GET", "aclfile"])),
+        ["aclfile", path.to_str().unwrap()]
+    );
+    assert_eq!(
+        err(&mut admin, &["CONFIG", "SET", "aclfile", "/tmp/x"]),
+        "ERR CONFIG SET failed (possibly related to argument 'aclfile') - can't set immutable config"
+    );
+    let mut app = s.client();
+    ok(&mut app, &["AUTH", "app", "pw"]);
+    ok(&mut app, &["SET", "w:1", "v"]);
+    assert!(err(&mut app, &["SET", "app:1", "v"]).starts_with("NOPERM"));
+
+    // SAVE writes what ACL LIST shows, a line per user.
+    ok(
+        &mut admin,
+        &["ACL", "SETUSER", "ops", "on", "nopass", "+info"],
+    );
+    assert_eq!(ok(&mut admin, &["ACL", "SAVE"]), Value::Okay);
+    let listed = texts(ok(&mut admin, &["ACL", "LIST"]));
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(saved, listed.join("\n") + "\n");
+
+    // A file with errors: every one reported, nothing changes.
+    std::fs::write(&path, "user ops on +nosuch\nusr x\nuser y on\nuser y off\n").unwrap();
+    assert_eq!(
+        err(&mut admin, &["ACL", "LOAD"]),
+        format!(
+            "ERR {p}:1: Error in applying operation '+nosuch': Unknown command or category name in ACL. \
+             {p}:2 should start with user keyword followed by the username. \
+             WARNING: Duplicate user 'y' found on line 4. \
+             WARNING: ACL errors detected, no change to the previously active ACL rules was performed",
+            p = path.display()
+        )
+    );
+    assert_eq!(
+        texts(ok(&mut admin, &["ACL", "USERS"])),
+        ["app", "default", "ops"]
+    );
+    ok(&mut app, &["SET", "w:2", "v"]);
+
+    // A good file replaces every user; the replaced users' connections close, default's
+    // stay with its new rules, and a file without `default` gives it a new server's.
+    std::fs::write(&path, "user ops on >x +@all ~*\n").unwrap();
+    assert_eq!(ok(&mut admin, &["ACL", "LOAD"]), Value::Okay);
+    assert_eq!(texts(ok(&mut admin, &["ACL", "USERS"])), ["default", "ops"]);
+    assert!(redis::cmd("PING").query::<Value>(&mut app).is_err());
+    assert_eq!(ok(&mut admin, &["PING"]), common::status("PONG"));
+    std::fs::write(&path, "user default on nopass -@all +ping +acl\n").unwrap();
+    assert_eq!(ok(&mut admin, &["ACL", "LOAD"]), Value::Okay);
+    assert!(err(&mut admin, &["GET", "k"]).starts_with("NOPERM"));
+}
+
+#[test]
+fn a_server_whose_acl_file_is_bad_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.acl");
+    let Err(e) = bloomkv_server::Server::start(bloomkv_server::Config {
+        dir: dir.path().join("db"),
+        port: 0,
+        aclfile: Some(missing.clone()),
+        ..bloomkv_server::Config::default()
+    }) else {
+        panic!("started without its ACL file")
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "ACL errors: Error loading ACLs, opening file '{}': No such file or directory",
+            missing.display()
+        )
+    );
+    let bad = dir.path().join("bad.acl");
+    std::fs::write(&bad, "user a on +nosuch\n").unwrap();
+    let Err(e) = bloomkv_server::Server::start(bloomkv_server::Config {
+        dir: dir.path().join("db"),
+        port: 0,
+        aclfile: Some(bad),
+        ..bloomkv_server::Config::default()
+    }) else {
+        panic!("started with a bad ACL file")
+    };
+    assert!(
+        e.to_string()
+            .contains("Unknown command or category name in ACL"),
+        "{e}"
+    );
+    // Nothing was created on disk.
+    assert!(!dir.path().join("db").exists());
+}
