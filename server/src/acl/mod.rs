@@ -6,9 +6,11 @@
 //! * [`category`]: which commands `@read`, `@hash`, ... hold.
 //! * [`user`]: one user's rules, checks and canonical description.
 //! * [`file`]: the ACL file's lines.
+//! * [`key_access`]: what each key of a command needs a pattern to grant.
 
 pub mod category;
 pub mod file;
+pub mod key_access;
 pub mod user;
 
 use std::collections::{BTreeMap, VecDeque};

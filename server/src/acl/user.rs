@@ -7,7 +7,8 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::category::{CATEGORIES, in_category};
-use crate::cmd::{self, COMMANDS, Command, Kind};
+use super::key_access;
+use crate::cmd::{self, COMMANDS, Command};
 use crate::glob;
 
 /// Read and write access a key pattern grants (`~` both, `%R~` read, `%W~` write).
@@ -232,12 +233,14 @@ impl Selector {
             }));
         }
         if !self.all_keys {
-            let write = !matches!(c.kind, Kind::Read(_));
             let positions = cmd::getkeys::positions(c, args).unwrap_or_default();
-            for i in positions {
+            for (nth, i) in positions.into_iter().enumerate() {
                 let key = &args[i];
+                let need = key_access::need(c, args, nth);
                 let ok = self.keys.iter().any(|k| {
-                    (if write { k.write } else { k.read }) && glob::matches(&k.pattern, key)
+                    (k.read || !need.read)
+                        && (k.write || !need.write)
+                        && glob::matches(&k.pattern, key)
                 });
                 if !ok {
                     return Err(Denied::Key(key.clone()));
