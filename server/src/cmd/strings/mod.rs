@@ -5,13 +5,24 @@
 //! it longer than one chunk; from then on it is chunked (4 KiB per engine value), so a
 //! SETBIT writes one chunk (and the metadata when the string grows).
 
+pub mod bitfield;
+pub mod bitops;
+pub mod edit;
+pub mod lcs;
+pub mod ranges;
+
 use bytes::Bytes;
 
-use super::expiry::{Expiry, parse_expiry};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use crate::cmd::expiry::{Expiry, parse_expiry};
+use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key, meta_key, sub_prefix, tag};
+
+pub use bitfield::{bitfield, bitfield_ro};
+pub use bitops::{bitop, bitpos};
+pub use lcs::lcs;
+pub use ranges::{getrange, setrange};
 
 /// Largest string value: the engine's value limit less the metadata tag.
 pub const MAX_STRING: usize = 256 * 1024 * 1024 - 16;
@@ -336,9 +347,9 @@ fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64) -> R {
 /// `INCRBYFLOAT key increment`: in Redis's long double arithmetic and text
 /// (`cmd::longdouble`); an infinite increment is refused by its infinite result, as Redis 7.0.
 pub fn incrbyfloat(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    use super::longdouble::IncrError;
+    use crate::cmd::longdouble::IncrError;
     let current = get_string(txn, &a[1])?;
-    let text = super::longdouble::incr(current.as_deref(), &a[2]).map_err(|e| match e {
+    let text = crate::cmd::longdouble::incr(current.as_deref(), &a[2]).map_err(|e| match e {
         IncrError::Value | IncrError::Increment => Reply::err("value is not a valid float"),
         IncrError::InfiniteIncrement | IncrError::Overflow => {
             Reply::err("increment would produce NaN or Infinity")

@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 
-use super::bitstring::{Edit, read_range, string_len};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::edit::{Edit, read_range, string_len};
+use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 

@@ -2,14 +2,14 @@
 //! BITFIELD): reads of a byte range that touch only the chunks it covers, and [`Edit`], a
 //! string opened for in-place changes whose commit writes back only the chunks it changed.
 //!
-//! The representation follows SETBIT's rule (`strings`): a string stays inline while it fits
+//! The representation follows SETBIT's rule (`strings::setbit`): a string stays inline while it fits
 //! one chunk; an edit that makes it longer (or edits an inline string already longer) turns
 //! it into a chunked one.
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::WRONGTYPE;
+use crate::cmd::WRONGTYPE;
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, Txn, chunk_key};
 

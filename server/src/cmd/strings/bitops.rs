@@ -3,8 +3,8 @@
 
 use bytes::Bytes;
 
-use super::strings::{MAX_STRING, read_string, set_string};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::{MAX_STRING, read_string, set_string};
+use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key};
 
