@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 
-use super::edit::{Edit, read_range};
+use super::chunks::read_range;
+use super::edit::Edit;
 use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn};

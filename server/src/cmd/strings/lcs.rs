@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::read_string;
+use super::store::read_string;
 use crate::cmd::{NOT_INT, parse_i64};
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn};
