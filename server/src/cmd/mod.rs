@@ -1,9 +1,6 @@
 //! The command table: names, arities, flags and key positions (what COMMAND reports and
 //! what the dispatcher checks and locks), and the data commands' handlers.
 
-pub mod bitfield;
-pub mod bitops;
-pub mod bitstring;
 pub mod blocking;
 pub mod bloom;
 pub mod cuckoo;
@@ -16,13 +13,11 @@ pub mod getkeys;
 pub mod hashes;
 pub mod hll;
 pub mod keyspace;
-pub mod lcs;
 pub mod lists;
 pub mod longdouble;
 pub mod memory;
 pub mod object;
 pub mod random;
-pub mod ranges;
 pub mod scan;
 pub mod sets;
 pub mod sort;
@@ -217,14 +212,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!("setbit", 4, Write(strings::setbit), 1, 1, 1, "bitmap", W, "Sets a bit of a string; returns its old value."),
     cmd!("getbit", 3, Read(strings::getbit), 1, 1, 1, "bitmap", RO, "Returns a bit of a string."),
     cmd!("bitcount", -2, Read(strings::bitcount), 1, 1, 1, "bitmap", RO, "Counts set bits."),
-    cmd!("getrange", 4, Read(ranges::getrange), 1, 1, 1, "string", &["readonly"], "Returns a substring of a string."),
-    cmd!("substr", 4, Read(ranges::getrange), 1, 1, 1, "string", &["readonly"], "Returns a substring of a string (GETRANGE's old name)."),
-    cmd!("setrange", 4, Write(ranges::setrange), 1, 1, 1, "string", W, "Overwrites part of a string from an offset."),
-    cmd!("lcs", -3, Read(lcs::lcs), 1, 2, 1, "string", &["readonly"], "Returns the longest common subsequence of two strings (LEN, IDX)."),
-    cmd!("bitop", -4, Write(bitops::bitop), 2, -1, 1, "bitmap", W, "Stores the AND, OR, XOR or NOT of strings."),
-    cmd!("bitpos", -3, Read(bitops::bitpos), 1, 1, 1, "bitmap", &["readonly"], "Returns the first set or clear bit in a range."),
-    cmd!("bitfield", -2, Write(bitfield::bitfield), 1, 1, 1, "bitmap", W, "Gets, sets and increments integers at bit offsets (OVERFLOW)."),
-    cmd!("bitfield_ro", -2, Read(bitfield::bitfield_ro), 1, 1, 1, "bitmap", RO, "Gets integers at bit offsets."),
+    cmd!("getrange", 4, Read(strings::getrange), 1, 1, 1, "string", &["readonly"], "Returns a substring of a string."),
+    cmd!("substr", 4, Read(strings::getrange), 1, 1, 1, "string", &["readonly"], "Returns a substring of a string (GETRANGE's old name)."),
+    cmd!("setrange", 4, Write(strings::setrange), 1, 1, 1, "string", W, "Overwrites part of a string from an offset."),
+    cmd!("lcs", -3, Read(strings::lcs), 1, 2, 1, "string", &["readonly"], "Returns the longest common subsequence of two strings (LEN, IDX)."),
+    cmd!("bitop", -4, Write(strings::bitop), 2, -1, 1, "bitmap", W, "Stores the AND, OR, XOR or NOT of strings."),
+    cmd!("bitpos", -3, Read(strings::bitpos), 1, 1, 1, "bitmap", &["readonly"], "Returns the first set or clear bit in a range."),
+    cmd!("bitfield", -2, Write(strings::bitfield), 1, 1, 1, "bitmap", W, "Gets, sets and increments integers at bit offsets (OVERFLOW)."),
+    cmd!("bitfield_ro", -2, Read(strings::bitfield_ro), 1, 1, 1, "bitmap", RO, "Gets integers at bit offsets."),
     // HyperLogLog (PFCOUNT writes the cached estimate into the sketch, as Redis does)
     cmd!("pfadd", -2, Write(hll::pfadd), 1, 1, 1, "hyperloglog", &["write", "denyoom", "fast"], "Adds elements to a HyperLogLog sketch."),
     cmd!("pfcount", -2, Write(hll::pfcount), 1, -1, 1, "hyperloglog", &["readonly", "may_replicate"], "Estimates the distinct elements of the union of sketches."),

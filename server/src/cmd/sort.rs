@@ -102,7 +102,7 @@ fn lookup(txn: &Txn<'_>, pattern: &[u8], elem: &[u8]) -> Result<Option<Vec<u8>>,
     };
     match (field, &meta) {
         (None, Meta::Str(_) | Meta::Chunked { .. }) => {
-            Ok(Some(strings::read_string(txn, &key, &meta)?))
+            Ok(Some(strings::store::read_string(txn, &key, &meta)?))
         }
         (Some(f), Meta::Hash { version, .. }) => hashes::store::get_field(txn, &key, *version, f),
         _ => Ok(None),

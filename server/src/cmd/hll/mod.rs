@@ -7,7 +7,7 @@ pub mod format;
 use bytes::Bytes;
 
 use super::WRONGTYPE;
-use super::strings::read_string;
+use super::strings::store::read_string;
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn};
 use format::{REGISTERS, is_hll};

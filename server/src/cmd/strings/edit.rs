@@ -1,75 +1,20 @@
-//! Byte-level access to a string key for the range and bit commands (GETRANGE, SETRANGE,
-//! BITFIELD): reads of a byte range that touch only the chunks it covers, and [`Edit`], a
-//! string opened for in-place changes whose commit writes back only the chunks it changed.
+//! [`Edit`]: a string key opened for in-place changes at byte positions (SETRANGE,
+//! BITFIELD), whose commit writes back only the chunks it changed.
 //!
-//! The representation follows SETBIT's rule (`strings`): a string stays inline while it fits
-//! one chunk; an edit that makes it longer (or edits an inline string already longer) turns
-//! it into a chunked one.
+//! The representation follows SETBIT's rule ([`store`](super::store)): a string stays inline
+//! while it fits one chunk; an edit that makes it longer (or edits an inline string already
+//! longer) turns it into a chunked one.
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::WRONGTYPE;
+use super::chunks::copy_overlap;
+use super::store::{put_chunked, put_chunks};
+use crate::cmd::WRONGTYPE;
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, Txn, chunk_key};
 
 const CB: u64 = CHUNK_BYTES as u64;
-
-/// Length in bytes of the string with metadata `meta` (`None` for other types).
-pub fn string_len(meta: &Meta) -> Option<u64> {
-    match meta {
-        Meta::Str(v) => Some(v.len() as u64),
-        Meta::Chunked { len, .. } => Some(*len),
-        _ => None,
-    }
-}
-
-/// The bytes `[start, start + n)` of the string `key` with metadata `meta`, cut at its end
-/// (missing chunks read as zeros). Other types: WRONGTYPE.
-///
-/// # Errors
-/// Engine errors; WRONGTYPE.
-pub fn read_range(
-    txn: &Txn<'_>,
-    key: &[u8],
-    meta: &Meta,
-    start: u64,
-    n: u64,
-) -> Result<Vec<u8>, Reply> {
-    let len = string_len(meta).ok_or_else(|| Reply::Error(WRONGTYPE.into()))?;
-    let end = start.saturating_add(n).min(len);
-    if start >= end {
-        return Ok(Vec::new());
-    }
-    match meta {
-        Meta::Str(v) => Ok(v[start as usize..end as usize].to_vec()),
-        Meta::Chunked { version, .. } => {
-            let mut out = vec![0u8; (end - start) as usize];
-            for idx in start / CB..=(end - 1) / CB {
-                let Some(chunk) = txn.get(&chunk_key(key, *version, idx))? else {
-                    continue;
-                };
-                copy_overlap(&mut out, start, idx * CB, &chunk);
-            }
-            Ok(out)
-        }
-        _ => Err(Reply::Error(WRONGTYPE.into())),
-    }
-}
-
-/// Copies the part of `src` (which starts at string position `src_at`) that overlaps `out`
-/// (which starts at `out_at`).
-fn copy_overlap(out: &mut [u8], out_at: u64, src_at: u64, src: &[u8]) {
-    let lo = out_at.max(src_at);
-    let hi = (out_at + out.len() as u64).min(src_at + src.len() as u64);
-    if lo >= hi {
-        return;
-    }
-    let n = (hi - lo) as usize;
-    let o = (lo - out_at) as usize;
-    let s = (lo - src_at) as usize;
-    out[o..o + n].copy_from_slice(&src[s..s + n]);
-}
 
 /// Where an edited string's bytes live.
 enum Body {
@@ -106,9 +51,7 @@ impl Edit {
                     (len, Body::Inline(v))
                 } else {
                     let version = txn.new_version()?;
-                    for (i, c) in v.chunks(CHUNK_BYTES).enumerate() {
-                        txn.put(chunk_key(key, version, i as u64), c.to_vec());
-                    }
+                    put_chunks(txn, key, version, &v);
                     (len, chunked(version))
                 }
             }
@@ -209,13 +152,7 @@ impl Edit {
                         txn.put(chunk_key(&self.key, version, idx), c);
                     }
                 }
-                txn.put_meta(
-                    &self.key,
-                    Meta::Chunked {
-                        version,
-                        len: self.len,
-                    },
-                )
+                put_chunked(txn, &self.key, version, self.len)
             }
         }
     }

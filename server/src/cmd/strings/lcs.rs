@@ -4,8 +4,8 @@
 
 use bytes::Bytes;
 
-use super::strings::read_string;
-use super::{NOT_INT, parse_i64};
+use super::store::read_string;
+use crate::cmd::{NOT_INT, parse_i64};
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn};
 

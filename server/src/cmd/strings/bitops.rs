@@ -1,12 +1,105 @@
-//! Bitwise commands over whole strings: BITOP (AND, OR, XOR, NOT into a destination key)
-//! and BITPOS (the first set or clear bit in a byte or bit range).
+//! The bitmap commands over whole strings and single bits: SETBIT, GETBIT, BITCOUNT, BITOP
+//! (AND, OR, XOR, NOT into a destination key) and BITPOS (the first set or clear bit in a
+//! byte or bit range).
 
 use bytes::Bytes;
 
-use super::strings::{MAX_STRING, read_string, set_string};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::{chunks, store};
+use crate::cmd::{NOT_INT, parse_i64};
+use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::{CHUNK_BYTES, Meta, R, Record, Txn, chunk_key};
+use crate::store::{R, Txn};
+
+/// Largest bit offset (Redis: 2^32 - 1, a 512 MB string).
+const MAX_BIT_OFFSET: u64 = (1 << 32) - 1;
+
+fn int_arg(b: &[u8]) -> Result<i64, Reply> {
+    parse_i64(b).ok_or_else(|| Reply::err(NOT_INT))
+}
+
+/// A range's unit: `BIT` (true) or `BYTE`, the default.
+fn in_bits(unit: Option<&Bytes>) -> Result<bool, Reply> {
+    match unit.map(|o| o.to_ascii_uppercase()) {
+        None => Ok(false),
+        Some(o) if o == b"BYTE" => Ok(false),
+        Some(o) if o == b"BIT" => Ok(true),
+        Some(_) => Err(Reply::err("syntax error")),
+    }
+}
+
+fn bit_offset(b: &[u8]) -> Result<u64, Reply> {
+    match parse_i64(b) {
+        Some(n) if n >= 0 && n as u64 <= MAX_BIT_OFFSET => Ok(n as u64),
+        _ => Err(Reply::err("bit offset is not an integer or out of range")),
+    }
+}
+
+/// SETBIT key offset value: replies with the bit's previous value.
+pub fn setbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let offset = bit_offset(&a[2])?;
+    let on = match a[3].as_ref() {
+        b"1" => true,
+        b"0" => false,
+        _ => return Err(Reply::err("bit is not an integer or out of range")),
+    };
+    let was = chunks::set_bit(txn, &a[1], offset, on)?;
+    // Redis tells of a SETBIT even when the bit already had that value.
+    txn.notify(class::STRING, "setbit", &a[1]);
+    Ok(Reply::Int(i64::from(was)))
+}
+
+/// GETBIT key offset
+pub fn getbit(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let offset = bit_offset(&a[2])?;
+    let b = chunks::get_byte(txn, &a[1], (offset / 8) as usize)?;
+    Ok(Reply::Int(i64::from(b & (0x80u8 >> (offset % 8)) != 0)))
+}
+
+/// `BITCOUNT key [start end [BYTE | BIT]]`
+pub fn bitcount(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
+    let range = match a.len() {
+        2 => None,
+        4 | 5 => {
+            let start = int_arg(&a[2])?;
+            let end = int_arg(&a[3])?;
+            let bit = in_bits(a.get(4))?;
+            Some((start, end, bit))
+        }
+        _ => return Err(Reply::err("syntax error")),
+    };
+    let Some(v) = store::get(txn, &a[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    let Some((start, end, bit)) = range else {
+        return Ok(Reply::Int(count_ones(&v)));
+    };
+    let total = if bit {
+        v.len() as i64 * 8
+    } else {
+        v.len() as i64
+    };
+    // Redis: both ends negative and the start past the end is an empty range, whatever the
+    // length (clamping both to 0 would count the first byte).
+    if start < 0 && end < 0 && start > end {
+        return Ok(Reply::Int(0));
+    }
+    let norm = |x: i64| if x < 0 { (x + total).max(0) } else { x };
+    let (s, e) = (norm(start), norm(end).min(total - 1));
+    if s > e || total == 0 {
+        return Ok(Reply::Int(0));
+    }
+    if !bit {
+        return Ok(Reply::Int(count_ones(&v[s as usize..=e as usize])));
+    }
+    let n = (s..=e)
+        .filter(|&i| v[(i / 8) as usize] & (0x80 >> (i % 8)) != 0)
+        .count();
+    Ok(Reply::Int(n as i64))
+}
+
+fn count_ones(v: &[u8]) -> i64 {
+    v.iter().map(|b| i64::from(b.count_ones())).sum()
+}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Op {
@@ -34,16 +127,13 @@ pub fn bitop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     let mut sources = Vec::with_capacity(a.len() - 3);
     for key in &a[3..] {
-        sources.push(match txn.meta(key)? {
-            None => Vec::new(),
-            Some(m) => read_string(txn, key, &m)?,
-        });
+        sources.push(store::get(txn, key)?.unwrap_or_default());
     }
     let out_len = sources.iter().map(Vec::len).max().unwrap_or(0);
     let dest = &a[2];
     if out_len == 0 {
         if txn.remove_key(dest)? {
-            txn.notify(crate::notify::class::GENERIC, "del", dest);
+            txn.notify(class::GENERIC, "del", dest);
         }
         return Ok(Reply::Int(0));
     }
@@ -74,8 +164,8 @@ pub fn bitop(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             }
         }
     }
-    store_new(txn, dest, out)?;
-    txn.notify(crate::notify::class::STRING, "set", dest);
+    store::replace(txn, dest, out)?;
+    txn.notify(class::STRING, "set", dest);
     Ok(Reply::Int(out_len as i64))
 }
 
@@ -85,57 +175,26 @@ fn padded(s: &[u8], n: usize) -> Vec<u8> {
     v
 }
 
-/// Replaces `key` with the string `value`, without a time to live: inline as SET stores it
-/// while it fits a metadata value, chunked beyond.
-fn store_new(txn: &mut Txn<'_>, key: &[u8], value: Vec<u8>) -> Result<(), Reply> {
-    if value.len() <= MAX_STRING {
-        return set_string(txn, key, value, 0);
-    }
-    let version = txn.new_version()?;
-    for (i, c) in value.chunks(CHUNK_BYTES).enumerate() {
-        txn.put(chunk_key(key, version, i as u64), c.to_vec());
-    }
-    txn.put_record(
-        key,
-        Record {
-            expire_at: 0,
-            meta: Meta::Chunked {
-                version,
-                len: value.len() as u64,
-            },
-        },
-    )
-}
-
 /// `BITPOS key bit [start [end [BYTE | BIT]]]`: the position of the first bit equal to
 /// `bit` in the range, -1 when there is none. Looking for a 0 without an explicit end finds
 /// the first bit past the string (a string reads as followed by zeros).
 pub fn bitpos(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
-    let bit = parse_i64(&a[2]).ok_or_else(|| Reply::err(NOT_INT))?;
+    let bit = int_arg(&a[2])?;
     if bit != 0 && bit != 1 {
         return Err(Reply::err("The bit argument must be 1 or 0."));
     }
     let want = bit == 1;
-    let Some(meta) = txn.meta(&a[1])? else {
+    let Some(v) = store::get(txn, &a[1])? else {
         return Ok(Reply::Int(if want { -1 } else { 0 }));
     };
-    if !matches!(meta, Meta::Str(_) | Meta::Chunked { .. }) {
-        return Err(Reply::Error(WRONGTYPE.into()));
-    }
-    let v = read_string(txn, &a[1], &meta)?;
     let strlen = v.len() as i64;
     let (start, end, end_given, in_bits) = match a.len() {
         3 => (0, strlen - 1, false, false),
         4..=6 => {
-            let start = parse_i64(&a[3]).ok_or_else(|| Reply::err(NOT_INT))?;
-            let in_bits = match a.get(5).map(|o| o.to_ascii_uppercase()) {
-                None => false,
-                Some(o) if o == b"BIT" => true,
-                Some(o) if o == b"BYTE" => false,
-                Some(_) => return Err(Reply::err("syntax error")),
-            };
+            let start = int_arg(&a[3])?;
+            let in_bits = in_bits(a.get(5))?;
             let end = match a.get(4) {
-                Some(e) => Some(parse_i64(e).ok_or_else(|| Reply::err(NOT_INT))?),
+                Some(e) => Some(int_arg(e)?),
                 None => None,
             };
             let total = if in_bits { strlen * 8 } else { strlen };

@@ -4,8 +4,9 @@
 
 use bytes::Bytes;
 
-use super::bitstring::{Edit, read_range};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::chunks::read_range;
+use super::edit::Edit;
+use crate::cmd::{NOT_INT, WRONGTYPE, parse_i64};
 use crate::resp::Reply;
 use crate::store::{Meta, R, Txn};
 
