@@ -307,7 +307,8 @@ pub fn lzf_compress(input: &[u8], max: usize) -> Option<Vec<u8>> {
     const MAX_OFF: usize = 1 << 13;
     const MAX_REF: usize = (1 << 8) + (1 << 3);
     let n = input.len();
-    if n < 2 {
+    // Positions are kept in 32 bits, as liblzf keeps its offsets.
+    if n < 2 || u32::try_from(n).is_err() {
         return None;
     }
     let idx = |h: u32| -> usize {
@@ -315,7 +316,7 @@ pub fn lzf_compress(input: &[u8], max: usize) -> Option<Vec<u8>> {
     };
     let at = |i: usize| u32::from(input[i]);
     // Slot values are input positions; 0 (never a usable reference) marks an empty slot.
-    let mut htab = vec![0usize; 1 << HLOG];
+    let mut htab = vec![0u32; 1 << HLOG];
     let mut out: Vec<u8> = Vec::with_capacity(max + 1);
     // `lit`: bytes in the open literal run, whose length byte is at `run`.
     let mut lit = 0usize;
@@ -326,8 +327,8 @@ pub fn lzf_compress(input: &[u8], max: usize) -> Option<Vec<u8>> {
     while ip + 2 < n {
         hval = (hval << 8) | at(ip + 2);
         let slot = idx(hval);
-        let r = htab[slot];
-        htab[slot] = ip;
+        let r = htab[slot] as usize;
+        htab[slot] = ip as u32;
         let off = ip.wrapping_sub(r).wrapping_sub(1);
         if r > 0
             && r < ip
@@ -384,7 +385,7 @@ pub fn lzf_compress(input: &[u8], max: usize) -> Option<Vec<u8>> {
             hval = (at(ip) << 8) | at(ip + 1);
             for _ in 0..2 {
                 hval = (hval << 8) | at(ip + 2);
-                htab[idx(hval)] = ip;
+                htab[idx(hval)] = ip as u32;
                 ip += 1;
             }
         } else {

@@ -7,8 +7,9 @@ use crate::common::{TestServer, bulk, int, ok, q};
 use redis::Value;
 
 /// Commands that build the streams `big` (several nodes, deleted entries, three groups),
-/// `plain` (entries only added, one group: Redis's bytes exactly), `empty` (a group on an
-/// empty stream) and `emptied` (its only entry deleted). Delivery times are the only
+/// `plain` (entries only added, one group: Redis's bytes exactly), `wide` (700-byte values:
+/// nodes cut by their bytes), `empty` (a group on an empty stream) and `emptied` (its only
+/// entry deleted). Delivery times are the only
 /// thing they leave to the clock.
 pub fn script() -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> = Vec::new();
@@ -76,6 +77,10 @@ pub fn script() -> Vec<Vec<String>> {
         "plain",
         ">",
     ]);
+    for i in 1..=20u64 {
+        let v = format!("{i}:{}", "w".repeat(700));
+        cmd(&["XADD", "wide", &format!("{i}-0"), "payload", &v]);
+    }
     cmd(&["XGROUP", "CREATE", "empty", "g", "$", "MKSTREAM"]);
     cmd(&["XADD", "emptied", "5-1", "a", "1"]);
     cmd(&["XDEL", "emptied", "5-1"]);
@@ -148,7 +153,7 @@ pub fn state(c: &mut redis::Connection, key: &str) -> Vec<Value> {
     out
 }
 
-pub const KEYS: [&str; 4] = ["big", "plain", "empty", "emptied"];
+pub const KEYS: [&str; 5] = ["big", "plain", "wide", "empty", "emptied"];
 
 #[test]
 fn streams_round_trip_with_groups_and_xinfo_full_unchanged() {
