@@ -79,6 +79,8 @@ pub fn store(txn: &mut Txn<'_>, key: &Bytes, v: StreamValue) -> Result<(), Reply
         added: v.added,
     };
     txn.put_meta(key, Meta::Stream(m))?;
+    // Readers blocked on the key see its entries, as Redis's RESTORE signals them.
+    txn.signal_ready(key);
     let groups = Groups::of(key, version);
     for g in v.groups {
         groups.check_names(&g.name, b"")?;

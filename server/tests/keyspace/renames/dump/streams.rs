@@ -207,15 +207,60 @@ fn streams_round_trip_with_groups_and_xinfo_full_unchanged() {
     };
     assert_eq!(first[0], bulk("1004-1"));
     // Consumers' active time comes back as their seen time (no active time in the payload).
-    let info = ok(&mut c, &["XINFO", "CONSUMERS", "copy:plain", "readers"]);
-    let Value::Array(consumers) = info else {
-        panic!()
-    };
-    let Value::Array(r1) = &consumers[0] else {
-        panic!()
-    };
-    assert_eq!(r1[0], bulk("name"));
-    assert_eq!(r1[1], bulk("r1"));
+    let full = ok(&mut c, &["XINFO", "STREAM", "copy:big", "FULL"]);
+    let (seen, active) = (after(&full, "seen-time"), after(&full, "active-time"));
+    assert_eq!(
+        seen.len(),
+        4,
+        "alice, bob, dave (who read above, both times now), carol"
+    );
+    assert_eq!(seen, active);
+}
+
+/// The values that follow `name` in the name-value lists anywhere in `v`.
+fn after(v: &Value, name: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Value::Array(items) = v {
+        for (i, x) in items.iter().enumerate() {
+            if i % 2 == 0
+                && matches!(x, Value::BulkString(b) if b == name.as_bytes())
+                && let Some(next) = items.get(i + 1)
+            {
+                out.push(next.clone());
+            }
+            out.extend(after(x, name));
+        }
+    }
+    out
+}
+
+/// A reader blocked on a stream that does not exist yet gets the entries RESTORE creates.
+#[test]
+fn restore_wakes_blocked_readers() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    ok(&mut c, &["XADD", "src", "7-1", "f", "v"]);
+    let payload = bytes(ok(&mut c, &["DUMP", "src"]));
+    let mut reader = s.client();
+    let t = std::thread::spawn(move || {
+        q(
+            &mut reader,
+            &["XREAD", "BLOCK", "5000", "STREAMS", "dst", "0-0"],
+        )
+        .unwrap()
+    });
+    crate::common::wait_blocked(&mut c, 1);
+    assert_eq!(restore(&mut c, "dst", &payload), Value::Okay);
+    assert_eq!(
+        t.join().unwrap(),
+        Value::Array(vec![Value::Array(vec![
+            bulk("dst"),
+            Value::Array(vec![Value::Array(vec![
+                bulk("7-1"),
+                Value::Array(vec![bulk("f"), bulk("v")]),
+            ])]),
+        ])])
+    );
 }
 
 #[test]
