@@ -469,6 +469,15 @@ mod tests {
             let whole = read(&mut r, out[0]).is_ok() && r.done();
             assert!(!whole, "{cut}");
         }
+        // Any byte changed reads to an error or to some stream, never a panic.
+        for at in 1..out.len() {
+            for flip in [0x01, 0x40, 0x80, 0xff] {
+                let mut bad = out.clone();
+                bad[at] ^= flip;
+                let mut r = Reader::new(&bad[1..]);
+                let _ = read(&mut r, bad[0]);
+            }
+        }
     }
 
     /// A one-entry stream with a group, one pending entry and its consumer, as a stream
