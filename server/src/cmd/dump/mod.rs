@@ -2,12 +2,15 @@
 //! a value dumped by Redis restores here and one dumped here restores in Redis 7.0 and later.
 //!
 //! DUMP writes the plain encodings every Redis reads (a string, a set or hash of strings, a
-//! sorted set with binary scores, a list as listpack nodes); RESTORE also reads the compact
-//! ones Redis 7.0-7.2 writes (intsets, listpacks, LZF-compressed and integer strings).
-//! Streams and Bloom filters are not serialized (`ERR` names them).
+//! sorted set with binary scores, a list as listpack nodes, a stream as Redis 7.0 writes it);
+//! RESTORE also reads the compact ones Redis 7.0-7.2 writes (intsets, listpacks,
+//! LZF-compressed and integer strings) and streams from Redis 5 to 7.2 ([`stream`]).
+//! Bloom and cuckoo filters are not serialized (`ERR` names them).
 
 pub mod listpack;
 pub mod rdb;
+pub mod stream;
+pub mod stream_store;
 
 use bytes::Bytes;
 
@@ -85,11 +88,7 @@ pub fn dump_value(txn: &Txn<'_>, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
                 out.extend_from_slice(&lp);
             }
         }
-        Meta::Stream(_) => {
-            return Err(Reply::err(
-                "DUMP of a stream is not supported by bloomkv-server",
-            ));
-        }
+        Meta::Stream(m) => stream::write(&mut out, &stream_store::collect(txn, key, m)?),
         Meta::Bloom { .. } => {
             return Err(Reply::err(
                 "DUMP of a Bloom filter is not supported by bloomkv-server (BF.SCANDUMP is the filters' own form)",
@@ -116,6 +115,7 @@ enum Value {
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
     Zset(Vec<(Vec<u8>, f64)>),
     List(Vec<Vec<u8>>),
+    Stream(stream::StreamValue),
 }
 
 fn pairs<T>(items: Vec<T>) -> Result<Vec<(T, T)>, Bad> {
@@ -195,14 +195,18 @@ fn decode(obj: &[u8]) -> Result<Value, Bad> {
             }
             Value::List(out)
         }
+        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 | kind::STREAM_LISTPACKS_3 => {
+            Value::Stream(stream::read(&mut r, t)?)
+        }
         _ => return Err(Bad),
     };
     if !r.done() {
         return Err(Bad);
     }
-    // Redis never writes an empty collection, and refuses one (there is no empty key).
+    // Redis never writes an empty collection, and refuses one (there is no empty key); an
+    // empty stream is a value of its own.
     let empty = match &v {
-        Value::Str(_) => false,
+        Value::Str(_) | Value::Stream(_) => false,
         Value::Set(m) | Value::List(m) => m.is_empty(),
         Value::Hash(f) => f.is_empty(),
         Value::Zset(m) => m.is_empty(),
@@ -252,6 +256,7 @@ fn write_value(txn: &mut Txn<'_>, key: &Bytes, v: Value, expire_at: u64) -> Resu
             a.extend(elems.iter().map(|e| arg(e)));
             lists::rpush(txn, &a)?;
         }
+        Value::Stream(s) => stream_store::store(txn, key, s)?,
     }
     if expire_at != 0
         && let Some(rec) = txn.live(key)?

@@ -24,8 +24,14 @@ pub mod kind {
     pub const ZSET_LISTPACK: u8 = 17;
     /// A list as a quicklist of listpack (or plain) nodes.
     pub const LIST_QUICKLIST_2: u8 = 18;
+    /// A stream as listpack nodes (Redis 5-6: no first ID, tombstone or read counters).
+    pub const STREAM_LISTPACKS: u8 = 15;
+    /// A stream as listpack nodes with Redis 7.0's counters.
+    pub const STREAM_LISTPACKS_2: u8 = 19;
     /// A set as one listpack (Redis 7.2).
     pub const SET_LISTPACK: u8 = 20;
+    /// A stream as Redis 7.2 writes it (consumers' active time too).
+    pub const STREAM_LISTPACKS_3: u8 = 21;
 }
 
 /// The RDB version this server writes in a DUMP payload (Redis 7.0's: readable by 7.0 and
@@ -101,6 +107,21 @@ pub fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     }
     put_len(out, s.len() as u64);
     out.extend_from_slice(s);
+}
+
+/// Appends a string as Redis's `rdbSaveRawString` does with `rdbcompression yes`: LZF when
+/// it is longer than 20 bytes and compresses by at least 4, else as [`put_string`].
+pub fn put_string_lzf(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() > 20
+        && let Some(c) = lzf_compress(s, s.len() - 4)
+    {
+        out.push(0xc3);
+        put_len(out, c.len() as u64);
+        put_len(out, s.len() as u64);
+        out.extend_from_slice(&c);
+        return;
+    }
+    put_string(out, s);
 }
 
 /// Wraps an encoded object (type byte first) with the footer: RDB version, CRC-64.
@@ -276,6 +297,133 @@ pub fn lzf_decompress(input: &[u8], len: usize) -> Result<Vec<u8>, Bad> {
     if out.len() == len { Ok(out) } else { Err(Bad) }
 }
 
+/// LZF compression as Redis's bundled liblzf does it (`lzf_c.c` with Redis's settings: a
+/// 2^16-slot hash table starting empty, the "very fast" hashing, two slots refreshed after
+/// each match), so the output is byte for byte Redis's; `None` when it does not fit in
+/// `max` bytes, by liblzf's own (conservative) tests.
+pub fn lzf_compress(input: &[u8], max: usize) -> Option<Vec<u8>> {
+    const HLOG: u32 = 16;
+    const MAX_LIT: usize = 1 << 5;
+    const MAX_OFF: usize = 1 << 13;
+    const MAX_REF: usize = (1 << 8) + (1 << 3);
+    let n = input.len();
+    // Positions are kept in 32 bits, as liblzf keeps its offsets.
+    if n < 2 || u32::try_from(n).is_err() {
+        return None;
+    }
+    let idx = |h: u32| -> usize {
+        ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << HLOG) - 1)) as usize
+    };
+    let at = |i: usize| u32::from(input[i]);
+    // Slot values are input positions; 0 (never a usable reference) marks an empty slot.
+    let mut htab = vec![0u32; 1 << HLOG];
+    let mut out: Vec<u8> = Vec::with_capacity(max + 1);
+    // `lit`: bytes in the open literal run, whose length byte is at `run`.
+    let mut lit = 0usize;
+    let mut run = 0usize;
+    out.push(0);
+    let mut ip = 0usize;
+    let mut hval = (at(0) << 8) | at(1);
+    while ip + 2 < n {
+        hval = (hval << 8) | at(ip + 2);
+        let slot = idx(hval);
+        let r = htab[slot] as usize;
+        htab[slot] = ip as u32;
+        let off = ip.wrapping_sub(r).wrapping_sub(1);
+        if r > 0
+            && r < ip
+            && off < MAX_OFF
+            && input[r + 2] == input[ip + 2]
+            && input[r..r + 2] == input[ip..ip + 2]
+        {
+            let mut len = 2usize;
+            let maxlen = (n - ip - len).min(MAX_REF);
+            // The output position liblzf tests against its end (`op`): after the run byte.
+            let op = out.len();
+            if op + 3 + 1 >= max && op - usize::from(lit == 0) + 3 + 1 >= max {
+                return None;
+            }
+            out[run] = (lit as u8).wrapping_sub(1);
+            if lit == 0 {
+                out.pop();
+            }
+            let mut done = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if input[r + len] != input[ip + len] {
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            if !done {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[r + len] == input[ip + len]) {
+                        break;
+                    }
+                }
+            }
+            len -= 2;
+            ip += 1;
+            if len < 7 {
+                out.push(((off >> 8) + (len << 5)) as u8);
+            } else {
+                out.push(((off >> 8) + (7 << 5)) as u8);
+                out.push((len - 7) as u8);
+            }
+            out.push(off as u8);
+            lit = 0;
+            run = out.len();
+            out.push(0);
+            ip += len + 1;
+            if ip + 2 >= n {
+                break;
+            }
+            ip -= 2;
+            hval = (at(ip) << 8) | at(ip + 1);
+            for _ in 0..2 {
+                hval = (hval << 8) | at(ip + 2);
+                htab[idx(hval)] = ip as u32;
+                ip += 1;
+            }
+        } else {
+            if out.len() >= max {
+                return None;
+            }
+            lit += 1;
+            out.push(input[ip]);
+            ip += 1;
+            if lit == MAX_LIT {
+                out[run] = (lit - 1) as u8;
+                lit = 0;
+                run = out.len();
+                out.push(0);
+            }
+        }
+    }
+    if out.len() + 3 > max {
+        return None;
+    }
+    while ip < n {
+        lit += 1;
+        out.push(input[ip]);
+        ip += 1;
+        if lit == MAX_LIT {
+            out[run] = (lit - 1) as u8;
+            lit = 0;
+            run = out.len();
+            out.push(0);
+        }
+    }
+    out[run] = (lit as u8).wrapping_sub(1);
+    if lit == 0 {
+        out.pop();
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +461,29 @@ mod tests {
         let mut bad = sealed.clone();
         bad[2] = b'y';
         assert_eq!(unseal(&bad), None);
+    }
+
+    #[test]
+    fn lzf_compression_reads_back_and_matches_redis() {
+        // SET lzf ("abc" x 11) x 3 on redis-server 7.0.15 dumped these LZF bytes.
+        let text = "abc".repeat(33);
+        let c = lzf_compress(text.as_bytes(), text.len() - 4).unwrap();
+        assert_eq!(
+            c,
+            [
+                0x03, b'a', b'b', b'c', b'a', 0xe0, 0x54, 0x02, 0x01, b'b', b'c'
+            ]
+        );
+        let mut varied = Vec::new();
+        for i in 0..3000u32 {
+            varied.extend_from_slice(format!("{}:{}", i % 37, i / 5).as_bytes());
+        }
+        let c = lzf_compress(&varied, varied.len() - 4).unwrap();
+        assert_eq!(lzf_decompress(&c, varied.len()).unwrap(), varied);
+        assert_eq!(lzf_compress(b"abcdefghijklmnopqrstuvwxyz", 22), None);
+        let mut out = Vec::new();
+        put_string_lzf(&mut out, text.as_bytes());
+        assert_eq!(Reader::new(&out).string().unwrap(), text.as_bytes());
     }
 
     #[test]

@@ -354,6 +354,13 @@ impl<'k> Groups<'k> {
         })
     }
 
+    /// Writes pending entry `id` of `group` and its place in its consumer's PEL (the
+    /// counters in the group and consumer records are the caller's).
+    pub fn put_pending(&self, txn: &mut Txn<'_>, group: &[u8], id: Id, p: &Pending) {
+        txn.put(self.owned_key(group, &p.consumer, id), Vec::new());
+        txn.put(self.pending_key(group, id), p.encode());
+    }
+
     /// Calls `f` with the IDs pending for `consumer` of `group` from `from` to `to`
     /// (inclusive), in order, until it returns false.
     ///

@@ -16,7 +16,7 @@
 pub mod group_cmds;
 pub mod groups;
 pub mod info;
-mod lag;
+pub mod lag;
 
 use bytes::Bytes;
 
@@ -403,6 +403,57 @@ fn store_stream(txn: &mut Txn<'_>, key: &[u8], m: StreamMeta) -> Result<(), Repl
     txn.put_meta(key, Meta::Stream(m))
 }
 
+/// Every entry of the stream `key`, in ID order.
+///
+/// # Errors
+/// Engine errors, a damaged entry.
+pub fn all_entries(txn: &Txn<'_>, key: &[u8], m: &StreamMeta) -> Result<Vec<Entry>, Reply> {
+    range(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, None)
+}
+
+/// Refuses a key too long to hold a stream (its entries' keys take 4 bytes more).
+///
+/// # Errors
+/// The error a client gets.
+pub fn check_key(key: &[u8]) -> Result<(), Reply> {
+    if key.len() + 4 > MAX_KEY_LEN {
+        return Err(Reply::err(format!(
+            "key longer than {} bytes: a stream key holds 4 bytes less than other keys",
+            MAX_KEY_LEN - 4
+        )));
+    }
+    Ok(())
+}
+
+/// Writes entry `id` (fields and values alternating in `pairs`) of the stream `key` whose
+/// entries live under `version`; the metadata is the caller's.
+///
+/// # Errors
+/// An entry too large for the engine.
+pub fn put_entry(
+    txn: &mut Txn<'_>,
+    key: &[u8],
+    version: u64,
+    id: Id,
+    pairs: &[Bytes],
+) -> Result<(), Reply> {
+    let entry = encode_entry(pairs);
+    check_entry_size(&entry)?;
+    txn.put(entry_key(key, version, id), entry);
+    Ok(())
+}
+
+fn check_entry_size(entry: &[u8]) -> Result<(), Reply> {
+    if entry.len() > bloomkv::MAX_VALUE_BYTES {
+        return Err(Reply::err(format!(
+            "element too large: a stream entry of {} bytes (bloomkv-server holds one entry to {} bytes)",
+            entry.len(),
+            bloomkv::MAX_VALUE_BYTES
+        )));
+    }
+    Ok(())
+}
+
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...`
 pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
@@ -436,20 +487,11 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if existing.is_none() && nomkstream {
         return Ok(Reply::Nil);
     }
-    if existing.is_none() && key.len() + 4 > MAX_KEY_LEN {
-        return Err(Reply::err(format!(
-            "key longer than {} bytes: a stream key holds 4 bytes less than other keys",
-            MAX_KEY_LEN - 4
-        )));
+    if existing.is_none() {
+        check_key(key)?;
     }
     let entry = encode_entry(pairs);
-    if entry.len() > bloomkv::MAX_VALUE_BYTES {
-        return Err(Reply::err(format!(
-            "element too large: a stream entry of {} bytes (bloomkv-server holds one entry to {} bytes)",
-            entry.len(),
-            bloomkv::MAX_VALUE_BYTES
-        )));
-    }
+    check_entry_size(&entry)?;
     let mut m = match existing {
         Some(m) => m,
         None => StreamMeta {
