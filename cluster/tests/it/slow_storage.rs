@@ -48,6 +48,12 @@ async fn slow_fsyncs_neither_wedge_an_election_nor_pile_up_terms() {
         "term {term_before} -> {} over {STALL:?} of {SLOW:?} fsyncs",
         settled.term
     );
+    // The stall reached the vote saves (else this test would test nothing): the survivors
+    // took several terms to elect through it.
+    assert!(
+        terms >= 3,
+        "the term moved only {terms}: the fsyncs were not slowed"
+    );
     assert!(
         terms <= bound,
         "the term moved {term_before} -> {} ({terms} terms) over {STALL:?} of {SLOW:?} fsyncs: \

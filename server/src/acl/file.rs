@@ -9,7 +9,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use super::user::{RuleError, User};
+use super::user::{UNKNOWN, User, merge_selectors};
 
 /// What Redis appends to a failed load's errors.
 const NO_CHANGE: &str =
@@ -68,20 +68,27 @@ pub fn parse(name: &str, text: &[u8]) -> Result<BTreeMap<String, User>, String> 
             continue;
         }
         let mut user = User::new(&user_name);
-        match user.apply_rules(&words[2..]) {
-            Ok(()) => {}
-            Err(RuleError::Unmatched(_)) => errors.push_str(&format!(
+        let Ok(rules) = merge_selectors(&words[2..]) else {
+            errors.push_str(&format!(
                 "{name}:{n}: Unmatched parenthesis in selector definition."
-            )),
-            Err(e @ RuleError::Bad { .. }) if e.unknown_name() => {
-                if let RuleError::Bad { rule, why } = e {
-                    errors.push_str(&format!(
-                        "{name}:{n}: Error in applying operation '{rule}': {why}. "
-                    ));
+            ));
+            continue;
+        };
+        // As Redis: every unknown command or category is reported, of the other errors
+        // only the first (a later one may only follow from it).
+        let mut syntax_error = false;
+        for rule in &rules {
+            match user.apply_rule(rule) {
+                Ok(()) => {}
+                Err(why) if why == UNKNOWN => errors.push_str(&format!(
+                    "{name}:{n}: Error in applying operation '{}': {why}. ",
+                    String::from_utf8_lossy(rule)
+                )),
+                Err(why) if !syntax_error => {
+                    errors.push_str(&format!("{name}:{n}: {why}. "));
+                    syntax_error = true;
                 }
-            }
-            Err(RuleError::Bad { why, .. }) => {
-                errors.push_str(&format!("{name}:{n}: {why}. "));
+                Err(_) => {}
             }
         }
         users.insert(user_name, user);
@@ -123,8 +130,11 @@ pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // One name per save: two ACL SAVEs at once must not write the same file.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
     let tmp = std::path::PathBuf::from(tmp_name);
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -159,11 +169,12 @@ mod tests {
 
     #[test]
     fn every_bad_line_is_reported_and_nothing_is_loaded() {
-        let text = b"user a on +nosuch\nfoo bar\nuser b on >x ~* +@all\nuser b on\nuser c #12\nuser d (+get\n";
+        let text = b"user a on +nosuch -nope\nfoo bar\nuser b on >x ~* +@all\nuser b on\nuser c #12 #34\nuser d (+get\n";
         let e = parse("f.acl", text).unwrap_err();
         assert_eq!(
             e,
             "f.acl:1: Error in applying operation '+nosuch': Unknown command or category name in ACL. \
+             f.acl:1: Error in applying operation '-nope': Unknown command or category name in ACL. \
              f.acl:2 should start with user keyword followed by the username. \
              WARNING: Duplicate user 'b' found on line 4. \
              f.acl:5: The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters. \

@@ -69,6 +69,11 @@ const READ_WRITE: &[&str] = &[
     "zpopmin",
 ];
 
+/// Commands that only read their keys' values though this server runs them as writes or
+/// blocking commands: XREADGROUP changes the group, not the stream; PFCOUNT may update
+/// the cached count; XREAD may block.
+const READ_ONLY: &[&str] = &["pfcount", "xread", "xreadgroup"];
+
 /// Commands that neither read nor write their keys' values.
 const NEITHER: &[&str] = &[
     "exists",
@@ -114,6 +119,13 @@ const SPLIT: &[(&str, Need, Need)] = &[
     ("zunionstore", W, R),
 ];
 
+/// Whether the arguments COMMAND GETKEYS names for `c` are keys to check against key
+/// patterns: a sharded channel is reported as a key (cluster clients route by it) but is
+/// checked as a channel, as Redis's `NOT_KEY` specs say.
+pub fn has_keys(c: &Command) -> bool {
+    !matches!(c.name, "spublish" | "ssubscribe" | "sunsubscribe")
+}
+
 /// What the `nth` key (0 for the first) of request `args` for `c` needs.
 pub fn need(c: &Command, args: &[Bytes], nth: usize) -> Need {
     let name = c.name;
@@ -133,8 +145,7 @@ pub fn need(c: &Command, args: &[Bytes], nth: usize) -> Need {
         RW
     } else if NEITHER.contains(&name) || NEITHER_SUBS.contains(&name) {
         ANY
-    } else if name == "xreadgroup" || matches!(c.kind, Kind::Read(_)) {
-        // XREADGROUP changes the group, not the stream it reads.
+    } else if READ_ONLY.contains(&name) || matches!(c.kind, Kind::Read(_)) {
         R
     } else {
         W
@@ -205,5 +216,195 @@ mod tests {
         assert_eq!(need("bitfield k GET u8", 0), RW);
         assert_eq!(need("bf.exists k x", 0), R);
         assert_eq!(need("bf.add k x", 0), W);
+    }
+    /// Every command of Redis 7.0.15 whose keys all need the same access (its command
+    /// table's key specs), against this table.
+    #[test]
+    fn single_access_commands_need_what_redis_says() {
+        let classes: [(&[&str], Need); 4] = [
+            (
+                &[
+                    "bitcount",
+                    "bitfield_ro",
+                    "bitpos",
+                    "dump",
+                    "eval_ro",
+                    "evalsha_ro",
+                    "expiretime",
+                    "fcall_ro",
+                    "geodist",
+                    "geohash",
+                    "geopos",
+                    "georadius_ro",
+                    "georadiusbymember_ro",
+                    "geosearch",
+                    "get",
+                    "getbit",
+                    "getrange",
+                    "hget",
+                    "hgetall",
+                    "hkeys",
+                    "hmget",
+                    "hrandfield",
+                    "hscan",
+                    "hvals",
+                    "lcs",
+                    "lindex",
+                    "lpos",
+                    "lrange",
+                    "mget",
+                    "pexpiretime",
+                    "pfcount",
+                    "sdiff",
+                    "sinter",
+                    "sintercard",
+                    "smembers",
+                    "smismember",
+                    "sort_ro",
+                    "srandmember",
+                    "sscan",
+                    "substr",
+                    "sunion",
+                    "ttl",
+                    "xpending",
+                    "xrange",
+                    "xread",
+                    "xreadgroup",
+                    "xrevrange",
+                    "zcount",
+                    "zdiff",
+                    "zinter",
+                    "zintercard",
+                    "zlexcount",
+                    "zmscore",
+                    "zrandmember",
+                    "zrange",
+                    "zrangebylex",
+                    "zrangebyscore",
+                    "zrank",
+                    "zrevrange",
+                    "zrevrangebylex",
+                    "zrevrangebyscore",
+                    "zrevrank",
+                    "zscan",
+                    "zscore",
+                    "zunion",
+                ],
+                R,
+            ),
+            (
+                &[
+                    "append",
+                    "del",
+                    "expire",
+                    "expireat",
+                    "geoadd",
+                    "hdel",
+                    "hmset",
+                    "hset",
+                    "hsetnx",
+                    "linsert",
+                    "lpush",
+                    "lpushx",
+                    "lrem",
+                    "lset",
+                    "ltrim",
+                    "mset",
+                    "msetnx",
+                    "persist",
+                    "pexpire",
+                    "pexpireat",
+                    "pfadd",
+                    "psetex",
+                    "restore",
+                    "restore-asking",
+                    "rpush",
+                    "rpushx",
+                    "sadd",
+                    "setex",
+                    "setnx",
+                    "setrange",
+                    "srem",
+                    "unlink",
+                    "xack",
+                    "xadd",
+                    "xautoclaim",
+                    "xclaim",
+                    "xdel",
+                    "xsetid",
+                    "xtrim",
+                    "zadd",
+                    "zrem",
+                    "zremrangebylex",
+                    "zremrangebyrank",
+                    "zremrangebyscore",
+                ],
+                W,
+            ),
+            (
+                &[
+                    "blmpop",
+                    "blpop",
+                    "brpop",
+                    "bzmpop",
+                    "bzpopmax",
+                    "bzpopmin",
+                    "decr",
+                    "decrby",
+                    "eval",
+                    "evalsha",
+                    "fcall",
+                    "getdel",
+                    "getex",
+                    "getset",
+                    "hincrby",
+                    "hincrbyfloat",
+                    "incr",
+                    "incrby",
+                    "incrbyfloat",
+                    "lmpop",
+                    "lpop",
+                    "move",
+                    "rpop",
+                    "setbit",
+                    "spop",
+                    "zincrby",
+                    "zmpop",
+                    "zpopmax",
+                    "zpopmin",
+                ],
+                RW,
+            ),
+            (
+                &[
+                    "exists",
+                    "hexists",
+                    "hlen",
+                    "hstrlen",
+                    "llen",
+                    "scard",
+                    "sismember",
+                    "strlen",
+                    "touch",
+                    "type",
+                    "watch",
+                    "xlen",
+                    "zcard",
+                ],
+                ANY,
+            ),
+        ];
+        let mut checked = 0;
+        for (names, want) in classes {
+            for name in names {
+                let Some(pos) = index(name.as_bytes()) else {
+                    continue;
+                };
+                let args = [Bytes::from(name.to_string()), Bytes::from("k")];
+                assert_eq!(super::need(&COMMANDS[pos], &args, 0), want, "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 150, "{checked}");
     }
 }

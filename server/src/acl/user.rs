@@ -109,6 +109,9 @@ impl Selector {
                 if self.all_channels {
                     return Err("Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels".into());
                 }
+                if has_space(&rule[1..]) {
+                    return Err("Syntax error".into());
+                }
                 let pattern = rule[1..].to_vec();
                 if !self.channels.contains(&pattern) {
                     self.channels.push(pattern);
@@ -195,6 +198,9 @@ impl Selector {
                 &rule[tilde + 1..],
             )
         };
+        if has_space(pattern) {
+            return Err("Syntax error".into());
+        }
         if self.all_keys {
             return Err("Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns".into());
         }
@@ -232,7 +238,7 @@ impl Selector {
                 _ => c.name.to_string(),
             }));
         }
-        if !self.all_keys {
+        if !self.all_keys && key_access::has_keys(c) {
             let positions = cmd::getkeys::positions(c, args).unwrap_or_default();
             for (nth, i) in positions.into_iter().enumerate() {
                 let key = &args[i];
@@ -332,7 +338,7 @@ impl Selector {
     }
 }
 
-const UNKNOWN: &str = "Unknown command or category name in ACL";
+pub(super) const UNKNOWN: &str = "Unknown command or category name in ACL";
 
 /// Redis 7's container commands: each subcommand is a command of its own there, so a
 /// refusal names `client|list`, not `client`.
@@ -340,6 +346,12 @@ const CONTAINERS: &[&str] = &[
     "acl", "client", "cluster", "command", "config", "function", "latency", "memory", "module",
     "object", "pubsub", "script", "slowlog", "xgroup", "xinfo",
 ];
+
+/// Whether a pattern holds a space or a NUL, which Redis refuses in patterns (an ACL file's
+/// line could not hold it).
+fn has_space(pattern: &[u8]) -> bool {
+    pattern.iter().any(|&b| b.is_ascii_whitespace() || b == 0)
+}
 
 /// Why a list of rules was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -355,17 +367,9 @@ pub enum RuleError {
     },
 }
 
-impl RuleError {
-    /// Whether the rule names a command or category that does not exist (Redis reports
-    /// those with the rule in an ACL file's errors, and only the first of the others).
-    pub fn unknown_name(&self) -> bool {
-        matches!(self, RuleError::Bad { why, .. } if why == UNKNOWN)
-    }
-}
-
 /// `rules` with each selector that spans several words (`(+get`, `~k)`) joined into one,
 /// with single spaces, as Redis joins them.
-fn merge_selectors(rules: &[Bytes]) -> Result<Vec<Bytes>, RuleError> {
+pub(super) fn merge_selectors(rules: &[Bytes]) -> Result<Vec<Bytes>, RuleError> {
     let mut out = Vec::with_capacity(rules.len());
     let mut open: Option<Vec<u8>> = None;
     for rule in rules {
@@ -490,6 +494,14 @@ impl User {
                 why,
             })?;
         }
+        self.finish();
+        Ok(())
+    }
+
+    /// Applies one rule (a whole selector counts as one); the error is Redis's reason
+    /// alone, without the rule. On an error the user may be half-changed, as with `apply`.
+    pub fn apply_rule(&mut self, rule: &Bytes) -> Result<(), String> {
+        self.apply_one(rule)?;
         self.finish();
         Ok(())
     }
@@ -742,6 +754,18 @@ mod tests {
         assert!(!user("on >a").password_ok(b"b"));
         assert!(!user("off >a").password_ok(b"a"));
         assert!(user("on >a <a nopass").password_ok(b"zz"));
+    }
+
+    #[test]
+    fn patterns_with_spaces_are_refused() {
+        for rule in ["~a b", "%R~a\tb", "&a b"] {
+            assert_eq!(
+                User::new("u").apply(&[Bytes::from(rule)]),
+                Err(format!(
+                    "Error in ACL SETUSER modifier '{rule}': Syntax error"
+                ))
+            );
+        }
     }
 
     #[test]

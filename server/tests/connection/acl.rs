@@ -495,6 +495,10 @@ fn each_key_needs_the_access_the_command_uses_it_with() {
         ("pfmerge w1 r1", false),
         ("bitop and w1 r1 r2", true),
         ("eval return 1 1 w1", false),
+        ("xread streams r4 0", true),
+        ("xread streams w4 0", false),
+        ("pfcount r7", true),
+        ("pfcount w7", false),
     ];
     for (line, allowed) in table {
         let mut words: Vec<&str> = line.split(' ').collect();
