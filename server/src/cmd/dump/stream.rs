@@ -296,12 +296,16 @@ fn read_time(r: &mut Reader<'_>) -> Result<u64, Bad> {
     Ok(u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| Bad)?))
 }
 
+/// Most items a vector read from a payload is sized for before they are read.
+const PREALLOC: usize = 1024;
+
 /// Reads a stream object of type `t` (its type byte already read).
 ///
 /// # Errors
 /// `Bad` for damage, and for what Redis would only catch with deep sanitization but would
 /// break this server's invariants: entries out of order, a length that does not match
-/// them, a last ID below the last entry, a pending entry without a consumer.
+/// them, a last ID below the last entry, counters that contradict the entries (fewer added
+/// than present) or overflow, a pending entry without a consumer.
 pub fn read(r: &mut Reader<'_>, t: u8) -> Result<StreamValue, Bad> {
     let v7 = t != kind::STREAM_LISTPACKS;
     let nodes = r.count()?;
@@ -326,17 +330,34 @@ pub fn read(r: &mut Reader<'_>, t: u8) -> Result<StreamValue, Bad> {
     } else {
         ((0, 0), len)
     };
+    // Counters the stream's commands do arithmetic on: a payload whose counters contradict
+    // its entries, or would overflow that arithmetic, is damaged (Redis keeps
+    // entries-added >= length, the maximum deleted ID <= the last).
+    if added < len || added > i64::MAX as u64 || max_deleted > last {
+        return Err(Bad);
+    }
     let ngroups = r.count()?;
-    let mut groups: Vec<GroupValue> = Vec::with_capacity(ngroups);
+    // Counts are bounded by the bytes left, not by memory: the vectors grow as items are
+    // read instead of being sized by the payload's word.
+    let mut groups: Vec<GroupValue> = Vec::with_capacity(ngroups.min(PREALLOC));
+    let mut group_names = std::collections::HashSet::new();
     for _ in 0..ngroups {
         let name = Bytes::from(r.string()?);
-        if groups.iter().any(|g| g.name == name) {
+        if !group_names.insert(name.clone()) {
             return Err(Bad);
         }
         let glast = read_id(r)?;
-        let entries_read = if v7 { Some(r.length()? as i64) } else { None };
+        let entries_read = if v7 {
+            // -1 (written as the largest length) when the group's count is unknown.
+            match r.length()? as i64 {
+                n if n >= -1 => Some(n),
+                _ => return Err(Bad),
+            }
+        } else {
+            None
+        };
         let npel = r.count()?;
-        let mut pel: Vec<(Id, u64, u64)> = Vec::with_capacity(npel);
+        let mut pel: Vec<(Id, u64, u64)> = Vec::with_capacity(npel.min(PREALLOC));
         for _ in 0..npel {
             let id = id_from(r.take(16)?)?;
             let delivered = read_time(r)?;
@@ -348,10 +369,11 @@ pub fn read(r: &mut Reader<'_>, t: u8) -> Result<StreamValue, Bad> {
         }
         let mut owner: Vec<bool> = vec![false; pel.len()];
         let nconsumers = r.count()?;
-        let mut consumers: Vec<ConsumerValue> = Vec::with_capacity(nconsumers);
+        let mut consumers: Vec<ConsumerValue> = Vec::with_capacity(nconsumers.min(PREALLOC));
+        let mut consumer_names = std::collections::HashSet::new();
         for _ in 0..nconsumers {
             let cname = Bytes::from(r.string()?);
-            if consumers.iter().any(|c| c.name == cname) {
+            if !consumer_names.insert(cname.clone()) {
                 return Err(Bad);
             }
             let seen = read_time(r)?;
@@ -362,7 +384,7 @@ pub fn read(r: &mut Reader<'_>, t: u8) -> Result<StreamValue, Bad> {
                 seen as i64
             };
             let n = r.count()?;
-            let mut owned = Vec::with_capacity(n);
+            let mut owned = Vec::with_capacity(n.min(PREALLOC));
             for _ in 0..n {
                 let id = id_from(r.take(16)?)?;
                 let at = pel.binary_search_by(|p| p.0.cmp(&id)).map_err(|_| Bad)?;

@@ -25,17 +25,22 @@ struct Redis {
 }
 
 impl Redis {
+    /// `None` when redis-server is not installed; a redis-server that is installed but
+    /// does not start fails the test (it would otherwise pass without crossing anything).
     fn start() -> Option<Redis> {
         if !std::path::Path::new(REDIS_SERVER).exists() {
             return None;
         }
-        let dir = tempfile::tempdir().ok()?;
-        let first = 7500 + (std::process::id() % 100) as u16;
-        for k in 0..100u16 {
-            let port = 7500 + (first - 7500 + k) % 100;
+        // Tests of this binary run at once: each takes ports of its own.
+        static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+        let base = (std::process::id() % 100) as u16;
+        for _ in 0..100u16 {
+            let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let port = 7500 + (base + k) % 100;
             if TcpListener::bind(("127.0.0.1", port)).is_err() {
                 continue;
             }
+            let dir = tempfile::tempdir().unwrap();
             let child = Command::new(REDIS_SERVER)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
@@ -44,7 +49,7 @@ impl Redis {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .ok()?;
+                .unwrap();
             let mut r = Redis {
                 child,
                 port,
@@ -52,19 +57,20 @@ impl Redis {
             };
             let until = Instant::now() + Duration::from_secs(10);
             while Instant::now() < until {
+                if r.child.try_wait().ok().flatten().is_some() {
+                    // Lost the port to another process: try the next.
+                    break;
+                }
                 if let Ok(Ok(mut c)) = redis::Client::open(r.url()).map(|c| c.get_connection())
                     && redis::cmd("PING").query::<Value>(&mut c).is_ok()
+                    && r.child.try_wait().ok().flatten().is_none()
                 {
                     return Some(r);
                 }
-                if r.child.try_wait().ok().flatten().is_some() {
-                    break;
-                }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            return None;
         }
-        None
+        panic!("{REDIS_SERVER} is installed but did not start on any port of 7500-7599");
     }
 
     fn url(&self) -> String {

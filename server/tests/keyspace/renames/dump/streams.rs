@@ -344,6 +344,7 @@ fn damaged_stream_payloads_are_refused() {
     // A consumer owning an ID its group's PEL does not hold.
     let mut v = bloomkv_server::cmd::dump::stream::StreamValue {
         last: (9, 9),
+        added: 1,
         ..Default::default()
     };
     v.entries.push(((1, 1), vec!["f".into(), "v".into()]));
@@ -370,6 +371,12 @@ fn damaged_stream_payloads_are_refused() {
         Value::Okay,
         "the same with the PEL entry"
     );
+    // Counters that contradict the entries: fewer added than present.
+    v.added = 0;
+    let mut few = Vec::new();
+    bloomkv_server::cmd::dump::stream::write(&mut few, &v);
+    let e = refused(&mut c, seal(few));
+    assert!(e.contains("Bad data format"), "{e}");
     assert_eq!(
         ok(&mut c, &["XPENDING", "fine", "g", "-", "+", "5", "c"])
             .as_sequence()
