@@ -4,18 +4,14 @@
 
 use bytes::Bytes;
 
-use super::{chunks, store};
-use crate::cmd::{NOT_INT, parse_i64};
+use super::{chunks, int_arg, store};
+use crate::cmd::parse_i64;
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::{R, Txn};
 
 /// Largest bit offset (Redis: 2^32 - 1, a 512 MB string).
 const MAX_BIT_OFFSET: u64 = (1 << 32) - 1;
-
-fn int_arg(b: &[u8]) -> Result<i64, Reply> {
-    parse_i64(b).ok_or_else(|| Reply::err(NOT_INT))
-}
 
 /// A range's unit: `BIT` (true) or `BYTE`, the default.
 fn in_bits(unit: Option<&Bytes>) -> Result<bool, Reply> {

@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::chunks::copy_overlap;
 use super::store::{put_chunked, put_chunks};
-use crate::cmd::WRONGTYPE;
 use crate::resp::Reply;
 use crate::store::{CHUNK_BYTES, Meta, Txn, chunk_key};
 
@@ -56,7 +55,7 @@ impl Edit {
                 }
             }
             Some(Meta::Chunked { version, len }) => (len.max(min_len), chunked(version)),
-            Some(_) => return Err(Reply::Error(WRONGTYPE.into())),
+            Some(_) => return Err(super::store::wrong_type()),
         };
         Ok(Edit {
             key: key.to_vec(),

@@ -223,7 +223,8 @@ fn incr_by(txn: &mut Txn<'_>, key: &[u8], by: i64) -> R {
     Ok(Reply::Int(new))
 }
 
-fn int_arg(b: &[u8]) -> Result<i64, Reply> {
+/// An integer argument, or Redis's "not an integer" error.
+pub(super) fn int_arg(b: &[u8]) -> Result<i64, Reply> {
     parse_i64(b).ok_or_else(|| Reply::err(NOT_INT))
 }
 
