@@ -1,7 +1,7 @@
 //! Redis's compact encodings inside DUMP payloads: listpacks (read and written) and
 //! intsets (read).
 //!
-//! [`write`] stores every entry as a string; [`Builder`] stores integer text as an integer,
+//! [`write()`] stores every entry as a string; [`Builder`] stores integer text as an integer,
 //! as Redis's own listpacks do (streams' nodes are built with it, to match Redis's bytes).
 
 use super::rdb::Bad;
