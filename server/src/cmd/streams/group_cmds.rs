@@ -9,11 +9,8 @@ use bytes::Bytes;
 use super::super::blocking::{Op, Outcome};
 use super::super::{NOT_INT, parse_i64};
 use super::groups::{Group, Groups, Pending, Session, UNKNOWN_READ};
-use super::lag::entries_read_at;
-use super::{
-    Entry, Id, decode_entry, entry_key, entry_reply, fmt_id, get_stream, next_id, parse_bound,
-    parse_id, range, xread_reply,
-};
+use super::pel::{Retries, claim_one, deliver_history, deliver_new, read_entry, stream_and_group};
+use super::{Id, entry_reply, fmt_id, get_stream, parse_bound, parse_id, xread_reply};
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
@@ -57,27 +54,6 @@ fn not_int() -> Reply {
 /// parse them.
 fn strict_id(b: &[u8]) -> Result<Id, Reply> {
     parse_id(b, 0, false)
-}
-
-/// The stream at `key` and its group `group`, or `None` when either is missing (WRONGTYPE
-/// for a key of another type).
-fn stream_and_group(
-    txn: &Txn<'_>,
-    key: &[u8],
-    group: &[u8],
-) -> Result<Option<(StreamMeta, Group)>, Reply> {
-    let Some(m) = get_stream(txn, key)? else {
-        return Ok(None);
-    };
-    Ok(Groups::of(key, m.version).get(txn, group)?.map(|g| (m, g)))
-}
-
-/// The entry `id` of the stream, if it is still there.
-fn read_entry(txn: &Txn<'_>, key: &[u8], m: &StreamMeta, id: Id) -> Result<Option<Entry>, Reply> {
-    match txn.get(&entry_key(key, m.version, id))? {
-        Some(v) => Ok(Some((id, decode_entry(&v)?))),
-        None => Ok(None),
-    }
 }
 
 const XGROUP_HELP: &[&str] = &[
@@ -337,109 +313,6 @@ impl XReadGroupWait {
     }
 }
 
-/// Delivers the entries after the group's last delivered one (up to `count`) to
-/// `consumer`: moves the group's position and read counter, and makes each pending unless
-/// `noack`.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the stream, the group's session, the reader and its options: one call site each"
-)]
-fn deliver_new(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    session: &mut Session<'_>,
-    consumer: &Bytes,
-    count: Option<u64>,
-    noack: bool,
-    now: u64,
-) -> Result<Vec<Entry>, Reply> {
-    let Some(from) = next_id(session.group.last) else {
-        return Ok(Vec::new());
-    };
-    let entries = range(txn, key, m, from, MAX_ID, false, count)?;
-    for (id, _) in &entries {
-        let g = &mut session.group;
-        if *id > g.last {
-            g.entries_read =
-                if g.entries_read != UNKNOWN_READ && !super::lag::tombstones_from(m, *id) {
-                    g.entries_read + 1
-                } else if m.added > 0 {
-                    entries_read_at(m, *id)
-                } else {
-                    g.entries_read
-                };
-            g.last = *id;
-            session.group_changed();
-        }
-        if !noack {
-            let old = session.groups.pending(txn, &session.group.name, *id)?;
-            session.assign(
-                txn,
-                *id,
-                old.as_ref(),
-                Pending {
-                    consumer: consumer.clone(),
-                    delivered: now,
-                    deliveries: 1,
-                },
-            )?;
-        }
-    }
-    if !noack && !entries.is_empty() {
-        let (c, _) = session.consumer(txn, consumer, now)?;
-        c.active = now as i64;
-    }
-    Ok(entries)
-}
-
-/// Delivers `consumer`'s own pending entries after `after` again (up to `count`): each
-/// entry, or `[id, nil]` for one deleted from the stream since.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the stream, the group's session, the reader and its options: one call site each"
-)]
-fn deliver_history(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    session: &mut Session<'_>,
-    consumer: &Bytes,
-    after: Id,
-    count: Option<u64>,
-    now: u64,
-) -> Result<Reply, Reply> {
-    let mut ids = Vec::new();
-    if let Some(from) = next_id(after) {
-        let limit = count.unwrap_or(u64::MAX);
-        session
-            .groups
-            .for_each_owned(txn, &session.group.name, consumer, from, MAX_ID, |id| {
-                ids.push(id);
-                Ok((ids.len() as u64) < limit)
-            })?;
-    }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        match read_entry(txn, key, m, id)? {
-            None => out.push(Reply::Array(vec![Reply::bulk(fmt_id(id)), Reply::NilArray])),
-            Some(e) => {
-                out.push(entry_reply(e));
-                let name = session.group.name.clone();
-                if let Some(p) = session.groups.pending(txn, &name, id)? {
-                    let again = Pending {
-                        delivered: now,
-                        deliveries: p.deliveries + 1,
-                        ..p.clone()
-                    };
-                    session.assign(txn, id, Some(&p), again)?;
-                }
-            }
-        }
-    }
-    Ok(Reply::Array(out))
-}
-
 /// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...`
 pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
     let mut i = 1;
@@ -663,46 +536,6 @@ fn pending_summary(txn: &Txn<'_>, groups: Groups<'_>, g: &Group) -> R {
         Reply::bulk(fmt_id(*last)),
         Reply::Array(owners),
     ]))
-}
-
-/// How XCLAIM sets a claimed entry's delivery count.
-#[derive(Clone, Copy)]
-enum Retries {
-    /// One more delivery (XCLAIM and XAUTOCLAIM without JUSTID).
-    Increment,
-    /// Unchanged (JUSTID).
-    Keep,
-    /// RETRYCOUNT.
-    Set(u64),
-}
-
-/// Moves the pending entry `id` to `consumer`, delivered at `at`: XCLAIM's and
-/// XAUTOCLAIM's common step.
-fn claim_one(
-    txn: &mut Txn<'_>,
-    session: &mut Session<'_>,
-    id: Id,
-    old: Option<&Pending>,
-    consumer: &Bytes,
-    at: u64,
-    retries: Retries,
-) -> Result<(), Reply> {
-    let deliveries = old.map_or(1, |p| p.deliveries);
-    let deliveries = match retries {
-        Retries::Increment => deliveries + 1,
-        Retries::Keep => deliveries,
-        Retries::Set(n) => n,
-    };
-    session.assign(
-        txn,
-        id,
-        old,
-        Pending {
-            consumer: consumer.clone(),
-            delivered: at,
-            deliveries,
-        },
-    )
 }
 
 /// Parses an integer option of XCLAIM, with its own error text.

@@ -1,43 +1,30 @@
 //! Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK, woken by XADD as
 //! blocking pops are) here; consumer groups in [`group_cmds`] over [`groups`]; XINFO in
-//! [`info`].
-//!
-//! A stream is a metadata record (`Meta::Stream`: length, last, first and largest deleted
-//! ID, entries added) and one engine key per entry under the stream's version, keyed by its
-//! ID so the entries sort in ID order:
-//!
-//! ```text
-//! 'x' be32(len) key be64(version) be64(ms) be64(seq)  ->  be32(len) field be32(len) value ...
-//! ```
-//!
-//! XADD is one write plus the metadata; XRANGE/XREAD seek to the first ID and scan what they
-//! return; trimming the oldest entries is one range deletion whatever their number.
+//! [`info`]. How a stream lives in the engine: [`store`].
 
 pub mod group_cmds;
 pub mod groups;
 pub mod info;
 pub mod lag;
+mod pel;
+pub mod store;
+mod trim;
 
 use bytes::Bytes;
 
 use super::blocking::{Block, Op, Outcome};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
-use crate::store::{MAX_KEY_LEN, Meta, R, Txn, prefix_end, sub_key, sub_prefix, tag};
-
-/// A stream entry ID: milliseconds and sequence number.
-pub type Id = (u64, u64);
-
-/// Entries per radix-tree node in Redis (`stream-node-max-entries`): `~` trimming removes
-/// whole nodes only, so it removes entries in runs of this many.
-const NODE_ENTRIES: u64 = 100;
+use crate::store::{R, Txn};
+pub use store::{Entry, Id, all_entries, check_key, get_stream, put_entry};
+use store::{
+    check_entry_size, encode_entry, entry_key, first_from, next_id, prev_id, range, store_stream,
+};
+use trim::{DEFAULT_APPROX_LIMIT, Trim, TrimSpec, trim};
 
 const INVALID_ID: &str = "Invalid stream ID specified as stream command argument";
-
-/// One entry: its ID and its field-value pairs.
-pub type Entry = (Id, Vec<(Bytes, Bytes)>);
 
 fn invalid_id() -> Reply {
     Reply::err(INVALID_ID)
@@ -72,128 +59,6 @@ fn parse_id(b: &[u8], missing_seq: u64, specials: bool) -> Result<Id, Reply> {
     }
 }
 
-fn next_id(id: Id) -> Option<Id> {
-    match id {
-        (ms, u64::MAX) => Some((ms.checked_add(1)?, 0)),
-        (ms, seq) => Some((ms, seq + 1)),
-    }
-}
-
-fn prev_id(id: Id) -> Option<Id> {
-    match id {
-        (0, 0) => None,
-        (ms, 0) => Some((ms - 1, u64::MAX)),
-        (ms, seq) => Some((ms, seq - 1)),
-    }
-}
-
-/// The stream at `key`: `None` if missing, WRONGTYPE for other types.
-///
-/// # Errors
-/// WRONGTYPE, engine errors.
-pub fn get_stream(txn: &Txn<'_>, key: &[u8]) -> Result<Option<StreamMeta>, Reply> {
-    match txn.meta(key)? {
-        None => Ok(None),
-        Some(Meta::Stream(m)) => Ok(Some(m)),
-        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
-    }
-}
-
-fn entry_key(key: &[u8], version: u64, id: Id) -> Vec<u8> {
-    let mut rest = [0u8; 16];
-    rest[..8].copy_from_slice(&id.0.to_be_bytes());
-    rest[8..].copy_from_slice(&id.1.to_be_bytes());
-    sub_key(tag::STREAM, key, version, &rest)
-}
-
-fn corrupt() -> Reply {
-    Reply::err("corrupt stream entry in the store")
-}
-
-fn encode_entry(pairs: &[Bytes]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(pairs.iter().map(|p| p.len() + 4).sum());
-    for p in pairs {
-        v.extend_from_slice(&(p.len() as u32).to_be_bytes());
-        v.extend_from_slice(p);
-    }
-    v
-}
-
-fn decode_entry(mut v: &[u8]) -> Result<Vec<(Bytes, Bytes)>, Reply> {
-    let mut items = Vec::new();
-    while !v.is_empty() {
-        let n = u32::from_be_bytes(
-            v.get(..4)
-                .ok_or_else(corrupt)?
-                .try_into()
-                .map_err(|_| corrupt())?,
-        ) as usize;
-        items.push(Bytes::copy_from_slice(v.get(4..4 + n).ok_or_else(corrupt)?));
-        v = &v[4 + n..];
-    }
-    if !items.len().is_multiple_of(2) {
-        return Err(corrupt());
-    }
-    let mut pairs = Vec::with_capacity(items.len() / 2);
-    let mut it = items.into_iter();
-    while let (Some(f), Some(v)) = (it.next(), it.next()) {
-        pairs.push((f, v));
-    }
-    Ok(pairs)
-}
-
-fn id_of(k: &[u8]) -> Result<Id, Reply> {
-    let n = k.len();
-    if n < 16 {
-        return Err(corrupt());
-    }
-    let ms = u64::from_be_bytes(k[n - 16..n - 8].try_into().map_err(|_| corrupt())?);
-    let seq = u64::from_be_bytes(k[n - 8..].try_into().map_err(|_| corrupt())?);
-    Ok((ms, seq))
-}
-
-/// Calls `f` with the entries whose IDs lie in `from..=to` (newest first when `reverse`)
-/// until it returns false.
-fn for_each_entry(
-    txn: &Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    from: Id,
-    to: Id,
-    reverse: bool,
-    mut f: impl FnMut(Id, &[u8]) -> Result<bool, Reply>,
-) -> Result<(), Reply> {
-    if from > to || m.len == 0 {
-        return Ok(());
-    }
-    use std::ops::Bound;
-    let start = Bound::Included(entry_key(key, m.version, from));
-    let end = Bound::Included(entry_key(key, m.version, to));
-    txn.for_each_in(start, end, reverse, |k, v| f(id_of(k)?, v))
-}
-
-/// Up to `count` entries in `from..=to`.
-fn range(
-    txn: &Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    from: Id,
-    to: Id,
-    reverse: bool,
-    count: Option<u64>,
-) -> Result<Vec<Entry>, Reply> {
-    let mut out = Vec::new();
-    let limit = count.unwrap_or(u64::MAX);
-    if limit == 0 {
-        return Ok(out);
-    }
-    for_each_entry(txn, key, m, from, to, reverse, |id, v| {
-        out.push((id, decode_entry(v)?));
-        Ok((out.len() as u64) < limit)
-    })?;
-    Ok(out)
-}
-
 fn entry_reply((id, pairs): Entry) -> Reply {
     let mut fv = Vec::with_capacity(pairs.len() * 2);
     for (f, v) in pairs {
@@ -206,34 +71,6 @@ fn entry_reply((id, pairs): Entry) -> Reply {
 fn entries_reply(entries: Vec<Entry>) -> Reply {
     Reply::Array(entries.into_iter().map(entry_reply).collect())
 }
-
-/// The first entry's ID at or after `from` (0-0 when none).
-fn first_from(txn: &Txn<'_>, key: &[u8], m: &StreamMeta, from: Id) -> Result<Id, Reply> {
-    let mut first = (0, 0);
-    for_each_entry(txn, key, m, from, (u64::MAX, u64::MAX), false, |id, _| {
-        first = id;
-        Ok(false)
-    })?;
-    Ok(first)
-}
-
-/// A trimming strategy: MAXLEN or MINID, exact (`=`) or approximate (`~`), with LIMIT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Trim {
-    MaxLen(u64),
-    MinId(Id),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct TrimSpec {
-    trim: Trim,
-    approx: bool,
-    /// Most entries removed (0: no limit).
-    limit: u64,
-}
-
-/// Entries approximate trimming removes at most per call without LIMIT (Redis: 100 nodes).
-const DEFAULT_APPROX_LIMIT: u64 = 100 * NODE_ENTRIES;
 
 /// What XADD's and XTRIM's options say, parsed in any order as Redis does.
 struct AddTrimArgs {
@@ -338,120 +175,6 @@ fn parse_add_trim(a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Reply> {
         nomkstream,
         id_at: i,
     })
-}
-
-/// Removes the oldest entries as `spec` says; returns how many went.
-fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Result<u64, Reply> {
-    // How many of the oldest entries the strategy would remove.
-    let below = match spec.trim {
-        Trim::MaxLen(max) => m.len.saturating_sub(max),
-        Trim::MinId(min) => match prev_id(min) {
-            None => 0,
-            Some(last_below) => {
-                let mut c = 0u64;
-                for_each_entry(txn, key, m, (0, 0), last_below, false, |_, _| {
-                    c += 1;
-                    Ok(true)
-                })?;
-                c
-            }
-        },
-    };
-    let n = if spec.approx {
-        // Redis removes whole nodes only, oldest first: each while all of it is to go and
-        // LIMIT (counting whole nodes) allows. Nodes here are runs of 100 entries from the
-        // first one, the last possibly shorter.
-        let mut removed = 0u64;
-        while removed < m.len {
-            let node = NODE_ENTRIES.min(m.len - removed);
-            if removed + node > below || (spec.limit > 0 && removed + node > spec.limit) {
-                break;
-            }
-            removed += node;
-        }
-        removed
-    } else {
-        below
-    };
-    if n == 0 {
-        return Ok(0);
-    }
-    // The (n+1)-th entry bounds the range deletion; the n-th is the last removed.
-    let mut seen = 0u64;
-    let mut next = None;
-    for_each_entry(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, |id, _| {
-        if seen == n {
-            next = Some(id);
-            return Ok(false);
-        }
-        seen += 1;
-        Ok(true)
-    })?;
-    let start = sub_prefix(tag::STREAM, key, m.version);
-    let end = match next {
-        Some(id) => entry_key(key, m.version, id),
-        None => prefix_end(&start).ok_or_else(corrupt)?,
-    };
-    txn.delete_range(start, end);
-    m.len -= seen;
-    // Trimming leaves no tombstones: `max_deleted` names XDEL's only, as in Redis.
-    m.first = next.unwrap_or((0, 0));
-    Ok(seen)
-}
-
-fn store_stream(txn: &mut Txn<'_>, key: &[u8], m: StreamMeta) -> Result<(), Reply> {
-    txn.put_meta(key, Meta::Stream(m))
-}
-
-/// Every entry of the stream `key`, in ID order.
-///
-/// # Errors
-/// Engine errors, a damaged entry.
-pub fn all_entries(txn: &Txn<'_>, key: &[u8], m: &StreamMeta) -> Result<Vec<Entry>, Reply> {
-    range(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, None)
-}
-
-/// Refuses a key too long to hold a stream (its entries' keys take 4 bytes more).
-///
-/// # Errors
-/// The error a client gets.
-pub fn check_key(key: &[u8]) -> Result<(), Reply> {
-    if key.len() + 4 > MAX_KEY_LEN {
-        return Err(Reply::err(format!(
-            "key longer than {} bytes: a stream key holds 4 bytes less than other keys",
-            MAX_KEY_LEN - 4
-        )));
-    }
-    Ok(())
-}
-
-/// Writes entry `id` (fields and values alternating in `pairs`) of the stream `key` whose
-/// entries live under `version`; the metadata is the caller's.
-///
-/// # Errors
-/// An entry too large for the engine.
-pub fn put_entry(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    version: u64,
-    id: Id,
-    pairs: &[Bytes],
-) -> Result<(), Reply> {
-    let entry = encode_entry(pairs);
-    check_entry_size(&entry)?;
-    txn.put(entry_key(key, version, id), entry);
-    Ok(())
-}
-
-fn check_entry_size(entry: &[u8]) -> Result<(), Reply> {
-    if entry.len() > bloomkv::MAX_VALUE_BYTES {
-        return Err(Reply::err(format!(
-            "element too large: a stream entry of {} bytes (bloomkv-server holds one entry to {} bytes)",
-            entry.len(),
-            bloomkv::MAX_VALUE_BYTES
-        )));
-    }
-    Ok(())
 }
 
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...`
@@ -880,6 +603,7 @@ fn found_or_block(
 
 #[cfg(test)]
 mod tests {
+    use super::store::decode_entry;
     use super::*;
 
     #[test]
