@@ -1,6 +1,12 @@
-//! Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK, woken by XADD as
-//! blocking pops are) here; consumer groups in [`group_cmds`] over [`groups`]; XINFO in
-//! [`info`]. How a stream lives in the engine: [`store`].
+//! Streams' command layer: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID, XREAD (with
+//! BLOCK, woken by XADD as blocking pops are) here, with their parsing (IDs, range bounds,
+//! the trimming options), replies, Redis's error texts and keyspace events; the consumer-group
+//! commands in [`group_cmds`]; XINFO in [`info`].
+//!
+//! Under them, the stream's logic over the engine: [`store`] (entries, metadata, ID
+//! arithmetic), `trim` (MAXLEN and MINID), [`groups`] (group, consumer and PEL records),
+//! `pel` (delivering, acknowledging and claiming entries) and [`lag`] (a group's
+//! `entries-read` and lag).
 
 pub mod group_cmds;
 pub mod groups;
@@ -16,11 +22,11 @@ use super::blocking::{Block, Op, Outcome};
 use super::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::meta::StreamMeta;
 use crate::store::{R, Txn};
-pub use store::{Entry, Id, all_entries, check_key, get_stream, put_entry};
 use store::{
-    check_entry_size, encode_entry, entry_key, first_from, next_id, prev_id, range, store_stream,
+    Entry, Id, IdRefused, MAX_ID, NewId, append, check_key, delete_entries, encoded_entry,
+    entries_after, get_stream, last_entry_id, new_id, new_stream, next_id, prev_id, range, set_id,
+    store_stream,
 };
 use trim::{DEFAULT_APPROX_LIMIT, Trim, TrimSpec, trim};
 
@@ -48,7 +54,7 @@ fn parse_id(b: &[u8], missing_seq: u64, specials: bool) -> Result<Id, Reply> {
         return Ok((0, 0));
     }
     if specials && b == b"+" {
-        return Ok((u64::MAX, u64::MAX));
+        return Ok(MAX_ID);
     }
     match b.iter().position(|&c| c == b'-') {
         None => Ok((parse_u64(b).ok_or_else(invalid_id)?, missing_seq)),
@@ -188,20 +194,18 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some(id_arg) = a.get(i) else {
         return Err(crate::cmd::wrong_arity("xadd"));
     };
-    // `*`, `ms-*` or an explicit ID.
-    let (want_ms, want_seq) = if id_arg.as_ref() == b"*" {
-        (None, None)
+    let want = if id_arg.as_ref() == b"*" {
+        NewId::Auto
     } else if let Some(ms) = id_arg.strip_suffix(b"-*") {
-        (Some(parse_u64(ms).ok_or_else(invalid_id)?), None)
+        NewId::Seq(parse_u64(ms).ok_or_else(invalid_id)?)
     } else {
-        let id = parse_id(id_arg, 0, false)?;
-        (Some(id.0), Some(id.1))
+        NewId::Exact(parse_id(id_arg, 0, false)?)
     };
     let pairs = &a[i + 1..];
     if pairs.len() < 2 || !pairs.len().is_multiple_of(2) {
         return Err(crate::cmd::wrong_arity("xadd"));
     }
-    if want_ms == Some(0) && want_seq == Some(0) {
+    if want == NewId::Exact((0, 0)) {
         return Err(Reply::err(
             "The ID specified in XADD must be greater than 0-0",
         ));
@@ -213,63 +217,20 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if existing.is_none() {
         check_key(key)?;
     }
-    let entry = encode_entry(pairs);
-    check_entry_size(&entry)?;
+    let entry = encoded_entry(pairs)?;
     let mut m = match existing {
         Some(m) => m,
-        None => StreamMeta {
-            version: txn.new_version()?,
-            ..StreamMeta::default()
-        },
+        None => new_stream(txn)?,
     };
-    let exhausted =
-        || Reply::err("The stream has exhausted the last possible ID, unable to add more items");
-    let smaller = || {
-        Reply::err("The ID specified in XADD is equal or smaller than the target stream top item")
-    };
-    let id = match (want_ms, want_seq) {
-        (None, _) => {
-            let ms = txn.now_ms().max(m.last.0);
-            if ms == m.last.0 {
-                next_id(m.last).ok_or_else(exhausted)?
-            } else {
-                (ms, 0)
-            }
+    let id = new_id(txn, &m, want).map_err(|refused| match refused {
+        IdRefused::Exhausted => {
+            Reply::err("The stream has exhausted the last possible ID, unable to add more items")
         }
-        (Some(ms), None) => {
-            if ms < m.last.0 {
-                return Err(smaller());
-            }
-            if ms == m.last.0 {
-                if m.last.1 == u64::MAX {
-                    return Err(if ms == u64::MAX {
-                        exhausted()
-                    } else {
-                        smaller()
-                    });
-                }
-                (ms, m.last.1 + 1)
-            } else {
-                (ms, 0)
-            }
-        }
-        (Some(ms), Some(seq)) => {
-            if m.last == (u64::MAX, u64::MAX) {
-                return Err(exhausted());
-            }
-            if (ms, seq) <= m.last {
-                return Err(smaller());
-            }
-            (ms, seq)
-        }
-    };
-    txn.put(entry_key(key, m.version, id), entry);
-    if m.len == 0 {
-        m.first = id;
-    }
-    m.len += 1;
-    m.last = id;
-    m.added += 1;
+        IdRefused::NotAbove => Reply::err(
+            "The ID specified in XADD is equal or smaller than the target stream top item",
+        ),
+    })?;
+    append(txn, key, &mut m, id, entry);
     let trimmed = match spec {
         Some(s) => trim(txn, key, &mut m, s)?,
         None => 0,
@@ -351,26 +312,11 @@ pub fn xdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         .iter()
         .map(|b| parse_id(b, 0, false))
         .collect::<Result<Vec<_>, _>>()?;
-    let Some(mut m) = get_stream(txn, &a[1])? else {
+    let Some(m) = get_stream(txn, &a[1])? else {
         return Ok(Reply::Int(0));
     };
-    let mut n = 0;
-    let mut first_gone = false;
-    for id in ids {
-        let k = entry_key(&a[1], m.version, id);
-        if txn.get(&k)?.is_some() {
-            txn.delete(k);
-            n += 1;
-            m.len -= 1;
-            m.max_deleted = m.max_deleted.max(id);
-            first_gone |= id == m.first;
-        }
-    }
+    let n = delete_entries(txn, &a[1], m, ids)?;
     if n > 0 {
-        if first_gone {
-            m.first = first_from(txn, &a[1], &m, m.first)?;
-        }
-        store_stream(txn, &a[1], m)?;
         txn.notify(class::STREAM, "xdel", &a[1]);
     }
     Ok(Reply::Int(n))
@@ -419,12 +365,11 @@ pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
         i += 2;
     }
-    let Some(mut m) = get_stream(txn, &a[1])? else {
+    let Some(m) = get_stream(txn, &a[1])? else {
         return Err(Reply::err("no such key"));
     };
     if m.len > 0 {
-        let top = range(txn, &a[1], &m, (0, 0), (u64::MAX, u64::MAX), true, Some(1))?;
-        if top.first().is_some_and(|(top, _)| id < *top) {
+        if last_entry_id(txn, &a[1], &m)?.is_some_and(|top| id < top) {
             return Err(Reply::err(
                 "The ID specified in XSETID is smaller than the target stream top item",
             ));
@@ -435,14 +380,7 @@ pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             ));
         }
     }
-    m.last = id;
-    if let Some(n) = added {
-        m.added = n;
-    }
-    if let Some(d) = max_deleted.filter(|d| *d != (0, 0)) {
-        m.max_deleted = d;
-    }
-    store_stream(txn, &a[1], m)?;
+    set_id(txn, &a[1], m, id, added, max_deleted)?;
     txn.notify(class::STREAM, "xsetid", &a[1]);
     Ok(Reply::Ok)
 }
@@ -468,10 +406,7 @@ impl XReadWait {
         let Ok(Some(m)) = get_stream(txn, key) else {
             return Ok(None);
         };
-        let Some(from) = next_id(*after) else {
-            return Ok(None);
-        };
-        let entries = range(txn, key, &m, from, (u64::MAX, u64::MAX), false, self.count)?;
+        let entries = entries_after(txn, key, &m, *after, self.count)?;
         if entries.is_empty() {
             return Ok(None);
         }
@@ -563,10 +498,10 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
     }
     let mut found = Vec::new();
     for (k, id, m) in &after {
-        let (Some(m), Some(from)) = (m, next_id(*id)) else {
+        let Some(m) = m else {
             continue;
         };
-        let entries = range(txn, k, m, from, (u64::MAX, u64::MAX), false, count)?;
+        let entries = entries_after(txn, k, m, *id, count)?;
         if !entries.is_empty() {
             found.push((k.clone(), entries_reply(entries)));
         }
@@ -603,7 +538,6 @@ fn found_or_block(
 
 #[cfg(test)]
 mod tests {
-    use super::store::decode_entry;
     use super::*;
 
     #[test]
@@ -616,22 +550,8 @@ mod tests {
         for bad in [&b"-"[..], b"x", b"1-x", b"1-", b"-1", b"", b"1-2-3"] {
             assert!(parse_id(bad, 0, false).is_err(), "{bad:?}");
         }
-        assert_eq!(next_id((1, u64::MAX)), Some((2, 0)));
-        assert_eq!(prev_id((2, 0)), Some((1, u64::MAX)));
-        assert_eq!(prev_id((0, 0)), None);
-    }
-
-    #[test]
-    fn entries_round_trip() {
-        let pairs = [
-            Bytes::from_static(b"f"),
-            Bytes::from_static(b""),
-            Bytes::from_static(b"g"),
-            Bytes::from_static(b"v"),
-        ];
-        let got = decode_entry(&encode_entry(&pairs)).unwrap();
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[1], (pairs[2].clone(), pairs[3].clone()));
-        assert!(decode_entry(&[0, 0, 0, 9, 1]).is_err());
+        assert_eq!(parse_bound(b"(1-2", 0, true), Ok((1, 3)));
+        assert_eq!(parse_bound(b"(1", u64::MAX, false), Ok((1, u64::MAX - 1)));
+        assert!(parse_bound(b"(0-0", 0, false).is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! Trimming a stream's oldest entries (XADD's and XTRIM's MAXLEN and MINID, exact or
 //! approximate, with LIMIT): one range deletion whatever their number.
 
-use super::store::{Id, NODE_ENTRIES, corrupt, entry_key, for_each_entry, prev_id};
+use super::store::{Id, MAX_ID, NODE_ENTRIES, corrupt, entry_key, for_each_entry, prev_id};
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{Txn, prefix_end, sub_prefix, tag};
@@ -9,13 +9,18 @@ use crate::store::{Txn, prefix_end, sub_prefix, tag};
 /// A trimming strategy: MAXLEN or MINID, exact (`=`) or approximate (`~`), with LIMIT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Trim {
+    /// MAXLEN: at most this many entries stay.
     MaxLen(u64),
+    /// MINID: entries below this ID go.
     MinId(Id),
 }
 
+/// A trimming as XADD's and XTRIM's options ask for it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TrimSpec {
+    /// The strategy and its threshold.
     pub(super) trim: Trim,
+    /// `~`: whole nodes only (Redis's radix-tree nodes, runs of [`NODE_ENTRIES`] here).
     pub(super) approx: bool,
     /// Most entries removed (0: no limit).
     pub(super) limit: u64,
@@ -68,7 +73,7 @@ pub(super) fn trim(
     // The (n+1)-th entry bounds the range deletion; the n-th is the last removed.
     let mut seen = 0u64;
     let mut next = None;
-    for_each_entry(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, |id, _| {
+    for_each_entry(txn, key, m, (0, 0), MAX_ID, false, |id, _| {
         if seen == n {
             next = Some(id);
             return Ok(false);
