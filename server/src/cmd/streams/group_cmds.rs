@@ -12,7 +12,7 @@ use super::super::blocking::{Op, Outcome};
 use super::super::{NOT_INT, parse_i64};
 use super::groups::{Group, Groups, Pending, Session, UNKNOWN_READ};
 use super::pel::{
-    AutoClaim, AutoClaimed, Claim, Retries, ack, autoclaim, claim, deliver_history, deliver_new,
+    AutoClaimed, Claim, Retries, ack, autoclaim, claim, deliver_history, deliver_new,
     stream_and_group,
 };
 use super::store::{Entry, Id, get_stream, new_stream, store_stream};
@@ -657,18 +657,30 @@ pub fn xautoclaim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let consumer = a[3].clone();
     let mut session = Session::new(Groups::of(&a[1], m.version), g);
     let now = txn.now_ms();
-    let how = AutoClaim {
-        start,
-        count,
+    // XCLAIM without FORCE, delivered now, one delivery more unless JUSTID.
+    let how = Claim {
         min_idle,
-        justid,
+        force: false,
+        at: now,
+        retries: if justid {
+            Retries::Keep
+        } else {
+            Retries::Increment
+        },
         now,
     };
     let AutoClaimed {
         cursor,
         claimed,
         deleted,
-    } = autoclaim(txn, &mut session, (&a[1], &m), &consumer, how)?;
+    } = autoclaim(
+        txn,
+        &mut session,
+        (&a[1], &m),
+        &consumer,
+        how,
+        (start, count),
+    )?;
     session.finish(txn);
     Ok(Reply::Array(vec![
         Reply::bulk(fmt_id(cursor)),

@@ -210,12 +210,12 @@ fn claimer(
     session.seen(txn, consumer, now)
 }
 
-/// XCLAIM's options, as its command parsed them.
+/// How XCLAIM or XAUTOCLAIM claims, as the command parsed it.
 #[derive(Clone, Copy)]
 pub(super) struct Claim {
     /// Only entries idle this long (ms) move.
     pub(super) min_idle: u64,
-    /// FORCE: IDs in no PEL are claimed too (if still in the stream).
+    /// XCLAIM's FORCE: IDs in no PEL are claimed too (if still in the stream).
     pub(super) force: bool,
     /// The delivery time the claimed entries take (IDLE, TIME or now).
     pub(super) at: u64,
@@ -275,21 +275,6 @@ pub(super) fn claim(
     Ok(out)
 }
 
-/// XAUTOCLAIM's options, as its command parsed them.
-#[derive(Clone, Copy)]
-pub(super) struct AutoClaim {
-    /// The cursor: the PEL is scanned from this ID.
-    pub(super) start: Id,
-    /// Most entries claimed or found deleted.
-    pub(super) count: u64,
-    /// Only entries idle this long (ms) move.
-    pub(super) min_idle: u64,
-    /// JUSTID: delivery counts stay as they are.
-    pub(super) justid: bool,
-    /// The command's time (the claimed entries' delivery time).
-    pub(super) now: u64,
-}
-
 /// What XAUTOCLAIM did.
 pub(super) struct AutoClaimed {
     /// Where the next call starts (0-0: the scan reached the PEL's end).
@@ -300,8 +285,9 @@ pub(super) struct AutoClaimed {
     pub(super) deleted: Vec<Id>,
 }
 
-/// Gives `consumer` (created if new) the entries pending from `how.start` idle long enough
-/// (XAUTOCLAIM): at most `count` of them, looking at most at `count` x 10 PEL entries.
+/// Gives `consumer` (created if new) the entries pending from the cursor `start` that `how`
+/// allows (XAUTOCLAIM): at most `count` of them, looking at most at `count` x 10 PEL
+/// entries.
 ///
 /// # Errors
 /// Engine errors, a damaged record or entry.
@@ -310,15 +296,10 @@ pub(super) fn autoclaim(
     session: &mut Session<'_>,
     (key, m): (&[u8], &StreamMeta),
     consumer: &Bytes,
-    how: AutoClaim,
+    how: Claim,
+    (start, count): (Id, u64),
 ) -> Result<AutoClaimed, Reply> {
-    let AutoClaim {
-        start,
-        count,
-        min_idle,
-        justid,
-        now,
-    } = how;
+    let now = how.now;
     claimer(txn, session, consumer, now)?;
     // The candidates: at most `attempts` PEL entries from `start`, and the one after them
     // (the next call's cursor).
@@ -346,15 +327,10 @@ pub(super) fn autoclaim(
             left -= 1;
             continue;
         };
-        if min_idle > 0 && now.saturating_sub(p.delivered) < min_idle {
+        if how.min_idle > 0 && now.saturating_sub(p.delivered) < how.min_idle {
             continue;
         }
-        let retries = if justid {
-            Retries::Keep
-        } else {
-            Retries::Increment
-        };
-        claim_one(txn, session, *id, Some(p), consumer, now, retries)?;
+        claim_one(txn, session, *id, Some(p), consumer, how.at, how.retries)?;
         session.active(txn, consumer, now)?;
         claimed.push(entry);
         left -= 1;
