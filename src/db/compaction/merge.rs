@@ -18,6 +18,7 @@ use crate::options::NUM_LEVELS;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::sstable::ReadCounters;
 use crate::db::table_writer::TableWriter;
+use crate::db::version::level_iter::LevelIter;
 use crate::db::version::{TableFile, Version};
 
 /// Runs `plan` on `version`: merges its inputs into new tables of the output level (or moves
@@ -121,10 +122,10 @@ pub(crate) fn run(ctx: &Context<'_>, version: &Version, plan: Plan) -> Result<Ou
         bytes_read += files.iter().map(|f| f.meta.size).sum::<u64>();
         if level == 0 {
             for f in files {
-                children.push(Box::new(SortedRun::new(vec![Arc::clone(f)], &counters)));
+                children.push(Box::new(LevelIter::uncached(vec![Arc::clone(f)], &counters)));
             }
         } else if !files.is_empty() {
-            children.push(Box::new(SortedRun::new(files.clone(), &counters)));
+            children.push(Box::new(LevelIter::uncached(files.clone(), &counters)));
         }
     }
     let mut input = MergingIterator::new(children);
@@ -395,84 +396,5 @@ impl Grandparents<'_> {
             return true;
         }
         false
-    }
-}
-
-/// The tables of one sorted run (a level's, in key order), read one table at a time with a
-/// reader of its own (no cache, no shared counters: a compaction's reads are not lookups).
-struct SortedRun {
-    files: Vec<Arc<TableFile>>,
-    next_file: usize,
-    counters: Arc<ReadCounters>,
-    current: Option<crate::sstable::TableIter>,
-}
-
-impl SortedRun {
-    fn new(files: Vec<Arc<TableFile>>, counters: &Arc<ReadCounters>) -> Self {
-        SortedRun {
-            files,
-            next_file: 0,
-            counters: Arc::clone(counters),
-            current: None,
-        }
-    }
-
-    /// Opens the next table, closing the one before; `false` at the end of the run.
-    fn open_next(&mut self) -> Result<bool> {
-        self.current = None;
-        let Some(f) = self.files.get(self.next_file) else {
-            return Ok(false);
-        };
-        self.next_file += 1;
-        let table = Arc::new(f.open_uncached(&self.counters)?);
-        let mut it = table.iter();
-        it.seek_to_first()?;
-        self.current = Some(it);
-        Ok(true)
-    }
-
-    fn skip_exhausted(&mut self) -> Result<()> {
-        while !self.current.as_ref().is_some_and(|it| it.valid()) {
-            if !self.open_next()? {
-                return Ok(());
-            }
-        }
-        Ok(())
-    }
-}
-
-impl InternalIterator for SortedRun {
-    fn seek_to_first(&mut self) -> Result<()> {
-        self.next_file = 0;
-        self.open_next()?;
-        self.skip_exhausted()
-    }
-
-    fn seek(&mut self, target: &[u8]) -> Result<()> {
-        // Compactions only read from the start; a seek re-reads from the first table.
-        self.seek_to_first()?;
-        while self.valid() && key::compare(self.key(), target).is_lt() {
-            self.next()?;
-        }
-        Ok(())
-    }
-
-    fn next(&mut self) -> Result<()> {
-        if let Some(it) = self.current.as_mut() {
-            it.next()?;
-        }
-        self.skip_exhausted()
-    }
-
-    fn valid(&self) -> bool {
-        self.current.as_ref().is_some_and(|it| it.valid())
-    }
-
-    fn key(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], |it| it.key())
-    }
-
-    fn value(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], |it| it.value())
     }
 }

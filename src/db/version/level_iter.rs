@@ -1,4 +1,5 @@
-//! Iteration over one sorted, non-overlapping level, opening each table only when reached.
+//! Iteration over one sorted, non-overlapping level, opening each table only when reached:
+//! through the table cache for reads, or with readers of its own for compactions.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -6,32 +7,59 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::util::key;
-use crate::sstable::TableIter;
+use crate::sstable::{ReadCounters, TableIter};
 use super::TableFile;
 
-/// A concatenation of the tables of one level (level 1 or deeper), in key order.
+/// How a [`LevelIter`] opens its tables.
+enum Readers {
+    /// The file's pinned reader or the table cache's, as lookups and scans read.
+    Cached,
+    /// A reader of its own per table, outside the table cache, its reads counted in these
+    /// counters (a compaction's reads are not lookups).
+    Uncached(Arc<ReadCounters>),
+}
+
+/// A concatenation of the tables of one level (level 1 or deeper), in key order. It holds
+/// one table open at a time: the one before is closed before the next is opened.
 pub struct LevelIter {
     files: Vec<Arc<TableFile>>,
     index: usize,
     current: Option<TableIter>,
+    readers: Readers,
 }
 
 impl LevelIter {
-    /// Iterates `files`, which must be sorted by key and not overlap.
+    /// Iterates `files`, which must be sorted by key and not overlap, through the table
+    /// cache.
     pub fn new(files: Vec<Arc<TableFile>>) -> LevelIter {
         LevelIter {
             files,
             index: 0,
             current: None,
+            readers: Readers::Cached,
+        }
+    }
+
+    /// Iterates `files` (sorted by key, not overlapping) as a compaction reads its inputs:
+    /// each table with a reader of its own, outside the table cache, counted in `counters`.
+    /// A compaction holds a few files open this way, not all its inputs.
+    pub fn uncached(files: Vec<Arc<TableFile>>, counters: &Arc<ReadCounters>) -> LevelIter {
+        LevelIter {
+            readers: Readers::Uncached(Arc::clone(counters)),
+            ..LevelIter::new(files)
         }
     }
 
     fn open(&mut self, index: usize) -> Result<()> {
         self.index = index;
-        self.current = match self.files.get(index) {
-            Some(f) => Some(f.reader()?.iter()),
-            None => None,
+        self.current = None;
+        let Some(f) = self.files.get(index) else {
+            return Ok(());
         };
+        self.current = Some(match &self.readers {
+            Readers::Cached => f.reader()?.iter(),
+            Readers::Uncached(counters) => Arc::new(f.open_uncached(counters)?).iter(),
+        });
         Ok(())
     }
 

@@ -474,6 +474,33 @@ mod tests {
         }
     }
 
+    /// Writes table `number` of `keys` (each its own value) at its usual path in `dir`: its
+    /// file, with the MANIFEST record that matches it (the reader checks it).
+    fn write_table(
+        dir: &std::path::Path,
+        env: &Arc<dyn Env>,
+        cache: &Arc<TableCache>,
+        number: u64,
+        keys: &[&[u8]],
+    ) -> TableFile {
+        use crate::sstable::{TableBuildOptions, TableBuilder};
+        let path = crate::util::filename::table_path(dir, number);
+        let mut b = TableBuilder::new(
+            env.create_writable(&path).unwrap(),
+            path.clone(),
+            TableBuildOptions::default(),
+        );
+        for k in keys {
+            b.add(&key::encode(k, 1, Kind::Put), k).unwrap();
+        }
+        let props = b.finish().unwrap();
+        let mut m = meta(number, b"", b"");
+        m.size = props.file_size;
+        m.smallest = props.smallest_key.clone();
+        m.largest = props.largest_key.clone();
+        TableFile::new(m, path, Arc::clone(env), Arc::clone(cache))
+    }
+
     fn meta(number: u64, lo: &[u8], hi: &[u8]) -> FileMeta {
         FileMeta {
             number,
@@ -637,28 +664,10 @@ mod tests {
     /// obsolete table's file is removed after its reader is closed.
     #[test]
     fn pinned_reader_lives_and_dies_with_its_table_file() {
-        use crate::sstable::{TableBuildOptions, TableBuilder};
         let dir = tempfile::tempdir().unwrap();
         let (env, cache) = env_and_cache(dir.path(), 8);
-        let path = crate::util::filename::table_path(dir.path(), 7);
-        let mut b = TableBuilder::new(
-            env.create_writable(&path).unwrap(),
-            path.clone(),
-            TableBuildOptions::default(),
-        );
-        b.add(&key::encode(b"k", 1, Kind::Put), b"v").unwrap();
-        let props = b.finish().unwrap();
-        // The MANIFEST's record must match the file (the reader checks it).
-        let mut m = meta(7, b"k", b"k");
-        m.size = props.file_size;
-        m.smallest = props.smallest_key.clone();
-        m.largest = props.largest_key.clone();
-        let file = TableFile::new(
-            m,
-            path.clone(),
-            Arc::clone(&env),
-            Arc::clone(&cache),
-        );
+        let file = write_table(dir.path(), &env, &cache, 7, &[b"k"]);
+        let path = file.path.clone();
         assert!(file.open_reader_now().is_none());
         assert!(matches!(file.reader().unwrap(), TableRef::Pinned(_)));
         assert!(matches!(file.reader().unwrap(), TableRef::Pinned(_)));
@@ -668,6 +677,48 @@ mod tests {
         drop(file);
         assert_eq!(cache.pinned(), 0);
         assert!(!path.exists());
+    }
+
+    /// A level read as a compaction reads it (`LevelIter::uncached`) yields what a read
+    /// through the table cache yields, with readers of its own: the cache opens nothing, no
+    /// file pins a reader, and the data blocks read count in the compaction's counters.
+    #[test]
+    fn level_iter_reads_a_level_with_or_without_the_table_cache() {
+        use crate::db::version::level_iter::LevelIter;
+        use crate::iter::InternalIterator;
+        let dir = tempfile::tempdir().unwrap();
+        let (env, cache) = env_and_cache(dir.path(), 8);
+        let all: Vec<Vec<u8>> = (0..9).map(|i| format!("k{i}").into_bytes()).collect();
+        // Three tables of three keys each: k0-k2, k3-k5, k6-k8.
+        let files: Vec<Arc<TableFile>> = (0..3u64)
+            .map(|t| {
+                let keys: Vec<&[u8]> = all[t as usize * 3..][..3].iter().map(|k| &k[..]).collect();
+                Arc::new(write_table(dir.path(), &env, &cache, t + 1, &keys))
+            })
+            .collect();
+        let read = |it: &mut LevelIter| {
+            let mut keys = Vec::new();
+            it.seek_to_first().unwrap();
+            while it.valid() {
+                keys.push(key::user_key(it.key()).to_vec());
+                it.next().unwrap();
+            }
+            keys
+        };
+
+        let counters = Arc::new(ReadCounters::default());
+        let mut uncached = LevelIter::uncached(files.clone(), &counters);
+        assert_eq!(read(&mut uncached), all);
+        uncached.seek(&key::encode(b"k4", key::MAX_SEQ, Kind::Put)).unwrap();
+        assert_eq!(key::user_key(uncached.key()), b"k4");
+        assert_eq!(cache.len(), 0);
+        assert_eq!(cache.pinned(), 0);
+        assert!(files.iter().all(|f| f.open_reader_now().is_none()));
+        assert!(counters.snapshot().data_blocks_read >= 3);
+
+        let mut cached = LevelIter::new(files.clone());
+        assert_eq!(read(&mut cached), all);
+        assert!(files.iter().all(|f| f.open_reader_now().is_some()));
     }
 
     /// Keys sharing their first eight bytes (`user:000...`) tie on every prefix of a level:

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use super::listpack::{self, Builder};
 use super::rdb::{self, Bad, Reader, kind};
 use crate::cmd::parse_i64;
-use crate::cmd::streams::Id;
+use crate::cmd::streams::store::Id;
 
 /// Redis's `stream-node-max-entries` default: entries (live and deleted) a node holds.
 const NODE_MAX_ENTRIES: usize = 100;

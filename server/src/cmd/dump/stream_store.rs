@@ -5,19 +5,18 @@ use bytes::Bytes;
 
 use super::stream::{ConsumerValue, GroupValue, StreamValue};
 use crate::cmd::streams::groups::{Consumer, Group, Groups, Pending};
-use crate::cmd::streams::{self, lag};
+use crate::cmd::streams::lag;
+use crate::cmd::streams::store::{MAX_ID, all_entries, check_key, put_entry};
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{Meta, Txn};
-
-const MAX_ID: (u64, u64) = (u64::MAX, u64::MAX);
 
 /// The stream `key` (metadata `m`) with its groups.
 ///
 /// # Errors
 /// Engine errors, damaged records.
 pub fn collect(txn: &Txn<'_>, key: &[u8], m: &StreamMeta) -> Result<StreamValue, Reply> {
-    let entries = streams::all_entries(txn, key, m)?
+    let entries = all_entries(txn, key, m)?
         .into_iter()
         .map(|(id, pairs)| (id, pairs.into_iter().flat_map(|(f, v)| [f, v]).collect()))
         .collect();
@@ -65,10 +64,10 @@ pub fn collect(txn: &Txn<'_>, key: &[u8], m: &StreamMeta) -> Result<StreamValue,
 /// # Errors
 /// Engine errors; a key, entry or group and consumer names too long for the engine.
 pub fn store(txn: &mut Txn<'_>, key: &Bytes, v: StreamValue) -> Result<(), Reply> {
-    streams::check_key(key)?;
+    check_key(key)?;
     let version = txn.new_version()?;
     for (id, pairs) in &v.entries {
-        streams::put_entry(txn, key, version, *id, pairs)?;
+        put_entry(txn, key, version, *id, pairs)?;
     }
     let m = StreamMeta {
         version,

@@ -1,5 +1,7 @@
 //! The consumer-group commands: XGROUP, XREADGROUP (with BLOCK, served by XADD as blocking
-//! pops are), XACK, XPENDING, XCLAIM and XAUTOCLAIM, as Redis 7 answers them.
+//! pops are), XACK, XPENDING, XCLAIM and XAUTOCLAIM, as Redis 7 answers them: their
+//! parsing, replies, error texts and events, over [`groups`](super::groups)' records and
+//! `pel`'s delivering, acknowledging and claiming.
 //!
 //! Delivery times are the command's time (`Txn::now_ms`), so in cluster mode every node
 //! records the same PEL.
@@ -9,17 +11,19 @@ use bytes::Bytes;
 use super::super::blocking::{Op, Outcome};
 use super::super::{NOT_INT, parse_i64};
 use super::groups::{Group, Groups, Pending, Session, UNKNOWN_READ};
-use super::lag::entries_read_at;
+use super::pel::{
+    AutoClaimed, Claim, Retries, ack, autoclaim, claim, deliver_history, deliver_new,
+    stream_and_group,
+};
+use super::store::{Entry, Id, get_stream, new_stream, store_stream};
 use super::{
-    Entry, Id, decode_entry, entry_key, entry_reply, fmt_id, get_stream, next_id, parse_bound,
-    parse_id, range, xread_reply,
+    entries_reply, entry_reply, fmt_id, found_or_block, parse_block_ms, parse_bound, parse_id,
+    xread_reply,
 };
 use crate::notify::class;
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{Meta, R, Txn};
-
-const MAX_ID: Id = (u64::MAX, u64::MAX);
 
 const KEY_NEEDED: &str = "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
 
@@ -57,27 +61,6 @@ fn not_int() -> Reply {
 /// parse them.
 fn strict_id(b: &[u8]) -> Result<Id, Reply> {
     parse_id(b, 0, false)
-}
-
-/// The stream at `key` and its group `group`, or `None` when either is missing (WRONGTYPE
-/// for a key of another type).
-fn stream_and_group(
-    txn: &Txn<'_>,
-    key: &[u8],
-    group: &[u8],
-) -> Result<Option<(StreamMeta, Group)>, Reply> {
-    let Some(m) = get_stream(txn, key)? else {
-        return Ok(None);
-    };
-    Ok(Groups::of(key, m.version).get(txn, group)?.map(|g| (m, g)))
-}
-
-/// The entry `id` of the stream, if it is still there.
-fn read_entry(txn: &Txn<'_>, key: &[u8], m: &StreamMeta, id: Id) -> Result<Option<Entry>, Reply> {
-    match txn.get(&entry_key(key, m.version, id))? {
-        Some(v) => Ok(Some((id, decode_entry(&v)?))),
-        None => Ok(None),
-    }
 }
 
 const XGROUP_HELP: &[&str] = &[
@@ -210,11 +193,8 @@ pub fn xgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             let m = match stream {
                 Some(m) => m,
                 None => {
-                    let m = StreamMeta {
-                        version: txn.new_version()?,
-                        ..StreamMeta::default()
-                    };
-                    txn.put_meta(key, Meta::Stream(m))?;
+                    let m = new_stream(txn)?;
+                    store_stream(txn, key, m)?;
                     m
                 }
             };
@@ -332,112 +312,9 @@ impl XReadGroupWait {
         session.finish(txn);
         Ok(Some(xread_reply(vec![(
             key.clone(),
-            super::entries_reply(entries),
+            entries_reply(entries),
         )])))
     }
-}
-
-/// Delivers the entries after the group's last delivered one (up to `count`) to
-/// `consumer`: moves the group's position and read counter, and makes each pending unless
-/// `noack`.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the stream, the group's session, the reader and its options: one call site each"
-)]
-fn deliver_new(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    session: &mut Session<'_>,
-    consumer: &Bytes,
-    count: Option<u64>,
-    noack: bool,
-    now: u64,
-) -> Result<Vec<Entry>, Reply> {
-    let Some(from) = next_id(session.group.last) else {
-        return Ok(Vec::new());
-    };
-    let entries = range(txn, key, m, from, MAX_ID, false, count)?;
-    for (id, _) in &entries {
-        let g = &mut session.group;
-        if *id > g.last {
-            g.entries_read =
-                if g.entries_read != UNKNOWN_READ && !super::lag::tombstones_from(m, *id) {
-                    g.entries_read + 1
-                } else if m.added > 0 {
-                    entries_read_at(m, *id)
-                } else {
-                    g.entries_read
-                };
-            g.last = *id;
-            session.group_changed();
-        }
-        if !noack {
-            let old = session.groups.pending(txn, &session.group.name, *id)?;
-            session.assign(
-                txn,
-                *id,
-                old.as_ref(),
-                Pending {
-                    consumer: consumer.clone(),
-                    delivered: now,
-                    deliveries: 1,
-                },
-            )?;
-        }
-    }
-    if !noack && !entries.is_empty() {
-        let (c, _) = session.consumer(txn, consumer, now)?;
-        c.active = now as i64;
-    }
-    Ok(entries)
-}
-
-/// Delivers `consumer`'s own pending entries after `after` again (up to `count`): each
-/// entry, or `[id, nil]` for one deleted from the stream since.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the stream, the group's session, the reader and its options: one call site each"
-)]
-fn deliver_history(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    session: &mut Session<'_>,
-    consumer: &Bytes,
-    after: Id,
-    count: Option<u64>,
-    now: u64,
-) -> Result<Reply, Reply> {
-    let mut ids = Vec::new();
-    if let Some(from) = next_id(after) {
-        let limit = count.unwrap_or(u64::MAX);
-        session
-            .groups
-            .for_each_owned(txn, &session.group.name, consumer, from, MAX_ID, |id| {
-                ids.push(id);
-                Ok((ids.len() as u64) < limit)
-            })?;
-    }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        match read_entry(txn, key, m, id)? {
-            None => out.push(Reply::Array(vec![Reply::bulk(fmt_id(id)), Reply::NilArray])),
-            Some(e) => {
-                out.push(entry_reply(e));
-                let name = session.group.name.clone();
-                if let Some(p) = session.groups.pending(txn, &name, id)? {
-                    let again = Pending {
-                        delivered: now,
-                        deliveries: p.deliveries + 1,
-                        ..p.clone()
-                    };
-                    session.assign(txn, id, Some(&p), again)?;
-                }
-            }
-        }
-    }
-    Ok(Reply::Array(out))
 }
 
 /// `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...`
@@ -455,7 +332,7 @@ pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         let w = w.to_ascii_uppercase();
         match w.as_slice() {
             b"BLOCK" if more > 0 => {
-                block = Some(super::parse_block_ms(&a[i + 1])?);
+                block = Some(parse_block_ms(&a[i + 1])?);
                 i += 2;
             }
             b"COUNT" if more > 0 => {
@@ -514,17 +391,16 @@ pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         // Group state as this command left it (a key named twice reads on).
         let g = groups.get(txn, &g.name)?.unwrap_or(g);
         let mut session = Session::new(groups, g);
-        let (c, _) = session.consumer(txn, &consumer, now)?;
-        c.seen = now;
+        session.seen(txn, &consumer, now)?;
         match after {
             Some(after) => {
                 let r = deliver_history(txn, k, &m, &mut session, &consumer, after, count, now)?;
-                found.push((k.clone(), r));
+                found.push((k.clone(), history_reply(r)));
             }
             None => {
                 let entries = deliver_new(txn, k, &m, &mut session, &consumer, count, noack, now)?;
                 if !entries.is_empty() {
-                    found.push((k.clone(), super::entries_reply(entries)));
+                    found.push((k.clone(), entries_reply(entries)));
                 }
             }
         }
@@ -536,7 +412,21 @@ pub fn xreadgroup(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
         count,
         noack,
     });
-    Ok(super::found_or_block(txn, found, block, keys, op))
+    Ok(found_or_block(txn, found, block, keys, op))
+}
+
+/// A consumer's history as XREADGROUP replies it: each entry, or `[id, nil]` for one
+/// deleted from the stream since it was delivered.
+fn history_reply(history: Vec<(Id, Option<Entry>)>) -> Reply {
+    Reply::Array(
+        history
+            .into_iter()
+            .map(|(id, e)| match e {
+                Some(e) => entry_reply(e),
+                None => Reply::Array(vec![Reply::bulk(fmt_id(id)), Reply::NilArray]),
+            })
+            .collect(),
+    )
 }
 
 /// `XACK key group id [id ...]`
@@ -549,13 +439,7 @@ pub fn xack(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         .map(|b| strict_id(b))
         .collect::<Result<Vec<_>, _>>()?;
     let mut session = Session::new(Groups::of(&a[1], m.version), g);
-    let mut acked = 0;
-    for id in ids {
-        if let Some(p) = session.groups.pending(txn, &a[2], id)? {
-            session.release(txn, id, &p)?;
-            acked += 1;
-        }
-    }
+    let acked = ack(txn, &mut session, ids)?;
     session.finish(txn);
     Ok(Reply::Int(acked))
 }
@@ -592,7 +476,7 @@ pub fn xpending(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     let now = txn.now_ms();
     let mut out = Vec::new();
-    let mut row = |id: Id, p: Pending| -> Result<bool, Reply> {
+    let row = |id: Id, p: Pending| -> Result<bool, Reply> {
         let idle = now.saturating_sub(p.delivered);
         if min_idle > 0 && (idle as i64) < min_idle {
             return Ok(true);
@@ -610,20 +494,7 @@ pub fn xpending(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     }
     match consumer {
         None => groups.for_each_pending(txn, &g.name, from, to, false, row)?,
-        Some(c) => {
-            let mut ids = Vec::new();
-            groups.for_each_owned(txn, &g.name, &c, from, to, |id| {
-                ids.push(id);
-                Ok(true)
-            })?;
-            for id in ids {
-                if let Some(p) = groups.pending(txn, &g.name, id)?
-                    && !row(id, p)?
-                {
-                    break;
-                }
-            }
-        }
+        Some(c) => groups.for_each_owned_pending(txn, &g.name, &c, from, to, u64::MAX, row)?,
     }
     Ok(Reply::Array(out))
 }
@@ -631,14 +502,7 @@ pub fn xpending(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
 /// XPENDING's summary: the count, the smallest and largest pending IDs, and each consumer
 /// with pending entries and how many.
 fn pending_summary(txn: &Txn<'_>, groups: Groups<'_>, g: &Group) -> R {
-    let mut edges = Vec::new();
-    for reverse in [false, true] {
-        groups.for_each_pending(txn, &g.name, (0, 0), MAX_ID, reverse, |id, _| {
-            edges.push(id);
-            Ok(false)
-        })?;
-    }
-    let (Some(first), Some(last)) = (edges.first(), edges.get(1)) else {
+    let Some((first, last)) = groups.pending_bounds(txn, &g.name)? else {
         return Ok(Reply::Array(vec![
             Reply::Int(0),
             Reply::Nil,
@@ -659,50 +523,10 @@ fn pending_summary(txn: &Txn<'_>, groups: Groups<'_>, g: &Group) -> R {
         .collect();
     Ok(Reply::Array(vec![
         Reply::Int(g.pending as i64),
-        Reply::bulk(fmt_id(*first)),
-        Reply::bulk(fmt_id(*last)),
+        Reply::bulk(fmt_id(first)),
+        Reply::bulk(fmt_id(last)),
         Reply::Array(owners),
     ]))
-}
-
-/// How XCLAIM sets a claimed entry's delivery count.
-#[derive(Clone, Copy)]
-enum Retries {
-    /// One more delivery (XCLAIM and XAUTOCLAIM without JUSTID).
-    Increment,
-    /// Unchanged (JUSTID).
-    Keep,
-    /// RETRYCOUNT.
-    Set(u64),
-}
-
-/// Moves the pending entry `id` to `consumer`, delivered at `at`: XCLAIM's and
-/// XAUTOCLAIM's common step.
-fn claim_one(
-    txn: &mut Txn<'_>,
-    session: &mut Session<'_>,
-    id: Id,
-    old: Option<&Pending>,
-    consumer: &Bytes,
-    at: u64,
-    retries: Retries,
-) -> Result<(), Reply> {
-    let deliveries = old.map_or(1, |p| p.deliveries);
-    let deliveries = match retries {
-        Retries::Increment => deliveries + 1,
-        Retries::Keep => deliveries,
-        Retries::Set(n) => n,
-    };
-    session.assign(
-        txn,
-        id,
-        old,
-        Pending {
-            consumer: consumer.clone(),
-            delivered: at,
-            deliveries,
-        },
-    )
 }
 
 /// Parses an integer option of XCLAIM, with its own error text.
@@ -763,10 +587,7 @@ pub fn xclaim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         j += 1;
     }
     let mut session = Session::new(Groups::of(&a[1], m.version), g);
-    if last_id > session.group.last {
-        session.group.last = last_id;
-        session.group_changed();
-    }
+    session.raise_last(last_id);
     // A time in the future or before the epoch means now (a client's clock may differ).
     let at = delivered
         .filter(|&t| t >= 0 && t as u64 <= now)
@@ -777,54 +598,33 @@ pub fn xclaim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         _ => Retries::Increment,
     };
     let consumer = a[3].clone();
-    session.groups.check_names(&a[2], &consumer)?;
-    // The claimer exists from here on, even if it claims nothing (Redis 7.2).
-    session.consumer(txn, &consumer, now)?.0.seen = now;
-    let mut out = Vec::new();
-    for id in ids {
-        let name = session.group.name.clone();
-        let pending = session.groups.pending(txn, &name, id)?;
-        let entry = read_entry(txn, &a[1], &m, id)?;
-        let Some(entry) = entry else {
-            // Gone from the stream: gone from the PEL too.
-            if let Some(p) = pending {
-                session.release(txn, id, &p)?;
-            }
-            continue;
-        };
-        if pending.is_none() && !force {
-            continue;
-        }
-        if let Some(p) = &pending
-            && min_idle > 0
-            && now.saturating_sub(p.delivered) < min_idle
-        {
-            continue;
-        }
-        // An entry FORCE puts in the PEL counts as delivered once before this claim.
-        claim_one(
-            txn,
-            &mut session,
-            id,
-            pending.as_ref(),
-            &consumer,
-            at,
-            retries,
-        )?;
-        let (c, _) = session.consumer(txn, &consumer, now)?;
-        c.active = now as i64;
-        out.push(if justid {
-            Reply::bulk(fmt_id(id))
-        } else {
-            entry_reply(entry)
-        });
-    }
+    let how = Claim {
+        min_idle,
+        force,
+        at,
+        retries,
+        now,
+    };
+    let claimed = claim(txn, &mut session, (&a[1], &m), ids, &consumer, how)?;
     session.finish(txn);
-    Ok(Reply::Array(out))
+    Ok(claimed_reply(claimed, justid))
 }
 
-/// Entries XAUTOCLAIM looks at per entry it may return (Redis's attempts factor).
-const ATTEMPTS_PER_COUNT: u64 = 10;
+/// Claimed entries as XCLAIM and XAUTOCLAIM reply them: each entry, or its ID (JUSTID).
+fn claimed_reply(claimed: Vec<Entry>, justid: bool) -> Reply {
+    Reply::Array(
+        claimed
+            .into_iter()
+            .map(|e| {
+                if justid {
+                    Reply::bulk(fmt_id(e.0))
+                } else {
+                    entry_reply(e)
+                }
+            })
+            .collect(),
+    )
+}
 
 /// `XAUTOCLAIM key group consumer min-idle start [COUNT n] [JUSTID]`
 pub fn xautoclaim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
@@ -856,59 +656,41 @@ pub fn xautoclaim(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     };
     let consumer = a[3].clone();
     let mut session = Session::new(Groups::of(&a[1], m.version), g);
-    session.groups.check_names(&a[2], &consumer)?;
     let now = txn.now_ms();
-    // The claimer exists from here on, even if it claims nothing (Redis 7.2).
-    session.consumer(txn, &consumer, now)?.0.seen = now;
-    // The candidates: at most `attempts` PEL entries from `start`, and the one after them
-    // (the next call's cursor).
-    let attempts = count.saturating_mul(ATTEMPTS_PER_COUNT);
-    let mut scanned: Vec<(Id, Pending)> = Vec::new();
-    let name = session.group.name.clone();
-    session
-        .groups
-        .for_each_pending(txn, &name, start, MAX_ID, false, |id, p| {
-            scanned.push((id, p));
-            Ok((scanned.len() as u64) <= attempts)
-        })?;
-    let mut claimed = Vec::new();
-    let mut deleted = Vec::new();
-    let mut cursor = (0, 0);
-    let mut left = count;
-    for (n, (id, p)) in scanned.iter().enumerate() {
-        if left == 0 || n as u64 == attempts {
-            cursor = *id;
-            break;
-        }
-        let Some(entry) = read_entry(txn, &a[1], &m, *id)? else {
-            session.release(txn, *id, p)?;
-            deleted.push(Reply::bulk(fmt_id(*id)));
-            left -= 1;
-            continue;
-        };
-        if min_idle > 0 && now.saturating_sub(p.delivered) < min_idle {
-            continue;
-        }
-        let retries = if justid {
+    // XCLAIM without FORCE, delivered now, one delivery more unless JUSTID.
+    let how = Claim {
+        min_idle,
+        force: false,
+        at: now,
+        retries: if justid {
             Retries::Keep
         } else {
             Retries::Increment
-        };
-        claim_one(txn, &mut session, *id, Some(p), &consumer, now, retries)?;
-        let (c, _) = session.consumer(txn, &consumer, now)?;
-        c.active = now as i64;
-        claimed.push(if justid {
-            Reply::bulk(fmt_id(*id))
-        } else {
-            entry_reply(entry)
-        });
-        left -= 1;
-    }
+        },
+        now,
+    };
+    let AutoClaimed {
+        cursor,
+        claimed,
+        deleted,
+    } = autoclaim(
+        txn,
+        &mut session,
+        (&a[1], &m),
+        &consumer,
+        how,
+        (start, count),
+    )?;
     session.finish(txn);
     Ok(Reply::Array(vec![
         Reply::bulk(fmt_id(cursor)),
-        Reply::Array(claimed),
-        Reply::Array(deleted),
+        claimed_reply(claimed, justid),
+        Reply::Array(
+            deleted
+                .into_iter()
+                .map(|id| Reply::bulk(fmt_id(id)))
+                .collect(),
+        ),
     ]))
 }
 

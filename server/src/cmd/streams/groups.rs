@@ -25,7 +25,7 @@ use std::ops::Bound;
 
 use bytes::Bytes;
 
-use super::Id;
+use super::store::{Id, MAX_ID};
 use crate::resp::Reply;
 use crate::store::{Txn, prefix_end, sub_key, tag};
 
@@ -382,6 +382,59 @@ impl<'k> Groups<'k> {
         let end = Bound::Included(self.owned_key(group, consumer, to));
         txn.for_each_in(start, end, false, |k, _| f(id_at_end(k)?))
     }
+
+    /// Calls `f` with the pending entries of `consumer` of `group` from `from` to `to`
+    /// (inclusive), in ID order, until it returns false: the first `scan_limit` IDs of the
+    /// consumer's PEL, each looked up in the group's.
+    ///
+    /// # Errors
+    /// Engine errors, a damaged record, `f`'s.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the group and consumer, the range, the scan's limit and the visitor"
+    )]
+    pub fn for_each_owned_pending(
+        &self,
+        txn: &Txn<'_>,
+        group: &[u8],
+        consumer: &[u8],
+        from: Id,
+        to: Id,
+        scan_limit: u64,
+        mut f: impl FnMut(Id, Pending) -> Result<bool, Reply>,
+    ) -> Result<(), Reply> {
+        let mut ids = Vec::new();
+        self.for_each_owned(txn, group, consumer, from, to, |id| {
+            ids.push(id);
+            Ok((ids.len() as u64) < scan_limit)
+        })?;
+        for id in ids {
+            if let Some(p) = self.pending(txn, group, id)?
+                && !f(id, p)?
+            {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The smallest and largest IDs pending in `group`, if any.
+    ///
+    /// # Errors
+    /// Engine errors, a damaged record.
+    pub fn pending_bounds(&self, txn: &Txn<'_>, group: &[u8]) -> Result<Option<(Id, Id)>, Reply> {
+        let mut edges = Vec::new();
+        for reverse in [false, true] {
+            self.for_each_pending(txn, group, (0, 0), MAX_ID, reverse, |id, _| {
+                edges.push(id);
+                Ok(false)
+            })?;
+        }
+        Ok(match (edges.first(), edges.get(1)) {
+            (Some(first), Some(last)) => Some((*first, *last)),
+            _ => None,
+        })
+    }
 }
 
 /// One group being changed by a command: its record and the consumers it touched, written
@@ -410,6 +463,34 @@ impl<'k> Session<'k> {
     /// Marks the group record for writing.
     pub fn group_changed(&mut self) {
         self.group_changed = true;
+    }
+
+    /// Moves the group's last delivered ID up to `id` if it is below (XCLAIM's LASTID).
+    pub fn raise_last(&mut self, id: Id) {
+        if id > self.group.last {
+            self.group.last = id;
+            self.group_changed();
+        }
+    }
+
+    /// Consumer `name` has read or claimed now (its `seen` time), created if new.
+    ///
+    /// # Errors
+    /// Engine errors, a damaged record.
+    #[inline]
+    pub fn seen(&mut self, txn: &Txn<'_>, name: &Bytes, now: u64) -> Result<(), Reply> {
+        self.consumer(txn, name, now)?.0.seen = now;
+        Ok(())
+    }
+
+    /// Consumer `name` got an entry now (its `active` time).
+    ///
+    /// # Errors
+    /// Engine errors, a damaged record.
+    #[inline]
+    pub fn active(&mut self, txn: &Txn<'_>, name: &Bytes, now: u64) -> Result<(), Reply> {
+        self.consumer(txn, name, now)?.0.active = now as i64;
+        Ok(())
     }
 
     /// Consumer `name`, created (with `seen` now) if it does not exist; `created` tells.
@@ -512,7 +593,7 @@ impl<'k> Session<'k> {
             return Ok(None);
         };
         let mut ids = Vec::new();
-        g.for_each_owned(txn, &gname, name, (0, 0), (u64::MAX, u64::MAX), |id| {
+        g.for_each_owned(txn, &gname, name, (0, 0), MAX_ID, |id| {
             ids.push(id);
             Ok(true)
         })?;

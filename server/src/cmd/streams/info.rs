@@ -1,5 +1,7 @@
 //! XINFO STREAM [FULL [COUNT n]], XINFO GROUPS and XINFO CONSUMERS, in Redis 7.2's shapes
-//! (the server reports `redis_version:7.2.0`): maps in RESP3, flat arrays in RESP2.
+//! (the server reports `redis_version:7.2.0`): maps in RESP3, flat arrays in RESP2. The
+//! command layer: it reads through [`store`](super::store), [`groups`](super::groups) and
+//! [`lag`](super::lag).
 //!
 //! `radix-tree-keys` and `radix-tree-nodes` describe Redis's in-memory layout, which this
 //! server does not have: they are what Redis would report for entries stored 100 to a node
@@ -7,15 +9,15 @@
 
 use bytes::Bytes;
 
+use super::super::{NOT_INT, parse_i64};
 use super::group_cmds::{no_group, subcommand_error};
 use super::groups::{Group, Groups, UNKNOWN_READ};
 use super::lag::lag;
-use super::{NODE_ENTRIES, entries_reply, entry_reply, fmt_id, get_stream, range};
+use super::store::{Id, MAX_ID, NODE_ENTRIES, get_stream, range};
+use super::{entries_reply, entry_reply, fmt_id};
 use crate::resp::Reply;
 use crate::store::meta::StreamMeta;
 use crate::store::{R, Txn};
-
-const MAX_ID: (u64, u64) = (u64::MAX, u64::MAX);
 
 /// Entries, pending entries and consumers' pending entries XINFO STREAM FULL shows by
 /// default.
@@ -37,7 +39,7 @@ fn field(name: &str, value: Reply) -> (Reply, Reply) {
     (Reply::bulk(name.as_bytes().to_vec()), value)
 }
 
-fn id(i: (u64, u64)) -> Reply {
+fn id(i: Id) -> Reply {
     Reply::bulk(fmt_id(i))
 }
 
@@ -101,8 +103,7 @@ fn parse_full(a: &[Bytes]) -> Result<Option<Option<u64>>, Reply> {
         3 => Ok(None),
         4 if a[3].eq_ignore_ascii_case(b"FULL") => Ok(Some(Some(FULL_COUNT))),
         6 if a[3].eq_ignore_ascii_case(b"FULL") && a[4].eq_ignore_ascii_case(b"COUNT") => {
-            let n =
-                super::super::parse_i64(&a[5]).ok_or_else(|| Reply::err(super::super::NOT_INT))?;
+            let n = parse_i64(&a[5]).ok_or_else(|| Reply::err(NOT_INT))?;
             Ok(Some((n > 0).then_some(n as u64)))
         }
         _ => Err(bad()),
@@ -222,21 +223,23 @@ fn stream_full(
         })?;
         let mut consumers = Vec::new();
         for c in groups.consumers(txn, &g.name)? {
-            let mut owned = Vec::new();
-            groups.for_each_owned(txn, &g.name, &c.name, (0, 0), MAX_ID, |i| {
-                owned.push(i);
-                Ok((owned.len() as u64) < limit)
-            })?;
-            let mut rows = Vec::with_capacity(owned.len());
-            for i in owned {
-                if let Some(p) = groups.pending(txn, &g.name, i)? {
+            let mut rows = Vec::new();
+            groups.for_each_owned_pending(
+                txn,
+                &g.name,
+                &c.name,
+                (0, 0),
+                MAX_ID,
+                limit,
+                |i, p| {
                     rows.push(Reply::Array(vec![
                         id(i),
                         int(p.delivered),
                         int(p.deliveries),
                     ]));
-                }
-            }
+                    Ok(true)
+                },
+            )?;
             consumers.push(Reply::Map(vec![
                 field("name", Reply::Bulk(c.name)),
                 field("seen-time", int(c.seen)),

@@ -3,8 +3,8 @@
 //! tombstone) lies where the count would have to cross it; otherwise unknown (nil).
 //! Trimming leaves no tombstones, only XDEL does.
 
-use super::Id;
 use super::groups::{Group, UNKNOWN_READ};
+use super::store::Id;
 use crate::store::meta::StreamMeta;
 
 /// True when a deleted entry may lie at or after `from` among the stream's entries.

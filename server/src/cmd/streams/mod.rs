@@ -1,43 +1,36 @@
-//! Streams: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XREAD (with BLOCK, woken by XADD as
-//! blocking pops are) here; consumer groups in [`group_cmds`] over [`groups`]; XINFO in
-//! [`info`].
+//! Streams' command layer: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM, XSETID, XREAD (with
+//! BLOCK, woken by XADD as blocking pops are) here, with their parsing (IDs, range bounds,
+//! the trimming options), replies, Redis's error texts and keyspace events; the consumer-group
+//! commands in [`group_cmds`]; XINFO in [`info`].
 //!
-//! A stream is a metadata record (`Meta::Stream`: length, last, first and largest deleted
-//! ID, entries added) and one engine key per entry under the stream's version, keyed by its
-//! ID so the entries sort in ID order:
-//!
-//! ```text
-//! 'x' be32(len) key be64(version) be64(ms) be64(seq)  ->  be32(len) field be32(len) value ...
-//! ```
-//!
-//! XADD is one write plus the metadata; XRANGE/XREAD seek to the first ID and scan what they
-//! return; trimming the oldest entries is one range deletion whatever their number.
+//! Under them, the stream's logic over the engine: [`store`] (entries, metadata, ID
+//! arithmetic), `trim` (MAXLEN and MINID), [`groups`] (group, consumer and PEL records),
+//! `pel` (delivering, acknowledging and claiming entries) and [`lag`] (a group's
+//! `entries-read` and lag).
 
 pub mod group_cmds;
 pub mod groups;
 pub mod info;
 pub mod lag;
+mod pel;
+pub mod store;
+mod trim;
 
 use bytes::Bytes;
 
 use super::blocking::{Block, Op, Outcome};
-use super::{NOT_INT, WRONGTYPE, parse_i64};
+use super::{NOT_INT, parse_i64};
 use crate::notify::class;
 use crate::resp::Reply;
-use crate::store::meta::StreamMeta;
-use crate::store::{MAX_KEY_LEN, Meta, R, Txn, prefix_end, sub_key, sub_prefix, tag};
-
-/// A stream entry ID: milliseconds and sequence number.
-pub type Id = (u64, u64);
-
-/// Entries per radix-tree node in Redis (`stream-node-max-entries`): `~` trimming removes
-/// whole nodes only, so it removes entries in runs of this many.
-const NODE_ENTRIES: u64 = 100;
+use crate::store::{R, Txn};
+use store::{
+    Entry, Id, IdRefused, MAX_ID, NewId, append, check_key, delete_entries, encoded_entry,
+    entries_after, get_stream, last_entry_id, new_id, new_stream, next_id, prev_id, range, set_id,
+    store_stream,
+};
+use trim::{DEFAULT_APPROX_LIMIT, Trim, TrimSpec, trim};
 
 const INVALID_ID: &str = "Invalid stream ID specified as stream command argument";
-
-/// One entry: its ID and its field-value pairs.
-pub type Entry = (Id, Vec<(Bytes, Bytes)>);
 
 fn invalid_id() -> Reply {
     Reply::err(INVALID_ID)
@@ -61,7 +54,7 @@ fn parse_id(b: &[u8], missing_seq: u64, specials: bool) -> Result<Id, Reply> {
         return Ok((0, 0));
     }
     if specials && b == b"+" {
-        return Ok((u64::MAX, u64::MAX));
+        return Ok(MAX_ID);
     }
     match b.iter().position(|&c| c == b'-') {
         None => Ok((parse_u64(b).ok_or_else(invalid_id)?, missing_seq)),
@@ -70,128 +63,6 @@ fn parse_id(b: &[u8], missing_seq: u64, specials: bool) -> Result<Id, Reply> {
             parse_u64(&b[i + 1..]).ok_or_else(invalid_id)?,
         )),
     }
-}
-
-fn next_id(id: Id) -> Option<Id> {
-    match id {
-        (ms, u64::MAX) => Some((ms.checked_add(1)?, 0)),
-        (ms, seq) => Some((ms, seq + 1)),
-    }
-}
-
-fn prev_id(id: Id) -> Option<Id> {
-    match id {
-        (0, 0) => None,
-        (ms, 0) => Some((ms - 1, u64::MAX)),
-        (ms, seq) => Some((ms, seq - 1)),
-    }
-}
-
-/// The stream at `key`: `None` if missing, WRONGTYPE for other types.
-///
-/// # Errors
-/// WRONGTYPE, engine errors.
-pub fn get_stream(txn: &Txn<'_>, key: &[u8]) -> Result<Option<StreamMeta>, Reply> {
-    match txn.meta(key)? {
-        None => Ok(None),
-        Some(Meta::Stream(m)) => Ok(Some(m)),
-        Some(_) => Err(Reply::Error(WRONGTYPE.into())),
-    }
-}
-
-fn entry_key(key: &[u8], version: u64, id: Id) -> Vec<u8> {
-    let mut rest = [0u8; 16];
-    rest[..8].copy_from_slice(&id.0.to_be_bytes());
-    rest[8..].copy_from_slice(&id.1.to_be_bytes());
-    sub_key(tag::STREAM, key, version, &rest)
-}
-
-fn corrupt() -> Reply {
-    Reply::err("corrupt stream entry in the store")
-}
-
-fn encode_entry(pairs: &[Bytes]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(pairs.iter().map(|p| p.len() + 4).sum());
-    for p in pairs {
-        v.extend_from_slice(&(p.len() as u32).to_be_bytes());
-        v.extend_from_slice(p);
-    }
-    v
-}
-
-fn decode_entry(mut v: &[u8]) -> Result<Vec<(Bytes, Bytes)>, Reply> {
-    let mut items = Vec::new();
-    while !v.is_empty() {
-        let n = u32::from_be_bytes(
-            v.get(..4)
-                .ok_or_else(corrupt)?
-                .try_into()
-                .map_err(|_| corrupt())?,
-        ) as usize;
-        items.push(Bytes::copy_from_slice(v.get(4..4 + n).ok_or_else(corrupt)?));
-        v = &v[4 + n..];
-    }
-    if !items.len().is_multiple_of(2) {
-        return Err(corrupt());
-    }
-    let mut pairs = Vec::with_capacity(items.len() / 2);
-    let mut it = items.into_iter();
-    while let (Some(f), Some(v)) = (it.next(), it.next()) {
-        pairs.push((f, v));
-    }
-    Ok(pairs)
-}
-
-fn id_of(k: &[u8]) -> Result<Id, Reply> {
-    let n = k.len();
-    if n < 16 {
-        return Err(corrupt());
-    }
-    let ms = u64::from_be_bytes(k[n - 16..n - 8].try_into().map_err(|_| corrupt())?);
-    let seq = u64::from_be_bytes(k[n - 8..].try_into().map_err(|_| corrupt())?);
-    Ok((ms, seq))
-}
-
-/// Calls `f` with the entries whose IDs lie in `from..=to` (newest first when `reverse`)
-/// until it returns false.
-fn for_each_entry(
-    txn: &Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    from: Id,
-    to: Id,
-    reverse: bool,
-    mut f: impl FnMut(Id, &[u8]) -> Result<bool, Reply>,
-) -> Result<(), Reply> {
-    if from > to || m.len == 0 {
-        return Ok(());
-    }
-    use std::ops::Bound;
-    let start = Bound::Included(entry_key(key, m.version, from));
-    let end = Bound::Included(entry_key(key, m.version, to));
-    txn.for_each_in(start, end, reverse, |k, v| f(id_of(k)?, v))
-}
-
-/// Up to `count` entries in `from..=to`.
-fn range(
-    txn: &Txn<'_>,
-    key: &[u8],
-    m: &StreamMeta,
-    from: Id,
-    to: Id,
-    reverse: bool,
-    count: Option<u64>,
-) -> Result<Vec<Entry>, Reply> {
-    let mut out = Vec::new();
-    let limit = count.unwrap_or(u64::MAX);
-    if limit == 0 {
-        return Ok(out);
-    }
-    for_each_entry(txn, key, m, from, to, reverse, |id, v| {
-        out.push((id, decode_entry(v)?));
-        Ok((out.len() as u64) < limit)
-    })?;
-    Ok(out)
 }
 
 fn entry_reply((id, pairs): Entry) -> Reply {
@@ -206,34 +77,6 @@ fn entry_reply((id, pairs): Entry) -> Reply {
 fn entries_reply(entries: Vec<Entry>) -> Reply {
     Reply::Array(entries.into_iter().map(entry_reply).collect())
 }
-
-/// The first entry's ID at or after `from` (0-0 when none).
-fn first_from(txn: &Txn<'_>, key: &[u8], m: &StreamMeta, from: Id) -> Result<Id, Reply> {
-    let mut first = (0, 0);
-    for_each_entry(txn, key, m, from, (u64::MAX, u64::MAX), false, |id, _| {
-        first = id;
-        Ok(false)
-    })?;
-    Ok(first)
-}
-
-/// A trimming strategy: MAXLEN or MINID, exact (`=`) or approximate (`~`), with LIMIT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Trim {
-    MaxLen(u64),
-    MinId(Id),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct TrimSpec {
-    trim: Trim,
-    approx: bool,
-    /// Most entries removed (0: no limit).
-    limit: u64,
-}
-
-/// Entries approximate trimming removes at most per call without LIMIT (Redis: 100 nodes).
-const DEFAULT_APPROX_LIMIT: u64 = 100 * NODE_ENTRIES;
 
 /// What XADD's and XTRIM's options say, parsed in any order as Redis does.
 struct AddTrimArgs {
@@ -340,120 +183,6 @@ fn parse_add_trim(a: &[Bytes], xadd: bool) -> Result<AddTrimArgs, Reply> {
     })
 }
 
-/// Removes the oldest entries as `spec` says; returns how many went.
-fn trim(txn: &mut Txn<'_>, key: &[u8], m: &mut StreamMeta, spec: TrimSpec) -> Result<u64, Reply> {
-    // How many of the oldest entries the strategy would remove.
-    let below = match spec.trim {
-        Trim::MaxLen(max) => m.len.saturating_sub(max),
-        Trim::MinId(min) => match prev_id(min) {
-            None => 0,
-            Some(last_below) => {
-                let mut c = 0u64;
-                for_each_entry(txn, key, m, (0, 0), last_below, false, |_, _| {
-                    c += 1;
-                    Ok(true)
-                })?;
-                c
-            }
-        },
-    };
-    let n = if spec.approx {
-        // Redis removes whole nodes only, oldest first: each while all of it is to go and
-        // LIMIT (counting whole nodes) allows. Nodes here are runs of 100 entries from the
-        // first one, the last possibly shorter.
-        let mut removed = 0u64;
-        while removed < m.len {
-            let node = NODE_ENTRIES.min(m.len - removed);
-            if removed + node > below || (spec.limit > 0 && removed + node > spec.limit) {
-                break;
-            }
-            removed += node;
-        }
-        removed
-    } else {
-        below
-    };
-    if n == 0 {
-        return Ok(0);
-    }
-    // The (n+1)-th entry bounds the range deletion; the n-th is the last removed.
-    let mut seen = 0u64;
-    let mut next = None;
-    for_each_entry(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, |id, _| {
-        if seen == n {
-            next = Some(id);
-            return Ok(false);
-        }
-        seen += 1;
-        Ok(true)
-    })?;
-    let start = sub_prefix(tag::STREAM, key, m.version);
-    let end = match next {
-        Some(id) => entry_key(key, m.version, id),
-        None => prefix_end(&start).ok_or_else(corrupt)?,
-    };
-    txn.delete_range(start, end);
-    m.len -= seen;
-    // Trimming leaves no tombstones: `max_deleted` names XDEL's only, as in Redis.
-    m.first = next.unwrap_or((0, 0));
-    Ok(seen)
-}
-
-fn store_stream(txn: &mut Txn<'_>, key: &[u8], m: StreamMeta) -> Result<(), Reply> {
-    txn.put_meta(key, Meta::Stream(m))
-}
-
-/// Every entry of the stream `key`, in ID order.
-///
-/// # Errors
-/// Engine errors, a damaged entry.
-pub fn all_entries(txn: &Txn<'_>, key: &[u8], m: &StreamMeta) -> Result<Vec<Entry>, Reply> {
-    range(txn, key, m, (0, 0), (u64::MAX, u64::MAX), false, None)
-}
-
-/// Refuses a key too long to hold a stream (its entries' keys take 4 bytes more).
-///
-/// # Errors
-/// The error a client gets.
-pub fn check_key(key: &[u8]) -> Result<(), Reply> {
-    if key.len() + 4 > MAX_KEY_LEN {
-        return Err(Reply::err(format!(
-            "key longer than {} bytes: a stream key holds 4 bytes less than other keys",
-            MAX_KEY_LEN - 4
-        )));
-    }
-    Ok(())
-}
-
-/// Writes entry `id` (fields and values alternating in `pairs`) of the stream `key` whose
-/// entries live under `version`; the metadata is the caller's.
-///
-/// # Errors
-/// An entry too large for the engine.
-pub fn put_entry(
-    txn: &mut Txn<'_>,
-    key: &[u8],
-    version: u64,
-    id: Id,
-    pairs: &[Bytes],
-) -> Result<(), Reply> {
-    let entry = encode_entry(pairs);
-    check_entry_size(&entry)?;
-    txn.put(entry_key(key, version, id), entry);
-    Ok(())
-}
-
-fn check_entry_size(entry: &[u8]) -> Result<(), Reply> {
-    if entry.len() > bloomkv::MAX_VALUE_BYTES {
-        return Err(Reply::err(format!(
-            "element too large: a stream entry of {} bytes (bloomkv-server holds one entry to {} bytes)",
-            entry.len(),
-            bloomkv::MAX_VALUE_BYTES
-        )));
-    }
-    Ok(())
-}
-
 /// `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...`
 pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let key = &a[1];
@@ -465,20 +194,18 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     let Some(id_arg) = a.get(i) else {
         return Err(crate::cmd::wrong_arity("xadd"));
     };
-    // `*`, `ms-*` or an explicit ID.
-    let (want_ms, want_seq) = if id_arg.as_ref() == b"*" {
-        (None, None)
+    let want = if id_arg.as_ref() == b"*" {
+        NewId::Auto
     } else if let Some(ms) = id_arg.strip_suffix(b"-*") {
-        (Some(parse_u64(ms).ok_or_else(invalid_id)?), None)
+        NewId::Seq(parse_u64(ms).ok_or_else(invalid_id)?)
     } else {
-        let id = parse_id(id_arg, 0, false)?;
-        (Some(id.0), Some(id.1))
+        NewId::Exact(parse_id(id_arg, 0, false)?)
     };
     let pairs = &a[i + 1..];
     if pairs.len() < 2 || !pairs.len().is_multiple_of(2) {
         return Err(crate::cmd::wrong_arity("xadd"));
     }
-    if want_ms == Some(0) && want_seq == Some(0) {
+    if want == NewId::Exact((0, 0)) {
         return Err(Reply::err(
             "The ID specified in XADD must be greater than 0-0",
         ));
@@ -490,63 +217,20 @@ pub fn xadd(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
     if existing.is_none() {
         check_key(key)?;
     }
-    let entry = encode_entry(pairs);
-    check_entry_size(&entry)?;
+    let entry = encoded_entry(pairs)?;
     let mut m = match existing {
         Some(m) => m,
-        None => StreamMeta {
-            version: txn.new_version()?,
-            ..StreamMeta::default()
-        },
+        None => new_stream(txn)?,
     };
-    let exhausted =
-        || Reply::err("The stream has exhausted the last possible ID, unable to add more items");
-    let smaller = || {
-        Reply::err("The ID specified in XADD is equal or smaller than the target stream top item")
-    };
-    let id = match (want_ms, want_seq) {
-        (None, _) => {
-            let ms = txn.now_ms().max(m.last.0);
-            if ms == m.last.0 {
-                next_id(m.last).ok_or_else(exhausted)?
-            } else {
-                (ms, 0)
-            }
+    let id = new_id(txn, &m, want).map_err(|refused| match refused {
+        IdRefused::Exhausted => {
+            Reply::err("The stream has exhausted the last possible ID, unable to add more items")
         }
-        (Some(ms), None) => {
-            if ms < m.last.0 {
-                return Err(smaller());
-            }
-            if ms == m.last.0 {
-                if m.last.1 == u64::MAX {
-                    return Err(if ms == u64::MAX {
-                        exhausted()
-                    } else {
-                        smaller()
-                    });
-                }
-                (ms, m.last.1 + 1)
-            } else {
-                (ms, 0)
-            }
-        }
-        (Some(ms), Some(seq)) => {
-            if m.last == (u64::MAX, u64::MAX) {
-                return Err(exhausted());
-            }
-            if (ms, seq) <= m.last {
-                return Err(smaller());
-            }
-            (ms, seq)
-        }
-    };
-    txn.put(entry_key(key, m.version, id), entry);
-    if m.len == 0 {
-        m.first = id;
-    }
-    m.len += 1;
-    m.last = id;
-    m.added += 1;
+        IdRefused::NotAbove => Reply::err(
+            "The ID specified in XADD is equal or smaller than the target stream top item",
+        ),
+    })?;
+    append(txn, key, &mut m, id, entry);
     let trimmed = match spec {
         Some(s) => trim(txn, key, &mut m, s)?,
         None => 0,
@@ -628,26 +312,11 @@ pub fn xdel(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         .iter()
         .map(|b| parse_id(b, 0, false))
         .collect::<Result<Vec<_>, _>>()?;
-    let Some(mut m) = get_stream(txn, &a[1])? else {
+    let Some(m) = get_stream(txn, &a[1])? else {
         return Ok(Reply::Int(0));
     };
-    let mut n = 0;
-    let mut first_gone = false;
-    for id in ids {
-        let k = entry_key(&a[1], m.version, id);
-        if txn.get(&k)?.is_some() {
-            txn.delete(k);
-            n += 1;
-            m.len -= 1;
-            m.max_deleted = m.max_deleted.max(id);
-            first_gone |= id == m.first;
-        }
-    }
+    let n = delete_entries(txn, &a[1], m, ids)?;
     if n > 0 {
-        if first_gone {
-            m.first = first_from(txn, &a[1], &m, m.first)?;
-        }
-        store_stream(txn, &a[1], m)?;
         txn.notify(class::STREAM, "xdel", &a[1]);
     }
     Ok(Reply::Int(n))
@@ -696,12 +365,11 @@ pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
         }
         i += 2;
     }
-    let Some(mut m) = get_stream(txn, &a[1])? else {
+    let Some(m) = get_stream(txn, &a[1])? else {
         return Err(Reply::err("no such key"));
     };
     if m.len > 0 {
-        let top = range(txn, &a[1], &m, (0, 0), (u64::MAX, u64::MAX), true, Some(1))?;
-        if top.first().is_some_and(|(top, _)| id < *top) {
+        if last_entry_id(txn, &a[1], &m)?.is_some_and(|top| id < top) {
             return Err(Reply::err(
                 "The ID specified in XSETID is smaller than the target stream top item",
             ));
@@ -712,14 +380,7 @@ pub fn xsetid(txn: &mut Txn<'_>, a: &[Bytes]) -> R {
             ));
         }
     }
-    m.last = id;
-    if let Some(n) = added {
-        m.added = n;
-    }
-    if let Some(d) = max_deleted.filter(|d| *d != (0, 0)) {
-        m.max_deleted = d;
-    }
-    store_stream(txn, &a[1], m)?;
+    set_id(txn, &a[1], m, id, added, max_deleted)?;
     txn.notify(class::STREAM, "xsetid", &a[1]);
     Ok(Reply::Ok)
 }
@@ -745,10 +406,7 @@ impl XReadWait {
         let Ok(Some(m)) = get_stream(txn, key) else {
             return Ok(None);
         };
-        let Some(from) = next_id(*after) else {
-            return Ok(None);
-        };
-        let entries = range(txn, key, &m, from, (u64::MAX, u64::MAX), false, self.count)?;
+        let entries = entries_after(txn, key, &m, *after, self.count)?;
         if entries.is_empty() {
             return Ok(None);
         }
@@ -840,10 +498,10 @@ pub fn xread(txn: &mut Txn<'_>, a: &[Bytes]) -> Result<Outcome, Reply> {
     }
     let mut found = Vec::new();
     for (k, id, m) in &after {
-        let (Some(m), Some(from)) = (m, next_id(*id)) else {
+        let Some(m) = m else {
             continue;
         };
-        let entries = range(txn, k, m, from, (u64::MAX, u64::MAX), false, count)?;
+        let entries = entries_after(txn, k, m, *id, count)?;
         if !entries.is_empty() {
             found.push((k.clone(), entries_reply(entries)));
         }
@@ -892,22 +550,8 @@ mod tests {
         for bad in [&b"-"[..], b"x", b"1-x", b"1-", b"-1", b"", b"1-2-3"] {
             assert!(parse_id(bad, 0, false).is_err(), "{bad:?}");
         }
-        assert_eq!(next_id((1, u64::MAX)), Some((2, 0)));
-        assert_eq!(prev_id((2, 0)), Some((1, u64::MAX)));
-        assert_eq!(prev_id((0, 0)), None);
-    }
-
-    #[test]
-    fn entries_round_trip() {
-        let pairs = [
-            Bytes::from_static(b"f"),
-            Bytes::from_static(b""),
-            Bytes::from_static(b"g"),
-            Bytes::from_static(b"v"),
-        ];
-        let got = decode_entry(&encode_entry(&pairs)).unwrap();
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[1], (pairs[2].clone(), pairs[3].clone()));
-        assert!(decode_entry(&[0, 0, 0, 9, 1]).is_err());
+        assert_eq!(parse_bound(b"(1-2", 0, true), Ok((1, 3)));
+        assert_eq!(parse_bound(b"(1", u64::MAX, false), Ok((1, u64::MAX - 1)));
+        assert!(parse_bound(b"(0-0", 0, false).is_err());
     }
 }
