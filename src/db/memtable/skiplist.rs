@@ -272,12 +272,21 @@ impl SkipList {
     /// probe at every level (what an insert links after).
     fn find(&self, p: &Probe<'_>, mut prev: Option<&mut [Addr; MAX_HEIGHT]>) -> (Addr, Addr) {
         let mut x = self.head;
+        let mut x_node = self.node(x);
+        // The last node found at or after the probe: after a step down it is often the next
+        // node again, and needs no second comparison.
+        let mut known_ge = NULL;
         let mut level = self.height.load(AtomicOrdering::Relaxed).max(1) - 1;
         loop {
-            let next = self.node(x).next(level);
-            if next != NULL && self.node(next).cmp(p) == Ordering::Less {
-                x = next;
-                continue;
+            let next = x_node.next(level);
+            if next != NULL && next != known_ge {
+                let next_node = self.node(next);
+                if next_node.cmp(p) == Ordering::Less {
+                    x = next;
+                    x_node = next_node;
+                    continue;
+                }
+                known_ge = next;
             }
             if let Some(prev) = prev.as_deref_mut() {
                 prev[level] = x;
