@@ -169,12 +169,17 @@ impl MemTable {
     /// Every `(user_key, seq, kind)` should be added at most once (the `Db`'s sequence numbers
     /// guarantee it); adding the same internal key again replaces its value and does not
     /// change [`MemTable::len`]. `seq` must be at most [`key::MAX_SEQ`].
+    ///
+    /// # Panics
+    /// When `user_key` is longer than 256 MiB or `value` than 4 GiB (what an arena node's
+    /// header records; the `Db` refuses keys over [`crate::MAX_KEY_BYTES`] and values over
+    /// [`crate::MAX_VALUE_BYTES`] long before).
     pub fn add(&self, seq: SeqNo, kind: Kind, user_key: &[u8], value: &[u8]) {
         self.add_hashed(seq, kind, user_key, crate::filter::hash_key(user_key), value);
     }
 
     /// [`MemTable::add`] for a caller that has hashed `user_key` already (`hash` is
-    /// [`crate::filter::hash_key`] of it).
+    /// [`crate::filter::hash_key`] of it). Panics as [`MemTable::add`] does.
     pub fn add_hashed(&self, seq: SeqNo, kind: Kind, user_key: &[u8], hash: u64, value: &[u8]) {
         // Before the entry goes in: a reader that can see the entry sees its bits.
         if let Some(f) = &self.keys {
