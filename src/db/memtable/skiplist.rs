@@ -31,7 +31,8 @@ use parking_lot::Mutex;
 use super::arena::{Addr, Arena, Cursor, NULL};
 
 /// The tallest tower. With a quarter of the nodes reaching each next level, searches stay
-/// logarithmic up to 4^12 (16 million) entries, more than a memtable holds.
+/// logarithmic up to 4^12 (16 million) entries, ten times what a 64 MiB memtable of the
+/// smallest entries holds; beyond, only the top level grows longer.
 pub(super) const MAX_HEIGHT: usize = 12;
 
 /// Longest user key a node can record (28 bits of its header): 256 MiB.
