@@ -3,6 +3,7 @@
 mod basic;
 mod concurrent;
 mod model;
+mod skiplist;
 
 use super::*;
 
@@ -14,10 +15,13 @@ fn send_sync_and_static_iter() {
     assert_send_static::<MemTableIter>();
 }
 
+/// Entries enough to fill several arena chunks.
+const MANY: usize = 3000;
+
 #[test]
 fn iterator_crosses_chunk_boundaries() {
     let mem = Arc::new(MemTable::new());
-    let n = CHUNK * 3 + 5;
+    let n = MANY;
     for i in 0..n {
         mem.add(i as u64 + 1, Kind::Put, format!("k{i:05}").as_bytes(), b"v");
     }
@@ -31,6 +35,7 @@ fn iterator_crosses_chunk_boundaries() {
         it.next().unwrap();
     }
     assert_eq!(seen, n);
+    assert!(mem.list.chunks() > 3, "{} chunks", mem.list.chunks());
 }
 
 #[test]
@@ -45,7 +50,7 @@ fn duplicate_internal_key_replaces() {
 #[test]
 fn backward_crosses_chunk_boundaries() {
     let mem = Arc::new(MemTable::new());
-    let n = CHUNK * 3 + 5;
+    let n = MANY;
     for i in 0..n {
         mem.add(i as u64 + 1, Kind::Put, format!("k{i:05}").as_bytes(), b"v");
     }
@@ -61,10 +66,10 @@ fn backward_crosses_chunk_boundaries() {
     let target = key::encode(b"k00100", 0, Kind::Delete);
     it.seek_for_prev(&target).unwrap();
     assert_eq!(key::user_key(it.key()), b"k00100");
-    for _ in 0..CHUNK + 3 {
+    for _ in 0..70 {
         it.next().unwrap();
     }
-    for _ in 0..CHUNK + 3 {
+    for _ in 0..70 {
         it.prev().unwrap();
     }
     assert_eq!(key::user_key(it.key()), b"k00100");
