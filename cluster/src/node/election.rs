@@ -143,7 +143,36 @@ fn next_wait(core: &Core, salt: u64) -> Duration {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::from(d.subsec_nanos()));
     let r = crate::machine::seed_for(nanos ^ (core.id << 32) ^ salt);
-    hi + Duration::from_millis(r % spread)
+    hi + Duration::from_millis(r % spread) + (hi - lo) * rank(core)
+}
+
+/// A node of several groups: how far this node is from its group's preferred leader in the
+/// voters' id order (0: it is the preferred leader), which delays its candidacy by as many
+/// spreads of the election timeout, so each group's leader is its preferred one when that
+/// node is up, and the next in order otherwise (docs/CLUSTER.md "Spreading the leaders").
+/// Always 0 on a node of one group, whose elections are as they always were.
+fn rank(core: &Core) -> u32 {
+    if core.config.shards <= 1 {
+        return 0;
+    }
+    let mut voters: Vec<NodeId> = core
+        .raft
+        .metrics()
+        .borrow()
+        .membership_config
+        .membership()
+        .voter_ids()
+        .collect();
+    voters.sort_unstable();
+    let n = voters.len();
+    let (Some(me), Some(preferred)) = (
+        voters.iter().position(|&v| v == core.id),
+        super::sharded::preferred_leader(&voters, core.config.group)
+            .and_then(|p| voters.iter().position(|&v| v == p)),
+    ) else {
+        return 0;
+    };
+    u32::try_from((me + n - preferred) % n).unwrap_or(0)
 }
 
 /// Runs the election timer until `stop` changes.
