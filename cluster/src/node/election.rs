@@ -143,7 +143,7 @@ fn next_wait(core: &Core, salt: u64) -> Duration {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::from(d.subsec_nanos()));
     let r = crate::machine::seed_for(nanos ^ (core.id << 32) ^ salt);
-    hi + Duration::from_millis(r % spread) + (hi - lo) * rank(core)
+    hi + Duration::from_millis(r % spread)
 }
 
 /// A node of several groups: how far this node is from its group's preferred leader in the
@@ -215,7 +215,11 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
         }
         let quiet = core.contact.elapsed();
         let since_try = last_try.map_or(Duration::MAX, |t| t.elapsed());
-        if quiet < wait || since_try < wait {
+        // Asked at every tick: the membership (and so the rank) may have come after the
+        // wait was drawn.
+        let (lo, hi) = core.config.election_timeout;
+        let due = wait + (hi - lo) * rank(&core);
+        if quiet < due || since_try < due {
             continue;
         }
         // Another voter is about to run (it won a pre-vote here a moment ago): standing at
