@@ -95,6 +95,17 @@
 //! leader) well under 1.5 s: heartbeat 100 ms, election timeout 250–500 ms, one forward
 //! attempt at most 1 s, requests 5 s in all.
 //!
+//! ## Design: several groups per node
+//!
+//! A [`ShardedNode`] ([`NodeConfig::shards`] > 1) hosts several Raft groups, each a [`Node`]
+//! with its own log, state machine and snapshots in `group-<g>/` of the data directory,
+//! owning an even share of Redis Cluster's hash slots (`bloomkv_server::keyslot::SlotMap`).
+//! The groups share the node's HTTP endpoint (group g's routes under `/g/<g>`, group 0's
+//! where a one-group node has them) and its HTTP client. Each group's preferred leader is
+//! the voter at position `g mod voters` in id order: it bootstraps the group, and the other
+//! voters stand later the farther they are from it, so the leaders start spread over the
+//! nodes. docs/CLUSTER.md "Sharding" has the design.
+//!
 //! ## Test tools
 //!
 //! Kept out of this crate's API: the `bloomkv-cluster-testkit` package (`cluster/testkit`)
@@ -128,6 +139,7 @@ pub use error::{Error, Result};
 pub use keys::RESERVED_PREFIX;
 pub use machine::{Command, Machine, MachineError, request_seed, seed_for};
 pub use node::Node;
-pub use node::config::{NodeConfig, parse_initial_cluster};
+pub use node::config::{MAX_SHARDS, NodeConfig, parse_initial_cluster};
+pub use node::sharded::ShardedNode;
 pub use node::status::{Events, Member, PeerStatus, Role, Status};
 pub use state_db::StateDb;

@@ -30,7 +30,7 @@ mod fasthash;
 mod glob;
 mod housekeeping;
 mod info;
-mod keyslot;
+pub mod keyslot;
 mod latency;
 pub mod log;
 mod notify;

@@ -57,13 +57,27 @@ fn classify(e: reqwest::Error) -> CallError {
     }
 }
 
-/// The HTTP client every call of a node goes through.
+/// The HTTP client every call of a node goes through. The groups of a node share one
+/// (one connection pool per peer): each has a copy that puts its group's path prefix
+/// before every route ([`Transport::for_group`]).
 #[derive(Clone)]
 pub(crate) struct Transport {
     http: reqwest::Client,
     pub(crate) routes: Arc<Routes>,
     /// Which peers the Raft calls cannot reach, for the log.
     pub(crate) health: Arc<Health>,
+    /// Before every path: empty for group 0 (today's routes), `/g/<g>` for group g.
+    prefix: Arc<str>,
+}
+
+/// The path prefix of group `group`'s routes: none for group 0, so that a one-group
+/// cluster speaks the routes it always did.
+pub(crate) fn group_prefix(group: u32) -> String {
+    if group == 0 {
+        String::new()
+    } else {
+        format!("/g/{group}")
+    }
 }
 
 impl Transport {
@@ -79,7 +93,22 @@ impl Transport {
             http,
             routes,
             health: Arc::default(),
+            prefix: Arc::from(""),
         })
+    }
+
+    /// The same client (connection pool, routes, peers' health) calling group `group`'s
+    /// routes.
+    pub(crate) fn for_group(&self, group: u32) -> Transport {
+        Transport {
+            prefix: Arc::from(group_prefix(group)),
+            ..self.clone()
+        }
+    }
+
+    /// The URL of `path` of this transport's group at `addr`.
+    pub(crate) fn url(&self, addr: &str, path: &str) -> String {
+        format!("http://{addr}{}{path}", self.prefix)
     }
 
     /// POSTs an encoded body to `addr` and decodes the answer.
@@ -93,7 +122,7 @@ impl Transport {
         let body = codec::encode(req).map_err(CallError::NotSent)?;
         let resp = self
             .http
-            .post(format!("http://{addr}{path}"))
+            .post(self.url(addr, path))
             .timeout(timeout)
             .body(body)
             .send()
@@ -119,7 +148,7 @@ impl Transport {
     ) -> Result<Resp, CallError> {
         let resp = self
             .http
-            .get(format!("http://{addr}{path}"))
+            .get(self.url(addr, path))
             .timeout(timeout)
             .send()
             .await
@@ -339,8 +368,9 @@ impl RaftNetwork<TypeConfig> for Peer {
         // bound on a stall.
         let send = async {
             let resp = self
-                .transport_http()
-                .post(format!("http://{addr}/raft/snapshot"))
+                .transport
+                .http
+                .post(self.transport.url(&addr, "/raft/snapshot"))
                 .timeout(self.snapshot_timeout)
                 .body(reqwest::Body::wrap_stream(body))
                 .send()
@@ -408,8 +438,19 @@ impl RaftNetwork<TypeConfig> for Peer {
     }
 }
 
-impl Peer {
-    fn transport_http(&self) -> &reqwest::Client {
-        &self.transport.http
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_zero_keeps_the_routes_and_other_groups_add_their_id() {
+        let t = Transport::new(Arc::default(), Duration::from_secs(1)).unwrap();
+        assert_eq!(t.url("h:1", "/raft/append"), "http://h:1/raft/append");
+        assert_eq!(t.for_group(0).url("h:1", "/status"), "http://h:1/status");
+        let g2 = t.for_group(2);
+        assert_eq!(g2.url("h:1", "/raft/append"), "http://h:1/g/2/raft/append");
+        // The groups share one client: one connection pool per peer.
+        assert!(Arc::ptr_eq(&g2.routes, &t.routes));
+        assert!(Arc::ptr_eq(&g2.health, &t.health));
     }
 }

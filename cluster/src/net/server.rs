@@ -10,6 +10,9 @@
 //! | `GET /status` | — | this node's [`crate::Status`] as JSON |
 //!
 //! Bodies are [`crate::codec`]-encoded, except the status.
+//!
+//! A node hosting several Raft groups serves group 0 at these routes and group g under
+//! `/g/<g>` ([`groups_router`]); a route of a group it does not host answers 404.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +46,22 @@ pub(crate) fn router(core: Arc<Core>) -> Router {
         .route("/status", get(status))
         .layer(DefaultBodyLimit::max(codec::MAX_ENCODED as usize))
         .with_state(core)
+}
+
+/// The router of a node hosting `cores`, group g's at index g: group 0's routes as a
+/// one-group node has them, group g's under `/g/<g>` (`net::client::group_prefix`).
+pub(crate) fn groups_router(cores: &[Arc<Core>]) -> Router {
+    let mut app = Router::new();
+    for (g, core) in cores.iter().enumerate() {
+        let routes = router(Arc::clone(core));
+        let prefix = super::client::group_prefix(u32::try_from(g).unwrap_or(u32::MAX));
+        app = if prefix.is_empty() {
+            app.merge(routes)
+        } else {
+            app.nest(&prefix, routes)
+        };
+    }
+    app
 }
 
 fn encoded<T: Serialize>(v: &T) -> Response {

@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
+/// The most Raft groups one node may host.
+pub const MAX_SHARDS: u32 = 1024;
+
 /// The configuration of one node. [`NodeConfig::new`] fills in the defaults; change fields
 /// as needed before [`crate::Node::start`].
 ///
@@ -32,7 +35,9 @@ pub struct NodeConfig {
     /// The address (`host:port`) other nodes reach this node's Raft endpoint at. The node
     /// listens on it too, unless started with [`crate::Node::start_on`].
     pub raft_addr: String,
-    /// The node's data directory: `log/`, `sm/`, `snapshots/` and a `NODE` id file.
+    /// The node's data directory: `log/`, `sm/`, `snapshots/` and a `NODE` id file (with
+    /// several [`NodeConfig::shards`]: `NODE`, `SHARDS` and those three in `group-<g>/` for
+    /// each group).
     pub data_dir: PathBuf,
     /// On the first start of an empty data directory: the whole initial membership
     /// (id -> Raft address, this node included), like etcd's `--initial-cluster`. Every
@@ -68,6 +73,14 @@ pub struct NodeConfig {
     /// Addresses to dial instead of the membership's, per node id (routing a node pair
     /// through a proxy in tests). Changeable later with [`crate::Node::set_route`].
     pub routes: BTreeMap<u64, String>,
+    /// How many Raft groups this node hosts (`--shards`), each owning an even share of
+    /// Redis Cluster's 16384 hash slots (docs/CLUSTER.md "Sharding"). 1 (the default): one
+    /// group, the data directory and routes as they always were, started with
+    /// [`crate::Node::start`]; more: started with [`crate::ShardedNode::start`], the same
+    /// number on every node, and fixed for the life of the data directory.
+    pub shards: u32,
+    /// The group this configuration is of (0 for a one-group node).
+    pub(crate) group: u32,
 }
 
 impl NodeConfig {
@@ -89,6 +102,8 @@ impl NodeConfig {
             max_requests_per_entry: 256,
             options: bloomkv::Options::default(),
             routes: BTreeMap::new(),
+            shards: 1,
+            group: 0,
         }
     }
 
@@ -112,6 +127,12 @@ impl NodeConfig {
             return Err(Error::Config(format!(
                 "need 0 < heartbeat ({:?}) < election timeout min ({lo:?}) < max ({hi:?})",
                 self.heartbeat
+            )));
+        }
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(Error::Config(format!(
+                "shards must be 1 to {MAX_SHARDS}, not {}",
+                self.shards
             )));
         }
         if self.snapshot_every == 0 {

@@ -146,6 +146,35 @@ fn next_wait(core: &Core, salt: u64) -> Duration {
     hi + Duration::from_millis(r % spread)
 }
 
+/// A node of several groups: how far this node is from its group's preferred leader in the
+/// voters' id order (0: it is the preferred leader), which delays its candidacy by as many
+/// spreads of the election timeout, so each group's leader is its preferred one when that
+/// node is up, and the next in order otherwise (docs/CLUSTER.md "Spreading the leaders").
+/// Always 0 on a node of one group, whose elections are as they always were.
+fn rank(core: &Core) -> u32 {
+    if core.config.shards <= 1 {
+        return 0;
+    }
+    let mut voters: Vec<NodeId> = core
+        .raft
+        .metrics()
+        .borrow()
+        .membership_config
+        .membership()
+        .voter_ids()
+        .collect();
+    voters.sort_unstable();
+    let n = voters.len();
+    let (Some(me), Some(preferred)) = (
+        voters.iter().position(|&v| v == core.id),
+        super::sharded::preferred_leader(&voters, core.config.group)
+            .and_then(|p| voters.iter().position(|&v| v == p)),
+    ) else {
+        return 0;
+    };
+    u32::try_from((me + n - preferred) % n).unwrap_or(0)
+}
+
 /// Runs the election timer until `stop` changes.
 pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
     let tick = (core.config.heartbeat / 2).max(Duration::from_millis(5));
@@ -186,7 +215,11 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
         }
         let quiet = core.contact.elapsed();
         let since_try = last_try.map_or(Duration::MAX, |t| t.elapsed());
-        if quiet < wait || since_try < wait {
+        // Asked at every tick: the membership (and so the rank) may have come after the
+        // wait was drawn.
+        let (lo, hi) = core.config.election_timeout;
+        let due = wait + (hi - lo) * rank(&core);
+        if quiet < due || since_try < due {
             continue;
         }
         // Another voter is about to run (it won a pre-vote here a moment ago): standing at

@@ -10,6 +10,7 @@ mod proposer;
 mod read_index;
 mod route;
 mod session;
+pub(crate) mod sharded;
 pub(crate) mod status;
 
 use std::collections::BTreeMap;
@@ -78,7 +79,9 @@ pub struct Node {
     core: Arc<Core>,
     session: Session,
     local_addr: SocketAddr,
-    server: Mutex<Option<(oneshot::Sender<()>, JoinHandle<()>)>>,
+    /// Its HTTP endpoint, when it serves one of its own (a group of a [`crate::ShardedNode`]
+    /// is served by the node's).
+    server: Mutex<Option<Serving>>,
     tasks: Mutex<Option<Tasks>>,
     roles: tokio::sync::watch::Sender<Role>,
 }
@@ -119,6 +122,60 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The node's listener, for its HTTP endpoint.
+pub(crate) fn tokio_listener(
+    listener: std::net::TcpListener,
+) -> Result<(tokio::net::TcpListener, SocketAddr)> {
+    let err = |e| Error::Network(format!("listener: {e}"));
+    listener.set_nonblocking(true).map_err(err)?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(err)?;
+    let local_addr = listener.local_addr().map_err(err)?;
+    Ok((listener, local_addr))
+}
+
+/// The node's HTTP client (every group of a node shares it).
+pub(crate) fn transport(config: &NodeConfig) -> Result<Transport> {
+    let routes = Arc::new(Routes::new(config.routes.clone()));
+    Transport::new(routes, Duration::from_secs(1)).map_err(Error::Network)
+}
+
+/// Claims the data directory for this node (its `NODE` file).
+pub(crate) async fn claim(config: &NodeConfig) -> Result<()> {
+    let env = Arc::clone(&config.options.env);
+    let (data, id) = (config.data_dir.clone(), config.id);
+    tokio::task::spawn_blocking(move || claim_data_dir(env.as_ref(), &data, id))
+        .await
+        .map_err(|e| Error::Storage(format!("opening the node's storage failed: {e}")))?
+}
+
+/// The server task serving `app` on `listener`, and what stops it.
+pub(crate) type Serving = (oneshot::Sender<()>, JoinHandle<()>);
+
+/// Serves `app` on `listener` until the sender is used.
+pub(crate) fn serve(listener: tokio::net::TcpListener, app: axum::Router) -> Serving {
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+            })
+            .await;
+    });
+    (stop_tx, task)
+}
+
+/// Stops a server task: asks it to finish, aborts it after 2 s.
+pub(crate) async fn stop_serving((stop, task): Serving) {
+    let _ = stop.send(());
+    let abort = task.abort_handle();
+    if tokio::time::timeout(Duration::from_secs(2), task)
+        .await
+        .is_err()
+    {
+        abort.abort();
+    }
+}
+
 impl Node {
     /// Starts a node listening on `config.raft_addr`.
     ///
@@ -148,14 +205,46 @@ impl Node {
         machine: Arc<dyn Machine>,
     ) -> Result<Node> {
         config.validate()?;
+        if config.shards != 1 {
+            return Err(Error::Config(format!(
+                "a node of {} shards is started with ShardedNode::start",
+                config.shards
+            )));
+        }
+        let (listener, local_addr) = tokio_listener(listener)?;
+        let transport = transport(&config)?;
+        claim(&config).await?;
+        let node = Node::open_group(config.clone(), machine, transport, local_addr).await?;
+        if let Some(init) = &config.initial_cluster
+            && let Err(e) = node.bootstrap(init).await
+        {
+            let _ = node.shutdown().await;
+            return Err(e);
+        }
+        // Raft's requests are served only from here on, after the bootstrap: a vote request
+        // answered before it would move this node's vote, openraft would then refuse the
+        // bootstrap, and the node would be left without a membership, waiting on the
+        // requester to lead and send one (a cluster started on a loaded machine never
+        // elected a leader that way once). Until now the listener's backlog holds them.
+        *node.server.lock() = Some(serve(listener, server::router(Arc::clone(&node.core))));
+        Ok(node)
+    }
+
+    /// Opens one group's storage (`config.data_dir` is the group's directory) and starts
+    /// its Raft core and tasks, calling peers through `transport` (already the group's);
+    /// serving its routes is the caller's.
+    pub(crate) async fn open_group(
+        config: NodeConfig,
+        machine: Arc<dyn Machine>,
+        transport: Transport,
+        local_addr: SocketAddr,
+    ) -> Result<Node> {
         let id = config.id;
         let env = Arc::clone(&config.options.env);
         let (log, sm) = {
-            let env = Arc::clone(&env);
             let data = config.data_dir.clone();
             let options = config.options.clone();
             tokio::task::spawn_blocking(move || -> Result<_> {
-                claim_data_dir(env.as_ref(), &data, id)?;
                 let log = LogStore::open(&data.join("log"), options.clone())?;
                 let sm = StateMachine::open(
                     id,
@@ -184,8 +273,6 @@ impl Node {
         }
         .validate()
         .map_err(|e| Error::Config(e.to_string()))?;
-        let routes = Arc::new(Routes::new(config.routes.clone()));
-        let transport = Transport::new(routes, Duration::from_secs(1)).map_err(Error::Network)?;
         let network = NetworkFactory {
             id,
             transport: transport.clone(),
@@ -228,69 +315,44 @@ impl Node {
                 roles.clone(),
             )),
         ];
-
-        let serve = async {
-            listener
-                .set_nonblocking(true)
-                .map_err(|e| Error::Network(format!("listener: {e}")))?;
-            let listener = tokio::net::TcpListener::from_std(listener)
-                .map_err(|e| Error::Network(format!("listener: {e}")))?;
-            let local_addr = listener
-                .local_addr()
-                .map_err(|e| Error::Network(format!("listener: {e}")))?;
-            Ok::<_, Error>((listener, local_addr))
-        };
-        let (listener, local_addr) = match serve.await {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = raft.shutdown().await;
-                return Err(e);
-            }
-        };
-        let node = Node {
+        Ok(Node {
             session: Session::new(id),
             core,
             local_addr,
             server: Mutex::new(None),
             tasks: Mutex::new(Some((stop_tasks, tasks))),
             roles,
-        };
+        })
+    }
 
-        if let Some(init) = &config.initial_cluster {
-            let initialized = raft
-                .is_initialized()
-                .await
-                .map_err(|e| Error::Stopped(e.to_string()))?;
-            if !initialized {
-                let members: BTreeMap<u64, BasicNode> = init
-                    .iter()
-                    .map(|(id, addr)| (*id, BasicNode { addr: addr.clone() }))
-                    .collect();
-                match raft.initialize(members).await {
-                    Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {}
-                    Err(e) => {
-                        let _ = node.shutdown().await;
-                        return Err(Error::Config(format!("bootstrapping the cluster: {e}")));
-                    }
-                }
-            }
+    /// Whether this group has a membership (bootstrapped, or reached by a leader).
+    pub(crate) async fn initialized(&self) -> Result<bool> {
+        self.core
+            .raft
+            .is_initialized()
+            .await
+            .map_err(|e| Error::Stopped(e.to_string()))
+    }
+
+    /// On a first start, bootstraps the membership `init` (openraft then starts an
+    /// election at once); nothing once the group has a membership, or when another
+    /// node's vote request got here first (its leader brings the membership).
+    pub(crate) async fn bootstrap(&self, init: &BTreeMap<u64, String>) -> Result<()> {
+        if self.initialized().await? {
+            return Ok(());
         }
-        // Raft's requests are served only from here on, after the bootstrap: a vote request
-        // answered before it would move this node's vote, openraft would then refuse the
-        // bootstrap, and the node would be left without a membership, waiting on the
-        // requester to lead and send one (a cluster started on a loaded machine never
-        // elected a leader that way once). Until now the listener's backlog holds them.
-        let (stop_tx, stop_rx) = oneshot::channel::<()>();
-        let app = server::router(Arc::clone(&node.core));
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop_rx.await;
-                })
-                .await;
-        });
-        *node.server.lock() = Some((stop_tx, task));
-        Ok(node)
+        let members: BTreeMap<u64, BasicNode> = init
+            .iter()
+            .map(|(id, addr)| (*id, BasicNode { addr: addr.clone() }))
+            .collect();
+        match self.core.raft.initialize(members).await {
+            Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => Ok(()),
+            Err(e) => Err(Error::Config(format!("bootstrapping the cluster: {e}"))),
+        }
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
     }
 
     /// This node's id.
@@ -498,15 +560,8 @@ impl Node {
         }
         let r = self.core.raft.shutdown().await;
         let server = self.server.lock().take();
-        if let Some((stop, task)) = server {
-            let _ = stop.send(());
-            let abort = task.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(2), task)
-                .await
-                .is_err()
-            {
-                abort.abort();
-            }
+        if let Some(serving) = server {
+            stop_serving(serving).await;
         }
         r.map_err(|e| Error::Stopped(format!("Raft core: {e}")))
     }

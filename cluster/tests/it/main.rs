@@ -18,6 +18,7 @@ mod no_leader;
 mod power_cut;
 mod proxy;
 mod retry_once;
+mod sharded;
 mod shared_reads;
 mod slow_storage;
 mod snapshot_catch_up;
