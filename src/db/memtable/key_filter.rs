@@ -6,8 +6,8 @@
 //! Register-blocked: all of a key's probe bits fall in one 64-bit word, so an add is one
 //! atomic OR and a check one load. It is sized from the memtable's byte budget: every entry
 //! is counted at [`super::ENTRY_OVERHEAD_BYTES`] at least, so a full memtable holds at most
-//! `memtable_bytes / ENTRY_OVERHEAD_BYTES` entries, and [`BITS_PER_BUDGET_BYTE`] gives each of
-//! the smallest ~10 bits (about 1% false positives). A memtable that outgrows its budget (one large batch) only sees more
+//! `memtable_bytes / 112` entries, and [`BITS_PER_BUDGET_BYTE`] gives each ~10 bits (about 1%
+//! false positives). A memtable that outgrows its budget (one large batch) only sees more
 //! false positives; the filter never hides a key it was given.
 //!
 //! Ordering: a writer adds a key's bits before the entry goes into the skip list, and the
@@ -16,12 +16,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Filter bits per byte of the memtable's budget: 10.7 bits for the least a short entry counts
-/// (its overhead and 8 bytes of key and value), about 1/4 bit per byte.
-const BITS_PER_BUDGET_BYTE: f64 = 10.7 / SMALL_ENTRY_BYTES as f64;
-
-/// What a short entry counts towards the budget: 8 bytes of key and value and the overhead.
-const SMALL_ENTRY_BYTES: usize = super::ENTRY_OVERHEAD_BYTES + 8;
+/// Filter bits per byte of the memtable's budget: 10.7 bits for each 120 bytes (the least
+/// an entry counts, with a short key and value).
+const BITS_PER_BUDGET_BYTE: f64 = 10.7 / 120.0;
 
 /// Bits set per key (4 of 64 in one word: ~1% false positives at 10 bits per key).
 const PROBES: u32 = 4;
@@ -84,9 +81,9 @@ mod tests {
 
     #[test]
     fn never_hides_an_added_key_and_rarely_admits_others() {
-        // A 1 MiB budget: room for ~25k entries of the smallest size.
+        // A 1 MiB budget: room for ~8.7k entries of the smallest size.
         let f = KeyFilter::for_budget(1 << 20).unwrap();
-        let n = (1 << 20) / SMALL_ENTRY_BYTES;
+        let n = (1 << 20) / 120;
         for i in 0..n {
             f.add(hash_key(format!("key{i}").as_bytes()));
         }
@@ -109,10 +106,9 @@ mod tests {
     fn sized_from_the_budget() {
         assert!(KeyFilter::for_budget(0).is_none());
         assert_eq!(KeyFilter::for_budget(1).unwrap().bytes(), 8);
-        // 64 MiB: ~10.7 bits for each of its 1.6 million smallest entries, ~2 MiB (3%).
+        // 64 MiB: ~700 KiB, about 1% of the memtable.
         let b = KeyFilter::for_budget(64 << 20).unwrap().bytes();
-        let want = (64 << 20) / SMALL_ENTRY_BYTES * 107 / 80;
-        assert!((want * 9 / 10..want * 11 / 10).contains(&b), "{b} vs {want}");
+        assert!((600 << 10..800 << 10).contains(&b), "{b}");
         // An empty filter admits nothing.
         let f = KeyFilter::for_budget(64 << 10).unwrap();
         assert!((0..1000u32).all(|i| !f.may_contain(hash_key(&i.to_le_bytes()))));
