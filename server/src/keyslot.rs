@@ -139,7 +139,11 @@ impl SlotMap {
         if next != u32::from(SLOTS) {
             return Err(SlotMapError(format!("slot {next} is not covered")));
         }
-        let groups = starts.iter().map(|&(_, g)| g + 1).max().unwrap_or(1);
+        let groups = starts
+            .iter()
+            .map(|&(_, g)| g.saturating_add(1))
+            .max()
+            .unwrap_or(1);
         Ok(SlotMap {
             version,
             starts,

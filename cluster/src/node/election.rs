@@ -147,7 +147,7 @@ fn next_wait(core: &Core, salt: u64) -> Duration {
 }
 
 /// A node of several groups: how far this node is from its group's preferred leader in the
-/// voters' id order (0: it is the preferred leader), which delays its candidacy by as many
+/// voters' id order (0: it is the preferred leader), which delays its candidacy by two
 /// spreads of the election timeout, so each group's leader is its preferred one when that
 /// node is up, and the next in order otherwise (docs/CLUSTER.md "Spreading the leaders").
 /// Always 0 on a node of one group, whose elections are as they always were.
@@ -218,7 +218,9 @@ pub(crate) async fn run(core: Arc<Core>, mut stop: watch::Receiver<bool>) {
         // Asked at every tick: the membership (and so the rank) may have come after the
         // wait was drawn.
         let (lo, hi) = core.config.election_timeout;
-        let due = wait + (hi - lo) * rank(&core);
+        // Two spreads per rank: the waits of neighbouring ranks do not touch, although each
+        // node counts from its own last contact with the leader.
+        let due = wait + (hi - lo) * 2 * rank(&core);
         if quiet < due || since_try < due {
             continue;
         }

@@ -214,6 +214,15 @@ impl Node {
         let (listener, local_addr) = tokio_listener(listener)?;
         let transport = transport(&config)?;
         claim(&config).await?;
+        {
+            // A directory a node of several groups wrote is not opened as one group (that
+            // would start an empty group 0 beside the data). Read-only for one group.
+            let env = Arc::clone(&config.options.env);
+            let data = config.data_dir.clone();
+            tokio::task::spawn_blocking(move || sharded::check_shards(env.as_ref(), &data, 1))
+                .await
+                .map_err(|e| Error::Storage(format!("checking the data directory: {e}")))??;
+        }
         let node = Node::open_group(config.clone(), machine, transport, local_addr).await?;
         if let Some(init) = &config.initial_cluster
             && let Err(e) = node.bootstrap(init).await

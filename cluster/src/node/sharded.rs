@@ -49,7 +49,7 @@ pub(crate) fn preferred_leader(voters: &[u64], group: u32) -> Option<u64> {
 /// Checks (or, on a first start, writes) the group count of the data directory: it may not
 /// change, and a directory of one group (no `SHARDS` file, a `log/` at its top) is not one
 /// of several.
-fn check_shards(env: &dyn Env, data: &std::path::Path, shards: u32) -> Result<()> {
+pub(super) fn check_shards(env: &dyn Env, data: &std::path::Path, shards: u32) -> Result<()> {
     let io = |e| Error::db(format!("checking the groups of {}", data.display()), e);
     let path = data.join(SHARDS_FILE);
     let found = if env.exists(&path) {
