@@ -25,7 +25,7 @@ pub struct Cluster {
 }
 
 /// Binds `addr` (port 0 for a new one), retrying while the old listener is going away.
-fn bind(addr: &str) -> std::net::TcpListener {
+pub fn bind(addr: &str) -> std::net::TcpListener {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
         match std::net::TcpListener::bind(addr) {
@@ -37,6 +37,19 @@ fn bind(addr: &str) -> std::net::TcpListener {
             Err(e) => panic!("binding {addr}: {e}"),
         }
     }
+}
+
+/// A listener on a new local port for each of nodes `1..=n`, and their addresses: bound
+/// before any node starts, so every node knows every address from the first moment.
+pub fn bind_all(n: u64) -> (BTreeMap<u64, std::net::TcpListener>, BTreeMap<u64, String>) {
+    let mut listeners = BTreeMap::new();
+    let mut addrs = BTreeMap::new();
+    for id in 1..=n {
+        let l = bind("127.0.0.1:0");
+        addrs.insert(id, l.local_addr().unwrap().to_string());
+        listeners.insert(id, l);
+    }
+    (listeners, addrs)
 }
 
 impl Cluster {
@@ -69,13 +82,7 @@ impl Cluster {
         up: u64,
         tweak: impl Fn(&mut NodeConfig) + Send + Sync + 'static,
     ) -> Cluster {
-        let mut listeners = BTreeMap::new();
-        let mut addrs = BTreeMap::new();
-        for id in 1..=n {
-            let l = bind("127.0.0.1:0");
-            addrs.insert(id, l.local_addr().unwrap().to_string());
-            listeners.insert(id, l);
-        }
+        let (listeners, addrs) = bind_all(n);
         let mut c = Cluster {
             dir: tempfile::tempdir().unwrap(),
             nodes: BTreeMap::new(),

@@ -10,6 +10,8 @@ use bloomkv::env::{Env, StdEnv};
 use bloomkv_cluster::kv::{KvMachine, KvRequest, KvResponse};
 use bloomkv_cluster::{Error, Machine, NodeConfig, Role, ShardedNode};
 
+use crate::harness::{bind, bind_all};
+
 const SHARDS: u32 = 3;
 
 struct Sharded {
@@ -19,26 +21,9 @@ struct Sharded {
     envs: BTreeMap<u64, (Arc<dyn Env>, Arc<FaultController>)>,
 }
 
-fn bind(addr: &str) -> std::net::TcpListener {
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        match std::net::TcpListener::bind(addr) {
-            Ok(l) => return l,
-            Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("binding {addr}: {e}"),
-        }
-    }
-}
-
 impl Sharded {
     async fn start(n: u64) -> Sharded {
-        let mut listeners = BTreeMap::new();
-        let mut addrs = BTreeMap::new();
-        for id in 1..=n {
-            let l = bind("127.0.0.1:0");
-            addrs.insert(id, l.local_addr().unwrap().to_string());
-            listeners.insert(id, l);
-        }
+        let (listeners, addrs) = bind_all(n);
         let mut c = Sharded {
             dir: tempfile::tempdir().unwrap(),
             addrs,
